@@ -1,0 +1,54 @@
+# VIVID Studio. `make demo` runs the app with demo data; `make test` runs the suite.
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+PG_URL ?= postgres://postgres@127.0.0.1:5432/test
+STAMP := $(VENV)/.installed
+
+.PHONY: install demo test test-sqlite test-postgres browser-deps lint bench clean
+
+install: $(STAMP)
+
+$(STAMP): requirements.txt requirements-dev.txt
+	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) is required"; exit 1; }
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	@touch $(STAMP)
+
+demo: install
+	@bash scripts/demo.sh
+
+# Browser tests drive Debian's chromium; install it when it is missing.
+browser-deps:
+	@if ! command -v chromium >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ]; then (apt-get update -qq && apt-get install -y -qq chromium) >/dev/null; \
+	  elif command -v sudo >/dev/null; then (sudo apt-get update -qq && sudo apt-get install -y -qq chromium) >/dev/null; \
+	  else echo "chromium not found and cannot be installed: browser tests will skip"; fi; \
+	fi
+
+test: install browser-deps
+	@$(MAKE) --no-print-directory test-sqlite
+	@$(MAKE) --no-print-directory test-postgres
+
+test-sqlite:
+	@echo "== test suite on SQLite =="
+	@mkdir -p var
+	VIVID_TEST_SQLITE=$(CURDIR)/var/test-suite.sqlite3 DJANGO_ENV=test $(VENV)/bin/pytest $(PYTEST_ARGS)
+
+test-postgres:
+	@if $(PY) scripts/service_up.py postgres "$(PG_URL)"; then \
+	  echo "== test suite on PostgreSQL =="; \
+	  DATABASE_URL=$(PG_URL) DJANGO_ENV=test $(VENV)/bin/pytest $(PYTEST_ARGS); \
+	elif [ "$$REQUIRE_SERVICES" = 1 ]; then \
+	  echo "REQUIRE_SERVICES=1 but PostgreSQL is not reachable at $(PG_URL)"; exit 1; \
+	else echo "PostgreSQL not reachable at $(PG_URL): skipping the PostgreSQL run"; fi
+
+lint: install
+	$(VENV)/bin/ruff check .
+
+bench: install
+	$(PY) benchmarks/import_speed.py
+
+clean:
+	rm -rf var/test-suite.sqlite3* .pytest_cache

@@ -1,0 +1,510 @@
+"""Writes to the corpus: imports, exports and import jobs.
+
+Views, the API, the CLI and Celery tasks all call these functions.
+"""
+
+import io
+import json
+import math
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import PurePath
+
+import pandas as pd
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from .models import Dataset, Expression, ExpressionKind, ImportJob, ImportJobStatus, Theme, Trait, normalize_key
+from .selectors import dataset_export_rows
+
+SUPPORTED_EXTENSIONS = (".csv", ".tsv", ".json", ".jsonl", ".xlsx")
+REQUIRED_FIELDS = ("expression", "explanation")
+OPTIONAL_FIELDS = ("kind", "source", "id", "traits", "theme")
+KNOWN_FIELDS = REQUIRED_FIELDS + OPTIONAL_FIELDS
+PREVIEW_ROWS = 20
+EXPORT_FORMATS = ("csv", "jsonl")
+_LIST_SEPARATORS = re.compile(r"[;,]")
+
+
+@dataclass
+class RowError:
+    row: int | None
+    column: str | None
+    message: str
+
+    def __str__(self):
+        where = []
+        if self.row is not None:
+            where.append(f"row {self.row}")
+        if self.column:
+            where.append(f"column '{self.column}'")
+        return f"{', '.join(where)}: {self.message}" if where else self.message
+
+
+@dataclass
+class ImportReport:
+    dataset_name: str
+    filename: str
+    dry_run: bool
+    rows: int = 0
+    created: int = 0
+    skipped_duplicates: int = 0
+    columns: list[str] = field(default_factory=list)
+    metadata_columns: list[str] = field(default_factory=list)
+    duplicates: list[dict] = field(default_factory=list)
+    errors: list[RowError] = field(default_factory=list)
+    preview: list[dict] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    @property
+    def summary(self) -> str:
+        return f"created {self.created}, skipped_duplicates {self.skipped_duplicates}"
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["errors"] = [{**asdict(error), "text": str(error)} for error in self.errors]
+        data["ok"] = self.ok
+        data["summary"] = self.summary
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "ImportReport":
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        known["errors"] = [
+            RowError(row=e.get("row"), column=e.get("column"), message=e["message"]) for e in data.get("errors", [])
+        ]
+        return cls(**known)
+
+
+class ImportValidationError(Exception):
+    """The file cannot be imported; nothing was written. Carries the full report."""
+
+    def __init__(self, report: ImportReport):
+        self.report = report
+        super().__init__("; ".join(str(e) for e in report.errors[:5]))
+
+
+class ExportError(Exception):
+    pass
+
+
+class ImportJobStateError(Exception):
+    pass
+
+
+def parse_column_map(spec: str | None) -> dict[str, str]:
+    """Parse ``expression=Idiom,explanation=Meaning`` into {field: source column}."""
+    if not spec:
+        return {}
+    mapping = {}
+    for part in spec.split(","):
+        if not part.strip():
+            continue
+        if "=" not in part:
+            raise ValueError(f"--map entry '{part.strip()}' must look like field=Column.")
+        target, source = (s.strip() for s in part.split("=", 1))
+        if target.lower() not in KNOWN_FIELDS:
+            raise ValueError(f"--map field '{target}' is not one of {', '.join(KNOWN_FIELDS)}.")
+        if not source:
+            raise ValueError(f"--map field '{target}' names no source column.")
+        mapping[target.lower()] = source
+    return mapping
+
+
+def _read_table(filename: str, content: bytes) -> tuple[list[str], list[dict], int]:
+    """Read a file into (columns, records, first row number).
+
+    Every cell comes back as a string (or a list from JSON), never a float:
+    pandas would otherwise turn "1,3" or "007" into numbers.
+    The first row number is what a person sees in the file: row 2 is the first
+    data row under a header, line 1 in JSONL, item 1 in a JSON list.
+    """
+    extension = PurePath(filename).suffix.lower()
+    if extension not in SUPPORTED_EXTENSIONS:
+        raise ValueError(
+            f"'{filename}' has the extension '{extension or '(none)'}'; "
+            f"supported are {', '.join(SUPPORTED_EXTENSIONS)}."
+        )
+    if extension in (".csv", ".tsv", ".json", ".jsonl"):
+        try:
+            text = content.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"'{filename}' is not UTF-8 (byte {exc.start} is invalid).") from None
+    if extension in (".csv", ".tsv"):
+        if not text.strip():
+            raise ValueError(f"'{filename}' is empty.")
+        try:
+            frame = pd.read_csv(
+                io.StringIO(text),
+                sep="\t" if extension == ".tsv" else ",",
+                dtype=str,
+                keep_default_na=False,
+                skip_blank_lines=True,
+            )
+        except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+            raise ValueError(f"'{filename}' is not valid {extension[1:].upper()}: {exc}") from None
+        return [str(c) for c in frame.columns], frame.to_dict("records"), 2
+    if extension == ".xlsx":
+        try:
+            frame = pd.read_excel(io.BytesIO(content), dtype=str, keep_default_na=False, engine="openpyxl")
+        except Exception as exc:  # openpyxl raises many unrelated types for a broken workbook
+            raise ValueError(f"'{filename}' is not a readable XLSX workbook: {exc}") from None
+        return [str(c) for c in frame.columns], frame.to_dict("records"), 2
+    if extension == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"'{filename}' is not valid JSON: {exc}") from None
+        if not isinstance(data, list):
+            raise ValueError(f"'{filename}' must hold a JSON list of objects.")
+        start = 1
+    else:
+        data = []
+        start = 1
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                data.append(None)
+                continue
+            try:
+                data.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"line {number} of '{filename}' is not valid JSON: {exc}") from None
+    columns: list[str] = []
+    records = []
+    for number, item in enumerate(data, start=start):
+        if item is None:
+            records.append(None)
+            continue
+        if not isinstance(item, dict):
+            raise ValueError(f"row {number} of '{filename}' is not a JSON object.")
+        for key in item:
+            if key not in columns:
+                columns.append(str(key))
+        records.append(item)
+    return columns, records, start
+
+
+def _cell(value) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return str(value).strip()
+
+
+def _resolve_columns(columns: list[str], column_map: dict[str, str]) -> tuple[dict[str, str], list[RowError]]:
+    """Map canonical fields to the file's column names (case-insensitive)."""
+    by_lower = {}
+    for column in columns:
+        by_lower.setdefault(column.strip().lower(), column)
+    resolved, errors = {}, []
+    for fieldname in KNOWN_FIELDS:
+        wanted = column_map.get(fieldname)
+        if wanted is not None:
+            actual = by_lower.get(wanted.strip().lower())
+            if actual is None:
+                errors.append(RowError(None, wanted, f"column mapped to '{fieldname}' is not in the file"))
+                continue
+            resolved[fieldname] = actual
+        elif fieldname in by_lower:
+            resolved[fieldname] = by_lower[fieldname]
+    for fieldname in REQUIRED_FIELDS:
+        if fieldname not in resolved and fieldname not in column_map:
+            errors.append(
+                RowError(None, fieldname, f"required column is missing (the file has: {', '.join(columns) or 'none'})")
+            )
+    return resolved, errors
+
+
+def _parse_traits(raw, traits_by_token: dict[str, Trait]) -> tuple[list[Trait], list[str]]:
+    tokens = raw if isinstance(raw, list) else _LIST_SEPARATORS.split(_cell(raw))
+    found, unknown = [], []
+    for token in tokens:
+        token = _cell(token).lower()
+        if not token:
+            continue
+        trait = traits_by_token.get(token)
+        if trait is None:
+            unknown.append(token)
+        elif trait not in found:
+            found.append(trait)
+    return found, unknown
+
+
+def expression_import(
+    *,
+    dataset_name: str,
+    filename: str,
+    content: bytes,
+    column_map: dict[str, str] | None = None,
+    user=None,
+    dry_run: bool = False,
+) -> ImportReport:
+    """Import expressions from a file into a dataset, all or nothing.
+
+    The dataset is created if missing. Duplicates (within the file or against
+    the dataset, on the normalised key) are skipped and reported; any invalid
+    row raises ImportValidationError and nothing is written.
+    """
+    dataset_name = (dataset_name or "").strip()
+    report = ImportReport(dataset_name=dataset_name, filename=filename, dry_run=dry_run)
+    column_map = column_map or {}
+
+    def fail(row, column, message):
+        report.errors.append(RowError(row, column, message))
+
+    if not dataset_name:
+        fail(None, "dataset", "a dataset name is required")
+        raise ImportValidationError(report)
+    limit = settings.VIVID_IMPORT_MAX_BYTES
+    if len(content) > limit:
+        fail(None, None, f"'{filename}' is {len(content):,} bytes; the limit is {limit:,} bytes")
+        raise ImportValidationError(report)
+    try:
+        columns, records, first_row = _read_table(filename, content)
+    except ValueError as exc:
+        fail(None, None, str(exc))
+        raise ImportValidationError(report) from None
+
+    report.columns = columns
+    resolved, column_errors = _resolve_columns(columns, column_map)
+    report.errors.extend(column_errors)
+    if report.errors:
+        raise ImportValidationError(report)
+    mapped_sources = set(resolved.values())
+    report.metadata_columns = [c for c in columns if c not in mapped_sources]
+
+    traits = list(Trait.objects.all())
+    traits_by_token = {t.code: t for t in traits} | {str(t.number): t for t in traits}
+    themes = list(Theme.objects.all())
+    themes_by_token = {t.code: t for t in themes} | {str(t.number): t for t in themes}
+    kinds = {k.value: k.value for k in ExpressionKind} | {k.label.lower(): k.value for k in ExpressionKind}
+
+    dataset = Dataset.objects.filter(name=dataset_name).first()
+    existing_keys = (
+        set(Expression.objects.filter(dataset=dataset).values_list("normalized_key", flat=True)) if dataset else set()
+    )
+    seen_in_file: dict[str, int] = {}
+    pending: list[tuple[Expression, list[Trait]]] = []
+
+    for offset, record in enumerate(records):
+        row = first_row + offset
+        if record is None:
+            continue
+        report.rows += 1
+        values = {f: record.get(col) for f, col in resolved.items()}
+        text = _cell(values.get("expression"))
+        explanation = _cell(values.get("explanation"))
+        row_ok = True
+        if not text:
+            fail(row, resolved["expression"], "the expression is empty")
+            row_ok = False
+        if not explanation:
+            fail(row, resolved["explanation"], "the explanation is empty")
+            row_ok = False
+        kind_raw = _cell(values.get("kind")).lower()
+        kind = kinds.get(kind_raw, None) if kind_raw else ""
+        if kind is None:
+            fail(row, resolved["kind"], f"unknown kind '{kind_raw}' (use idiom or proverb)")
+            row_ok = False
+        row_traits, unknown = _parse_traits(values.get("traits"), traits_by_token)
+        if unknown:
+            fail(
+                row,
+                resolved["traits"],
+                f"unknown trait {', '.join(repr(u) for u in unknown)} "
+                f"(use codes {', '.join(t.code for t in traits)} or numbers 1-{len(traits)})",
+            )
+            row_ok = False
+        theme_raw = _cell(values.get("theme")).lower()
+        theme = themes_by_token.get(theme_raw) if theme_raw else None
+        if theme_raw and theme is None:
+            fail(
+                row,
+                resolved["theme"],
+                f"unknown theme '{theme_raw}' (use codes {', '.join(t.code for t in themes)} "
+                f"or numbers 1-{len(themes)})",
+            )
+            row_ok = False
+        if not row_ok:
+            continue
+
+        key = normalize_key(text)
+        if key in seen_in_file:
+            report.skipped_duplicates += 1
+            report.duplicates.append(
+                {"row": row, "expression": text, "reason": f"same as row {seen_in_file[key]} of this file"}
+            )
+            continue
+        seen_in_file[key] = row
+        if key in existing_keys:
+            report.skipped_duplicates += 1
+            report.duplicates.append({"row": row, "expression": text, "reason": "already in the dataset"})
+            continue
+
+        metadata = {c: _json_safe(record.get(c)) for c in report.metadata_columns if _cell(record.get(c)) != ""}
+        expression = Expression(
+            text=" ".join(text.split()),
+            normalized_key=key,
+            explanation=explanation,
+            kind=kind,
+            source=_cell(values.get("source")),
+            external_id=_cell(values.get("id")),
+            theme=theme,
+            metadata=metadata,
+        )
+        pending.append((expression, row_traits))
+        if len(report.preview) < PREVIEW_ROWS:
+            report.preview.append(
+                {
+                    "row": row,
+                    "expression": expression.text,
+                    "explanation": explanation,
+                    "kind": kind,
+                    "source": expression.source,
+                    "id": expression.external_id,
+                    "traits": [t.code for t in row_traits],
+                    "theme": theme.code if theme else "",
+                    "metadata": metadata,
+                }
+            )
+
+    if report.errors:
+        raise ImportValidationError(report)
+    report.created = len(pending)
+    if dry_run:
+        return report
+
+    try:
+        with transaction.atomic():
+            dataset, _ = Dataset.objects.get_or_create(name=dataset_name, defaults={"created_by": user})
+            for expression, _traits in pending:
+                expression.dataset = dataset
+            created = Expression.objects.bulk_create([e for e, _ in pending], batch_size=500)
+            links = [
+                Expression.traits.through(expression_id=e.pk, trait_id=t.pk)
+                for e, (_, row_traits) in zip(created, pending, strict=True)
+                for t in row_traits
+            ]
+            Expression.traits.through.objects.bulk_create(links, batch_size=2000)
+    except IntegrityError:
+        # Another import added one of these expressions between our check and
+        # our insert; the transaction rolled back, so the caller may retry.
+        report.created = 0
+        report.errors.append(RowError(None, None, "the dataset changed during the import; nothing was written, try again"))
+        raise ImportValidationError(report) from None
+    return report
+
+
+def _json_safe(value):
+    if isinstance(value, (str, int, bool, list, dict)) or value is None:
+        return value
+    if isinstance(value, float):
+        return None if math.isnan(value) else value
+    return str(value)
+
+
+def dataset_export(*, dataset: Dataset, fmt: str) -> str:
+    """Serialise a dataset, one row per expression.
+
+    CSV: traits as a comma-separated list of codes, metadata flattened into
+    extra columns so a re-import keeps them. JSONL: traits as a list.
+    """
+    if fmt not in EXPORT_FORMATS:
+        raise ExportError(f"format must be one of {', '.join(EXPORT_FORMATS)}, not '{fmt}'")
+    rows = dataset_export_rows(dataset=dataset)
+    base_columns = ["id", "expression", "explanation", "kind", "source", "traits", "theme"]
+    if fmt == "jsonl":
+        lines = []
+        for row in rows:
+            metadata = row.pop("metadata")
+            record = {**{k: row[k] for k in base_columns}, **{k: v for k, v in metadata.items() if k not in row}}
+            lines.append(json.dumps(record, ensure_ascii=False))
+        return "\n".join(lines) + ("\n" if lines else "")
+    extra_columns: list[str] = []
+    for row in rows:
+        for key in row["metadata"]:
+            if key not in base_columns and key not in extra_columns:
+                extra_columns.append(key)
+    flat = []
+    for row in rows:
+        metadata = row.pop("metadata")
+        row["traits"] = ",".join(row["traits"])
+        for key in extra_columns:
+            value = metadata.get(key, "")
+            row[key] = json.dumps(value, ensure_ascii=False) if isinstance(value, (list, dict)) else value
+        flat.append(row)
+    frame = pd.DataFrame(flat, columns=base_columns + extra_columns)
+    return frame.to_csv(index=False, lineterminator="\n")
+
+
+def import_job_create(
+    *, dataset_name: str, filename: str, content: bytes, column_map: dict[str, str] | None = None, user=None
+) -> ImportJob:
+    """Store an upload and its dry-run report, for a person to review before confirming."""
+    try:
+        report = expression_import(
+            dataset_name=dataset_name, filename=filename, content=content, column_map=column_map, user=user, dry_run=True
+        )
+    except ImportValidationError as exc:
+        report = exc.report
+    return ImportJob.objects.create(
+        dataset_name=dataset_name.strip(),
+        filename=filename,
+        content=content,
+        column_map=column_map or {},
+        status=ImportJobStatus.PREVIEWED if report.ok else ImportJobStatus.FAILED,
+        report=report.to_dict(),
+        created_by=user,
+        finished_at=None if report.ok else timezone.now(),
+    )
+
+
+def import_job_confirm(*, job: ImportJob, user=None) -> ImportJob:
+    """Queue a previewed import. Confirming twice (double submit, two tabs) queues it once."""
+    from .tasks import import_job_run_task
+
+    claimed = ImportJob.objects.filter(pk=job.pk, status=ImportJobStatus.PREVIEWED).update(
+        status=ImportJobStatus.QUEUED
+    )
+    job.refresh_from_db()
+    if claimed:
+        transaction.on_commit(lambda: import_job_run_task.delay(job.pk))
+    elif job.status in (ImportJobStatus.FAILED, ImportJobStatus.CANCELLED):
+        raise ImportJobStateError(f"This import is {job.get_status_display().lower()} and cannot be confirmed; upload the file again.")
+    return job
+
+
+def import_job_cancel(*, job: ImportJob) -> ImportJob:
+    ImportJob.objects.filter(pk=job.pk, status=ImportJobStatus.PREVIEWED).update(
+        status=ImportJobStatus.CANCELLED, finished_at=timezone.now()
+    )
+    job.refresh_from_db()
+    return job
+
+
+def import_job_run(*, job_id: int) -> ImportJob:
+    """Run a queued import. Only one worker gets to claim it."""
+    claimed = ImportJob.objects.filter(pk=job_id, status=ImportJobStatus.QUEUED).update(status=ImportJobStatus.RUNNING)
+    job = ImportJob.objects.get(pk=job_id)
+    if not claimed:
+        return job
+    try:
+        report = expression_import(
+            dataset_name=job.dataset_name,
+            filename=job.filename,
+            content=bytes(job.content),
+            column_map=job.column_map,
+            user=job.created_by,
+        )
+        job.status = ImportJobStatus.DONE
+    except ImportValidationError as exc:
+        report = exc.report
+        job.status = ImportJobStatus.FAILED
+    job.report = report.to_dict()
+    job.dataset = Dataset.objects.filter(name=job.dataset_name).first()
+    job.finished_at = timezone.now()
+    job.save(update_fields=["status", "report", "dataset", "finished_at"])
+    return job

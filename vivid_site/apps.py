@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class VividSiteConfig(AppConfig):
+    name = "vivid_site"
+    verbose_name = "VIVID Studio"
