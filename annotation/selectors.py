@@ -2,7 +2,7 @@
 
 from django.db.models import Count, Q, QuerySet
 
-from .models import Dataset, Expression, ImportJob
+from .models import Dataset, Expression, ImportJob, Theme, Trait
 
 
 def dataset_list() -> QuerySet[Dataset]:
@@ -52,3 +52,53 @@ def dataset_export_rows(*, dataset: Dataset) -> list[dict]:
             }
         )
     return rows
+
+
+def trait_list() -> QuerySet[Trait]:
+    return Trait.objects.order_by("number")
+
+
+def theme_list() -> QuerySet[Theme]:
+    return Theme.objects.order_by("number")
+
+
+def dataset_get_by_id(*, pk: int) -> Dataset | None:
+    return Dataset.objects.filter(pk=pk).first()
+
+
+def import_job_get(*, pk: int, user) -> ImportJob | None:
+    """A job as seen by ``user``: only its creator (or a superuser) may see it.
+
+    Another person's job reads as missing rather than forbidden, so job ids
+    reveal nothing about other people's uploads.
+    """
+    jobs = ImportJob.objects.defer("content").select_related("dataset")
+    if not user.is_superuser:
+        jobs = jobs.filter(created_by=user)
+    return jobs.filter(pk=pk).first()
+
+
+def expression_query(
+    *, dataset: Dataset | None = None, search: str = "", trait: str = "", theme: str = "", kind: str = ""
+) -> QuerySet[Expression]:
+    """Expressions of one dataset or of all, with the filters of expression_list."""
+    expressions = Expression.objects.select_related("theme").prefetch_related("traits")
+    if dataset is not None:
+        expressions = expressions.filter(dataset=dataset)
+    if search:
+        expressions = expressions.filter(Q(text__icontains=search) | Q(explanation__icontains=search))
+    if trait:
+        expressions = expressions.filter(traits__code=trait)
+    if theme:
+        expressions = expressions.filter(theme__code=theme)
+    if kind:
+        expressions = expressions.filter(kind=kind)
+    return expressions.order_by("id")
+
+
+def trait_list() -> QuerySet[Trait]:
+    return Trait.objects.order_by("number")
+
+
+def theme_list() -> QuerySet[Theme]:
+    return Theme.objects.order_by("number")

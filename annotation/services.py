@@ -7,6 +7,7 @@ import io
 import json
 import math
 import re
+import unicodedata
 from dataclasses import asdict, dataclass, field
 from pathlib import PurePath
 
@@ -295,8 +296,9 @@ def expression_import(
             continue
         report.rows += 1
         values = {f: record.get(col) for f, col in resolved.items()}
-        text = _cell(values.get("expression"))
-        explanation = _cell(values.get("explanation"))
+        # Stored precomposed so that display, search and exports agree whatever the source used.
+        text = unicodedata.normalize("NFC", " ".join(_cell(values.get("expression")).split()))
+        explanation = unicodedata.normalize("NFC", _cell(values.get("explanation")))
         row_ok = True
         if not text:
             fail(row, resolved["expression"], "the expression is empty")
@@ -346,7 +348,7 @@ def expression_import(
 
         metadata = {c: _json_safe(record.get(c)) for c in report.metadata_columns if _cell(record.get(c)) != ""}
         expression = Expression(
-            text=" ".join(text.split()),
+            text=text,
             normalized_key=key,
             explanation=explanation,
             kind=kind,

@@ -217,6 +217,7 @@ SPECTACULAR_SETTINGS = {
 # Celery: the embedded default is a SQLite file through kombu's SQLAlchemy
 # transport; CELERY_BROKER_URL=redis://... or amqp://... scales out.
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", f"sqla+sqlite:///{VAR_DIR / 'celery-broker.sqlite3'}")
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "vivid")
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_IGNORE_RESULT = True
@@ -228,7 +229,7 @@ CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 660, minimum=1)
 CELERY_TASK_DEFAULT_RETRY_DELAY = 5
 CELERY_TASK_MAX_RETRIES = env_int("CELERY_TASK_MAX_RETRIES", 3, minimum=0)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_BROKER_TRANSPORT_OPTIONS = {"polling_interval": 0.5} if CELERY_BROKER_URL.startswith("sqla+") else {}
+
 
 LOGGING = {
     "version": 1,

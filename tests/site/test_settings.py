@@ -1,0 +1,69 @@
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from vivid_site.settings import env_bool, env_int, env_list
+
+ROOT = Path(__file__).resolve().parents[2]
+STRONG_KEY = "k" * 30 + "-production-secret-for-the-check-only-0123456789"
+
+
+def run_manage(*args, **env_overrides):
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "VIVID_TEST_SQLITE", "DJANGO_ENV"}}
+    env.update(env_overrides)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_it_fails_loudly_on_malformed_values(monkeypatch):
+    monkeypatch.setenv("X_BOOL", "maybe")
+    monkeypatch.setenv("X_INT", "ten")
+    monkeypatch.setenv("X_SMALL", "0")
+    with pytest.raises(ImproperlyConfigured, match="X_BOOL='maybe' is not a boolean"):
+        env_bool("X_BOOL", False)
+    with pytest.raises(ImproperlyConfigured, match="X_INT='ten' is not an integer"):
+        env_int("X_INT", 1)
+    with pytest.raises(ImproperlyConfigured, match="X_SMALL=0 must be at least 1"):
+        env_int("X_SMALL", 1, minimum=1)
+
+
+def test_it_reads_typed_values(monkeypatch):
+    monkeypatch.setenv("X_BOOL", "Yes")
+    monkeypatch.setenv("X_LIST", "a.example, b.example,")
+    assert env_bool("X_BOOL", False) is True
+    assert env_list("X_LIST", []) == ["a.example", "b.example"]
+    assert env_int("X_MISSING", 7) == 7
+
+
+def test_it_refuses_to_start_in_production_without_secret_key_and_hosts(tmp_path):
+    result = run_manage("check", DJANGO_ENV="production", VIVID_VAR_DIR=str(tmp_path))
+    assert result.returncode != 0 and "SECRET_KEY is required" in result.stderr
+    result = run_manage("check", DJANGO_ENV="production", SECRET_KEY=STRONG_KEY, VIVID_VAR_DIR=str(tmp_path))
+    assert result.returncode != 0 and "ALLOWED_HOSTS is required" in result.stderr
+
+
+def test_it_passes_the_deploy_check_in_production_with_no_warnings(tmp_path):
+    result = run_manage(
+        "check", "--deploy", "--fail-level", "WARNING",
+        DJANGO_ENV="production", SECRET_KEY=STRONG_KEY, ALLOWED_HOSTS="vivid.example.org", VIVID_VAR_DIR=str(tmp_path),
+    )
+    assert result.returncode == 0, result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_it_rejects_a_bad_database_url(tmp_path):
+    result = run_manage("check", DATABASE_URL="nosuchdb://x", VIVID_VAR_DIR=str(tmp_path))
+    assert result.returncode != 0 and "DATABASE_URL" in result.stderr
+
+
+def test_it_uses_sqlite_in_wal_mode_by_default(tmp_path):
+    result = run_manage(
+        "shell", "-c", "from django.db import connection; c = connection.cursor(); c.execute('PRAGMA journal_mode'); print(c.fetchone()[0])",
+        VIVID_VAR_DIR=str(tmp_path),
+    )
+    assert result.stdout.strip().splitlines()[-1] == "wal", result.stderr
