@@ -1,8 +1,10 @@
 """Reads of the corpus."""
 
+import unicodedata
+
 from django.db.models import Count, Q, QuerySet
 
-from .models import Dataset, Expression, ImportJob, Theme, Trait
+from .models import Dataset, Expression, ImportJob, Theme, Trait, normalize_key
 
 
 def dataset_list() -> QuerySet[Dataset]:
@@ -14,11 +16,24 @@ def dataset_get(*, name: str) -> Dataset | None:
 
 
 def expression_list(
-    *, dataset: Dataset, search: str = "", trait: str = "", theme: str = "", kind: str = ""
+    *, dataset: Dataset | None = None, search: str = "", trait: str = "", theme: str = "", kind: str = ""
 ) -> QuerySet[Expression]:
-    expressions = Expression.objects.filter(dataset=dataset).select_related("theme").prefetch_related("traits")
+    """Expressions of one dataset (or of all), filtered.
+
+    The search ignores case and Unicode composition in the expression text:
+    SQLite's LIKE folds ASCII letters only, so "ăn" would never find "Ăn", and
+    some keyboards send decomposed (NFD) text. The stored normalized_key is NFC
+    and casefolded, so the query is normalised the same way and matched
+    against it; the explanation keeps icontains.
+    """
+    expressions = Expression.objects.select_related("theme").prefetch_related("traits")
+    if dataset is not None:
+        expressions = expressions.filter(dataset=dataset)
+    search = unicodedata.normalize("NFC", search or "").strip()
     if search:
-        expressions = expressions.filter(Q(text__icontains=search) | Q(explanation__icontains=search))
+        expressions = expressions.filter(
+            Q(normalized_key__contains=normalize_key(search)) | Q(explanation__icontains=search)
+        )
     if trait:
         expressions = expressions.filter(traits__code=trait)
     if theme:
@@ -76,29 +91,3 @@ def import_job_get(*, pk: int, user) -> ImportJob | None:
     if not user.is_superuser:
         jobs = jobs.filter(created_by=user)
     return jobs.filter(pk=pk).first()
-
-
-def expression_query(
-    *, dataset: Dataset | None = None, search: str = "", trait: str = "", theme: str = "", kind: str = ""
-) -> QuerySet[Expression]:
-    """Expressions of one dataset or of all, with the filters of expression_list."""
-    expressions = Expression.objects.select_related("theme").prefetch_related("traits")
-    if dataset is not None:
-        expressions = expressions.filter(dataset=dataset)
-    if search:
-        expressions = expressions.filter(Q(text__icontains=search) | Q(explanation__icontains=search))
-    if trait:
-        expressions = expressions.filter(traits__code=trait)
-    if theme:
-        expressions = expressions.filter(theme__code=theme)
-    if kind:
-        expressions = expressions.filter(kind=kind)
-    return expressions.order_by("id")
-
-
-def trait_list() -> QuerySet[Trait]:
-    return Trait.objects.order_by("number")
-
-
-def theme_list() -> QuerySet[Theme]:
-    return Theme.objects.order_by("number")

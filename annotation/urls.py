@@ -25,6 +25,7 @@ router.register("themes", apis.ThemeViewSet, basename="theme")
 api_urlpatterns = (
     [
         path("imports/", apis.ImportApi.as_view(), name="import"),
+        path("token/", apis.TokenApi.as_view(), name="token"),
         *router.urls,
     ],
     "api",

@@ -1,9 +1,182 @@
-# Placeholder: the page views are being written.
-from django.http import HttpResponse
+"""Corpus pages: datasets, exports and the import wizard.
+
+Each view serves its page and, for htmx requests, only the fragment that
+changes; reads go through selectors, writes through services.
+"""
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.http import Http404, HttpResponse, HttpResponseBadRequest
+from django.shortcuts import redirect, render
+from django.utils.http import content_disposition_header
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.vary import vary_on_headers
+
+from . import selectors, services
+from .decorators import role_required
+from .forms import ExpressionFilterForm, ImportForm
+from .localization import localized_name
+from .models import ExpressionKind, ImportJobStatus
+from .roles import RESEARCHER
+
+EXPRESSIONS_PER_PAGE = 50
+EXPORT_CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
+# While a job is in one of these states its status fragment keeps polling.
+ACTIVE_STATUSES = (ImportJobStatus.QUEUED, ImportJobStatus.RUNNING)
 
 
-def _todo(request, *args, **kwargs):
-    return HttpResponse("todo")
+def _wants_fragment(request) -> bool:
+    # htmx asks for the full page when restoring history it no longer has
+    # cached; answering with a fragment would leave a page without its layout.
+    return bool(request.htmx) and not request.htmx.history_restore_request
 
 
-dataset_list = dataset_detail = dataset_export = import_start = import_detail = import_confirm = import_cancel = _todo
+def _dataset_or_404(pk: int):
+    dataset = selectors.dataset_get_by_id(pk=pk)
+    if dataset is None:
+        raise Http404
+    return dataset
+
+
+def _job_or_404(request, pk: int):
+    job = selectors.import_job_get(pk=pk, user=request.user)
+    if job is None:
+        raise Http404
+    return job
+
+
+@require_GET
+@role_required()
+def dataset_list(request):
+    return render(request, "annotation/dataset_list.html", {"datasets": selectors.dataset_list()})
+
+
+@require_GET
+@role_required()
+@vary_on_headers("HX-Request")
+def dataset_detail(request, pk: int):
+    dataset = _dataset_or_404(pk)
+    filter_form = ExpressionFilterForm(request.GET, traits=selectors.trait_list(), themes=selectors.theme_list())
+    filters = filter_form.filters()
+    expressions = selectors.expression_list(dataset=dataset, **filters)
+    page = Paginator(expressions, EXPRESSIONS_PER_PAGE).get_page(request.GET.get("page"))
+    context = {
+        "dataset": dataset,
+        "filter_form": filter_form,
+        "filtered": any(filters.values()),
+        "page": page,
+        "total": selectors.expression_list(dataset=dataset).count(),
+    }
+    template = "annotation/dataset_detail.html"
+    if _wants_fragment(request):
+        template += "#expression-table"
+    return render(request, template, context)
+
+
+@require_GET
+@role_required()
+def dataset_export(request, pk: int):
+    dataset = _dataset_or_404(pk)
+    fmt = request.GET.get("format", "")
+    try:
+        body = services.dataset_export(dataset=dataset, fmt=fmt)
+    except services.ExportError:
+        return HttpResponseBadRequest(
+            _("Unknown export format “%(format)s”; use ?format=csv or ?format=jsonl.") % {"format": fmt},
+            content_type="text/plain; charset=utf-8",
+        )
+    response = HttpResponse(body.encode("utf-8"), content_type=EXPORT_CONTENT_TYPES[fmt])
+    response["Content-Disposition"] = content_disposition_header(True, f"{dataset.name}.{fmt}")
+    return response
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(RESEARCHER)
+def import_start(request):
+    if request.method == "POST":
+        form = ImportForm(request.POST, request.FILES)
+        if form.is_valid():
+            upload = form.cleaned_data["file"]
+            job = services.import_job_create(
+                dataset_name=form.cleaned_data["dataset_name"],
+                filename=upload.name,
+                content=upload.read(),
+                column_map=form.column_map(),
+                user=request.user,
+            )
+            return redirect("annotation:import_detail", pk=job.pk)
+    else:
+        form = ImportForm(initial={"dataset_name": request.GET.get("dataset", "")})
+    context = {
+        "form": form,
+        "dataset_names": selectors.dataset_list().values_list("name", flat=True),
+        "required_fields": services.REQUIRED_FIELDS,
+        "optional_fields": services.OPTIONAL_FIELDS,
+        "extensions": services.SUPPORTED_EXTENSIONS,
+        "preview_rows": services.PREVIEW_ROWS,
+    }
+    return render(request, "annotation/import_start.html", context)
+
+
+@require_GET
+@role_required(RESEARCHER)
+@vary_on_headers("HX-Request")
+def import_detail(request, pk: int):
+    job = _job_or_404(request, pk)
+    context = {
+        "job": job,
+        "report": job.report,
+        "polling": job.status in ACTIVE_STATUSES,
+        "preview": _preview_rows(job.report.get("preview", [])) if job.status == ImportJobStatus.PREVIEWED else [],
+    }
+    template = "annotation/import_detail.html"
+    if _wants_fragment(request):
+        template += "#job-status"
+    return render(request, template, context)
+
+
+def _preview_rows(rows: list[dict]) -> list[dict]:
+    """Preview rows with trait, theme and kind names for people instead of codes."""
+    traits = {t.code: t for t in selectors.trait_list()}
+    themes = {t.code: localized_name(t) for t in selectors.theme_list()}
+    kinds = dict(ExpressionKind.choices)
+    return [
+        {
+            **row,
+            # In taxonomy order, as on the dataset page, whatever order the file listed them in.
+            "trait_names": [
+                localized_name(trait)
+                for trait in sorted((traits[c] for c in row.get("traits", []) if c in traits), key=lambda t: t.number)
+            ],
+            "theme_name": themes.get(row.get("theme"), row.get("theme", "")),
+            "kind_name": kinds.get(row.get("kind"), row.get("kind", "")),
+        }
+        for row in rows
+    ]
+
+
+@require_POST
+@role_required(RESEARCHER)
+def import_confirm(request, pk: int):
+    job = _job_or_404(request, pk)
+    try:
+        services.import_job_confirm(job=job, user=request.user)
+    except services.ImportJobStateError:
+        messages.error(
+            request,
+            _("This import can no longer be confirmed (status: %(status)s); upload the file again.")
+            % {"status": job.get_status_display().lower()},
+        )
+    return redirect("annotation:import_detail", pk=job.pk)
+
+
+@require_POST
+@role_required(RESEARCHER)
+def import_cancel(request, pk: int):
+    job = _job_or_404(request, pk)
+    job = services.import_job_cancel(job=job)
+    if job.status in (*ACTIVE_STATUSES, ImportJobStatus.DONE):
+        # Only a previewed job can be cancelled; a confirmed one is already importing.
+        messages.error(request, _("This import was already confirmed and can no longer be cancelled."))
+    return redirect("annotation:import_detail", pk=job.pk)

@@ -1,12 +1,14 @@
 """Personas shared by every test: annotator A, annotator B, adjudicator, researcher, outsider."""
 
 import os
+from contextlib import contextmanager
 
 import pytest
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
 from annotation.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER
+from vivid_site.celery import app as celery_app
 
 PASSWORD = "correct-horse-battery-staple"
 
@@ -84,3 +86,38 @@ def outsider_client(outsider):
 @pytest.fixture
 def anonymous_client():
     return Client()
+
+
+@contextmanager
+def celery_overrides(**values):
+    """Pin Celery configuration keys for a block and put back exactly what was there.
+
+    Celery reads Django settings only for keys nobody set on the app itself, so
+    a restore must remove a pin that did not exist before rather than write the
+    old value back. Connection pools are dropped on both sides because they are
+    built from broker_url on first use.
+    """
+    changes = celery_app.conf.changes
+    missing = object()
+    saved = {key: changes.get(key, missing) for key in values}
+    changes.update(values)
+    celery_app._pool = None
+    celery_app.amqp._producer_pool = None
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is missing:
+                changes.pop(key, None)
+            else:
+                changes[key] = value
+        celery_app._pool = None
+        celery_app.amqp._producer_pool = None
+
+
+@pytest.fixture
+def eager(settings):
+    """Run Celery tasks inline, as soon as the enqueuing transaction commits."""
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    with celery_overrides(task_always_eager=True):
+        yield

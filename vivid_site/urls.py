@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from annotation.apis import SchemaApi, SchemaDocsApi
 from annotation.urls import api_urlpatterns as annotation_api
 
 from . import views
@@ -13,6 +13,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("annotation.urls")),
     path("api/", include(annotation_api)),
-    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/schema/", SchemaApi.as_view(), name="api-schema"),
+    path("api/docs/", SchemaDocsApi.as_view(url_name="api-schema"), name="api-docs"),
 ]

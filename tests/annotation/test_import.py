@@ -186,7 +186,7 @@ def test_it_imports_tsv(tmp_path):
 
 def test_it_rejects_malformed_json_naming_the_line(tmp_path):
     path = write(tmp_path, "a.jsonl", '{"expression": "A", "explanation": "x"}\n{oops\n')
-    with pytest.raises(ImportValidationError, match="line 2"):
+    with pytest.raises(ImportValidationError, match="row 2: not valid JSON"):
         expression_import(dataset_name="J", filename=path.name, content=path.read_bytes())
     assert Expression.objects.count() == 0
 
@@ -248,3 +248,28 @@ def test_it_rejects_a_malformed_map(spec):
 def test_it_rejects_an_empty_dataset_name():
     with pytest.raises(ImportValidationError, match="dataset name is required"):
         expression_import(dataset_name="  ", filename="a.csv", content=b"expression,explanation\nA,x\n")
+
+
+def test_it_refuses_a_row_with_an_unquoted_comma_instead_of_shifting_columns(tmp_path):
+    path = write(tmp_path, "a.csv", "expression,explanation,theme\nA,x,love\nB,Khó, nhưng đáng,virtues\n")
+    with pytest.raises(ImportValidationError) as excinfo:
+        expression_import(dataset_name="C", filename=path.name, content=path.read_bytes())
+    assert str(excinfo.value.report.errors[0]) == (
+        "row 3: the row has 4 fields but the header has 3 (an unquoted comma or tab?)"
+    )
+    assert snapshot() == (0, 0, 0)
+
+
+def test_it_keeps_error_codes_so_pages_can_translate_them(tmp_path):
+    from django.utils import translation
+
+    from annotation.services import ImportReport
+
+    path = write(tmp_path, "a.csv", "expression,explanation\nA,\n")
+    with pytest.raises(ImportValidationError) as excinfo:
+        expression_import(dataset_name="C", filename=path.name, content=path.read_bytes())
+    stored = excinfo.value.report.to_dict()
+    assert stored["errors"][0]["code"] == "explanation_empty"
+    restored = ImportReport.from_dict(stored)
+    with translation.override("vi"):
+        assert restored.errors[0].message != "the explanation is empty"

@@ -12,8 +12,7 @@ from django.db import connection
 
 from annotation.models import Expression, ImportJob, ImportJobStatus
 from annotation.services import import_job_confirm, import_job_create
-from tests.conftest import skip_or_fail
-from vivid_site.celery import app as celery_app
+from tests.conftest import celery_overrides, skip_or_fail
 
 ROOT = Path(__file__).resolve().parents[2]
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
@@ -34,13 +33,6 @@ def _worker_database_url() -> str:
     return f"sqlite:///{name}"
 
 
-def _reset_connections():
-    # Pools are built from broker_url on first use; drop them so the next
-    # publish connects to the broker configured now.
-    celery_app._pool = None
-    celery_app.amqp._producer_pool = None
-
-
 @pytest.fixture(params=["redis", "embedded"])
 def broker(request, tmp_path):
     """Redis (the scale-out path) and the embedded SQLite broker that `make demo` uses."""
@@ -55,12 +47,8 @@ def broker(request, tmp_path):
     else:
         url = f"sqla+sqlite:///{tmp_path / 'broker.sqlite3'}"
     queue = f"test-{uuid.uuid4().hex[:8]}"
-    saved = (celery_app.conf.broker_url, celery_app.conf.task_default_queue, celery_app.conf.task_always_eager)
-    celery_app.conf.update(broker_url=url, task_default_queue=queue, task_always_eager=False)
-    _reset_connections()
-    yield url, queue
-    celery_app.conf.update(broker_url=saved[0], task_default_queue=saved[1], task_always_eager=saved[2])
-    _reset_connections()
+    with celery_overrides(broker_url=url, task_default_queue=queue, task_always_eager=False):
+        yield url, queue
 
 
 @pytest.fixture

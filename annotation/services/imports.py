@@ -3,6 +3,7 @@
 Views, the API, the CLI and Celery tasks all call these functions.
 """
 
+import csv
 import io
 import json
 import math
@@ -15,9 +16,10 @@ import pandas as pd
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
-from .models import Dataset, Expression, ExpressionKind, ImportJob, ImportJobStatus, Theme, Trait, normalize_key
-from .selectors import dataset_export_rows
+from ..models import Dataset, Expression, ExpressionKind, ImportJob, ImportJobStatus, Theme, Trait, normalize_key
+from ..selectors import dataset_export_rows
 
 SUPPORTED_EXTENSIONS = (".csv", ".tsv", ".json", ".jsonl", ".xlsx")
 REQUIRED_FIELDS = ("expression", "explanation")
@@ -28,11 +30,49 @@ EXPORT_FORMATS = ("csv", "jsonl")
 _LIST_SEPARATORS = re.compile(r"[;,]")
 
 
+# Errors are stored as a code and parameters so that a page can show them in
+# the reader's language long after a worker wrote the report.
+MESSAGES = {
+    "dataset_required": _("a dataset name is required"),
+    "too_large": _("'%(filename)s' is %(size)s bytes; the limit is %(limit)s bytes"),
+    "bad_extension": _("'%(filename)s' has the extension '%(extension)s'; supported are %(supported)s."),
+    "not_utf8": _("'%(filename)s' is not UTF-8 (byte %(byte)s is invalid)."),
+    "empty_file": _("'%(filename)s' is empty."),
+    "bad_table": _("'%(filename)s' is not valid %(format)s: %(detail)s"),
+    "field_count": _("the row has %(found)s fields but the header has %(expected)s (an unquoted comma or tab?)"),
+    "bad_xlsx": _("'%(filename)s' is not a readable XLSX workbook: %(detail)s"),
+    "bad_json": _("'%(filename)s' is not valid JSON: %(detail)s"),
+    "json_not_list": _("'%(filename)s' must hold a JSON list of objects."),
+    "bad_json_line": _("not valid JSON: %(detail)s"),
+    "not_object": _("not a JSON object"),
+    "mapped_column_missing": _("column mapped to '%(field)s' is not in the file"),
+    "required_column_missing": _("required column is missing (the file has: %(columns)s)"),
+    "expression_empty": _("the expression is empty"),
+    "explanation_empty": _("the explanation is empty"),
+    "unknown_kind": _("unknown kind '%(value)s' (use idiom or proverb)"),
+    "unknown_trait": _("unknown trait %(values)s (use codes %(codes)s or numbers 1-%(count)s)"),
+    "unknown_theme": _("unknown theme '%(value)s' (use codes %(codes)s or numbers 1-%(count)s)"),
+    "concurrent_change": _("the dataset changed during the import; nothing was written, try again"),
+    "duplicate_in_file": _("same as row %(first_row)s of this file"),
+    "duplicate_in_dataset": _("already in the dataset"),
+}
+
+
+def render_message(code: str, params: dict | None = None) -> str:
+    """A stored error or duplicate reason, in the active language."""
+    return str(MESSAGES[code]) % (params or {})
+
+
 @dataclass
 class RowError:
     row: int | None
     column: str | None
-    message: str
+    code: str
+    params: dict = field(default_factory=dict)
+
+    @property
+    def message(self) -> str:
+        return render_message(self.code, self.params)
 
     def __str__(self):
         where = []
@@ -41,6 +81,11 @@ class RowError:
         if self.column:
             where.append(f"column '{self.column}'")
         return f"{', '.join(where)}: {self.message}" if where else self.message
+
+
+class _TableError(Exception):
+    def __init__(self, code: str, row: int | None = None, **params):
+        self.error = RowError(row, None, code, params)
 
 
 @dataclass
@@ -67,7 +112,7 @@ class ImportReport:
 
     def to_dict(self) -> dict:
         data = asdict(self)
-        data["errors"] = [{**asdict(error), "text": str(error)} for error in self.errors]
+        data["errors"] = [{**asdict(error), "message": error.message, "text": str(error)} for error in self.errors]
         data["ok"] = self.ok
         data["summary"] = self.summary
         return data
@@ -76,7 +121,8 @@ class ImportReport:
     def from_dict(cls, data: dict) -> "ImportReport":
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
         known["errors"] = [
-            RowError(row=e.get("row"), column=e.get("column"), message=e["message"]) for e in data.get("errors", [])
+            RowError(row=e.get("row"), column=e.get("column"), code=e["code"], params=e.get("params", {}))
+            for e in data.get("errors", [])
         ]
         return cls(**known)
 
@@ -126,42 +172,29 @@ def _read_table(filename: str, content: bytes) -> tuple[list[str], list[dict], i
     """
     extension = PurePath(filename).suffix.lower()
     if extension not in SUPPORTED_EXTENSIONS:
-        raise ValueError(
-            f"'{filename}' has the extension '{extension or '(none)'}'; "
-            f"supported are {', '.join(SUPPORTED_EXTENSIONS)}."
+        raise _TableError(
+            "bad_extension", filename=filename, extension=extension or "(none)", supported=", ".join(SUPPORTED_EXTENSIONS)
         )
     if extension in (".csv", ".tsv", ".json", ".jsonl"):
         try:
             text = content.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
-            raise ValueError(f"'{filename}' is not UTF-8 (byte {exc.start} is invalid).") from None
+            raise _TableError("not_utf8", filename=filename, byte=exc.start) from None
     if extension in (".csv", ".tsv"):
-        if not text.strip():
-            raise ValueError(f"'{filename}' is empty.")
-        try:
-            frame = pd.read_csv(
-                io.StringIO(text),
-                sep="\t" if extension == ".tsv" else ",",
-                dtype=str,
-                keep_default_na=False,
-                skip_blank_lines=True,
-            )
-        except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-            raise ValueError(f"'{filename}' is not valid {extension[1:].upper()}: {exc}") from None
-        return [str(c) for c in frame.columns], frame.to_dict("records"), 2
+        return _read_delimited(filename, text, "\t" if extension == ".tsv" else ",")
     if extension == ".xlsx":
         try:
             frame = pd.read_excel(io.BytesIO(content), dtype=str, keep_default_na=False, engine="openpyxl")
         except Exception as exc:  # openpyxl raises many unrelated types for a broken workbook
-            raise ValueError(f"'{filename}' is not a readable XLSX workbook: {exc}") from None
+            raise _TableError("bad_xlsx", filename=filename, detail=str(exc)) from None
         return [str(c) for c in frame.columns], frame.to_dict("records"), 2
     if extension == ".json":
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"'{filename}' is not valid JSON: {exc}") from None
+            raise _TableError("bad_json", filename=filename, detail=str(exc)) from None
         if not isinstance(data, list):
-            raise ValueError(f"'{filename}' must hold a JSON list of objects.")
+            raise _TableError("json_not_list", filename=filename)
         start = 1
     else:
         data = []
@@ -173,7 +206,7 @@ def _read_table(filename: str, content: bytes) -> tuple[list[str], list[dict], i
             try:
                 data.append(json.loads(line))
             except json.JSONDecodeError as exc:
-                raise ValueError(f"line {number} of '{filename}' is not valid JSON: {exc}") from None
+                raise _TableError("bad_json_line", row=number, detail=str(exc)) from None
     columns: list[str] = []
     records = []
     for number, item in enumerate(data, start=start):
@@ -181,12 +214,36 @@ def _read_table(filename: str, content: bytes) -> tuple[list[str], list[dict], i
             records.append(None)
             continue
         if not isinstance(item, dict):
-            raise ValueError(f"row {number} of '{filename}' is not a JSON object.")
+            raise _TableError("not_object", row=number)
         for key in item:
             if key not in columns:
                 columns.append(str(key))
         records.append(item)
     return columns, records, start
+
+
+def _read_delimited(filename: str, text: str, delimiter: str) -> tuple[list[str], list[dict | None], int]:
+    """CSV and TSV through the csv module, checking every row's field count.
+
+    pandas would silently shift a row with one field too many (an unquoted
+    comma in an explanation) into the index, moving every value one column over.
+    """
+    if not text.strip():
+        raise _TableError("empty_file", filename=filename)
+    try:
+        rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True))
+    except csv.Error as exc:
+        raise _TableError("bad_table", filename=filename, format=delimiter == "," and "CSV" or "TSV", detail=str(exc)) from None
+    header = [h.strip() for h in rows[0]]
+    records: list[dict | None] = []
+    for offset, fields in enumerate(rows[1:]):
+        if not any(f.strip() for f in fields):
+            records.append(None)
+            continue
+        if len(fields) != len(header):
+            raise _TableError("field_count", row=offset + 2, found=len(fields), expected=len(header))
+        records.append(dict(zip(header, fields, strict=True)))
+    return header, records, 2
 
 
 def _cell(value) -> str:
@@ -206,7 +263,7 @@ def _resolve_columns(columns: list[str], column_map: dict[str, str]) -> tuple[di
         if wanted is not None:
             actual = by_lower.get(wanted.strip().lower())
             if actual is None:
-                errors.append(RowError(None, wanted, f"column mapped to '{fieldname}' is not in the file"))
+                errors.append(RowError(None, wanted, "mapped_column_missing", {"field": fieldname}))
                 continue
             resolved[fieldname] = actual
         elif fieldname in by_lower:
@@ -214,7 +271,7 @@ def _resolve_columns(columns: list[str], column_map: dict[str, str]) -> tuple[di
     for fieldname in REQUIRED_FIELDS:
         if fieldname not in resolved and fieldname not in column_map:
             errors.append(
-                RowError(None, fieldname, f"required column is missing (the file has: {', '.join(columns) or 'none'})")
+                RowError(None, fieldname, "required_column_missing", {"columns": ", ".join(columns) or "-"})
             )
     return resolved, errors
 
@@ -253,20 +310,20 @@ def expression_import(
     report = ImportReport(dataset_name=dataset_name, filename=filename, dry_run=dry_run)
     column_map = column_map or {}
 
-    def fail(row, column, message):
-        report.errors.append(RowError(row, column, message))
+    def fail(row, column, code, **params):
+        report.errors.append(RowError(row, column, code, params))
 
     if not dataset_name:
-        fail(None, "dataset", "a dataset name is required")
+        fail(None, "dataset", "dataset_required")
         raise ImportValidationError(report)
     limit = settings.VIVID_IMPORT_MAX_BYTES
     if len(content) > limit:
-        fail(None, None, f"'{filename}' is {len(content):,} bytes; the limit is {limit:,} bytes")
+        fail(None, None, "too_large", filename=filename, size=f"{len(content):,}", limit=f"{limit:,}")
         raise ImportValidationError(report)
     try:
         columns, records, first_row = _read_table(filename, content)
-    except ValueError as exc:
-        fail(None, None, str(exc))
+    except _TableError as exc:
+        report.errors.append(exc.error)
         raise ImportValidationError(report) from None
 
     report.columns = columns
@@ -301,23 +358,25 @@ def expression_import(
         explanation = unicodedata.normalize("NFC", _cell(values.get("explanation")))
         row_ok = True
         if not text:
-            fail(row, resolved["expression"], "the expression is empty")
+            fail(row, resolved["expression"], "expression_empty")
             row_ok = False
         if not explanation:
-            fail(row, resolved["explanation"], "the explanation is empty")
+            fail(row, resolved["explanation"], "explanation_empty")
             row_ok = False
         kind_raw = _cell(values.get("kind")).lower()
         kind = kinds.get(kind_raw, None) if kind_raw else ""
         if kind is None:
-            fail(row, resolved["kind"], f"unknown kind '{kind_raw}' (use idiom or proverb)")
+            fail(row, resolved["kind"], "unknown_kind", value=kind_raw)
             row_ok = False
         row_traits, unknown = _parse_traits(values.get("traits"), traits_by_token)
         if unknown:
             fail(
                 row,
                 resolved["traits"],
-                f"unknown trait {', '.join(repr(u) for u in unknown)} "
-                f"(use codes {', '.join(t.code for t in traits)} or numbers 1-{len(traits)})",
+                "unknown_trait",
+                values=", ".join(repr(u) for u in unknown),
+                codes=", ".join(t.code for t in traits),
+                count=len(traits),
             )
             row_ok = False
         theme_raw = _cell(values.get("theme")).lower()
@@ -326,8 +385,10 @@ def expression_import(
             fail(
                 row,
                 resolved["theme"],
-                f"unknown theme '{theme_raw}' (use codes {', '.join(t.code for t in themes)} "
-                f"or numbers 1-{len(themes)})",
+                "unknown_theme",
+                value=theme_raw,
+                codes=", ".join(t.code for t in themes),
+                count=len(themes),
             )
             row_ok = False
         if not row_ok:
@@ -336,14 +397,12 @@ def expression_import(
         key = normalize_key(text)
         if key in seen_in_file:
             report.skipped_duplicates += 1
-            report.duplicates.append(
-                {"row": row, "expression": text, "reason": f"same as row {seen_in_file[key]} of this file"}
-            )
+            report.duplicates.append(_duplicate(row, text, "duplicate_in_file", first_row=seen_in_file[key]))
             continue
         seen_in_file[key] = row
         if key in existing_keys:
             report.skipped_duplicates += 1
-            report.duplicates.append({"row": row, "expression": text, "reason": "already in the dataset"})
+            report.duplicates.append(_duplicate(row, text, "duplicate_in_dataset"))
             continue
 
         metadata = {c: _json_safe(record.get(c)) for c in report.metadata_columns if _cell(record.get(c)) != ""}
@@ -395,9 +454,13 @@ def expression_import(
         # Another import added one of these expressions between our check and
         # our insert; the transaction rolled back, so the caller may retry.
         report.created = 0
-        report.errors.append(RowError(None, None, "the dataset changed during the import; nothing was written, try again"))
+        report.errors.append(RowError(None, None, "concurrent_change"))
         raise ImportValidationError(report) from None
     return report
+
+
+def _duplicate(row: int, text: str, code: str, **params) -> dict:
+    return {"row": row, "expression": text, "code": code, "params": params, "reason": render_message(code, params)}
 
 
 def _json_safe(value):
@@ -466,7 +529,7 @@ def import_job_create(
 
 def import_job_confirm(*, job: ImportJob, user=None) -> ImportJob:
     """Queue a previewed import. Confirming twice (double submit, two tabs) queues it once."""
-    from .tasks import import_job_run_task
+    from ..tasks import import_job_run_task
 
     claimed = ImportJob.objects.filter(pk=job.pk, status=ImportJobStatus.PREVIEWED).update(
         status=ImportJobStatus.QUEUED

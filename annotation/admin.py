@@ -1,0 +1,127 @@
+"""Django admin for the corpus: taxonomy, datasets, expressions and import jobs."""
+
+from django import forms
+from django.contrib import admin
+from django.db.models import Count
+from django.utils.translation import gettext_lazy as _
+
+from .models import Dataset, Expression, ImportJob, Theme, Trait, normalize_key
+
+
+class _TaxonomyAdmin(admin.ModelAdmin):
+    """The taxonomy is fixed by the paper and seeded by a migration: codes stay, wording may be edited."""
+
+    list_display = ("number", "code", "name_en", "name_vi")
+    list_display_links = ("number", "code")
+    readonly_fields = ("number", "code")
+    search_fields = ("code", "name_en", "name_vi")
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Trait)
+class TraitAdmin(_TaxonomyAdmin):
+    list_display = ("number", "code", "aspect", "name_en", "name_vi")
+    fields = ("number", "code", "aspect", "name_en", "name_vi", "description_en", "description_vi")
+
+
+@admin.register(Theme)
+class ThemeAdmin(_TaxonomyAdmin):
+    fields = ("number", "code", "name_en", "name_vi", "description_en", "description_vi")
+
+
+@admin.register(Dataset)
+class DatasetAdmin(admin.ModelAdmin):
+    list_display = ("name", "expression_count", "created_by", "created_at")
+    search_fields = ("name", "description")
+    readonly_fields = ("created_at",)
+    list_select_related = ("created_by",)
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(n_expressions=Count("expressions"))
+
+    @admin.display(description=_("Expressions"), ordering="n_expressions")
+    def expression_count(self, obj):
+        return obj.n_expressions
+
+
+EXPRESSION_FIELDS = (
+    "dataset", "text", "explanation", "kind", "source", "external_id", "traits", "theme", "metadata",
+)
+
+
+class ExpressionAdminForm(forms.ModelForm):
+    class Meta:
+        model = Expression
+        fields = EXPRESSION_FIELDS
+
+    def clean(self):
+        cleaned = super().clean()
+        text, dataset = cleaned.get("text"), cleaned.get("dataset")
+        if text and dataset:
+            # The unique constraint is on normalized_key, which the form does
+            # not edit, so Django would not check it: do it here, not as a 500.
+            duplicate = Expression.objects.filter(dataset=dataset, normalized_key=normalize_key(text))
+            if self.instance.pk:
+                duplicate = duplicate.exclude(pk=self.instance.pk)
+            if duplicate.exists():
+                self.add_error("text", _("This dataset already holds this expression (ignoring case, spacing and Unicode form)."))
+        return cleaned
+
+
+@admin.register(Expression)
+class ExpressionAdmin(admin.ModelAdmin):
+    form = ExpressionAdminForm
+    list_display = ("text", "dataset", "kind", "theme", "trait_codes")
+    list_filter = ("dataset", "kind", "theme", "traits")
+    search_fields = ("text", "explanation", "external_id")
+    filter_horizontal = ("traits",)
+    readonly_fields = ("normalized_key", "created_at")
+    list_select_related = ("dataset", "theme")
+    fields = (
+        "dataset", "text", "normalized_key", "explanation", "kind", "source", "external_id",
+        "traits", "theme", "metadata", "created_at",
+    )
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).prefetch_related("traits")
+
+    @admin.display(description=_("Traits"))
+    def trait_codes(self, obj):
+        return ", ".join(trait.code for trait in obj.traits.all())
+
+    def save_model(self, request, obj, form, change):
+        obj.normalized_key = normalize_key(obj.text)
+        super().save_model(request, obj, form, change)
+
+
+@admin.register(ImportJob)
+class ImportJobAdmin(admin.ModelAdmin):
+    """Read-only: jobs are created and run by the import service. The uploaded bytes are never shown."""
+
+    list_display = ("filename", "dataset_name", "status", "report_summary", "created_by", "created_at", "finished_at")
+    list_filter = ("status",)
+    search_fields = ("filename", "dataset_name")
+    list_select_related = ("created_by",)
+    fields = (
+        "filename", "dataset_name", "dataset", "status", "report_summary", "column_map", "report",
+        "created_by", "created_at", "finished_at",
+    )
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).defer("content")
+
+    @admin.display(description=_("Result"))
+    def report_summary(self, obj):
+        return (obj.report or {}).get("summary", "")
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

@@ -1,0 +1,60 @@
+"""Load the demo dataset and the demo accounts; safe to run any number of times."""
+
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.services import DEMO_DATASET_NAME, ImportValidationError, demo_accounts_ensure, demo_dataset_load
+
+DEMO_PASSWORD = "vivid-demo"
+DEMO_URL = "http://127.0.0.1:8000/"
+
+
+class Command(BaseCommand):
+    help = (
+        f"Import the VIVID demo idioms into the dataset '{DEMO_DATASET_NAME}' and create one demo account per "
+        f"role plus an admin, all with the password '{DEMO_PASSWORD}'. Idempotent. Refuses to run in production "
+        "unless --force is given."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--force", action="store_true", help="Run even when DJANGO_ENV=production (creates known passwords!)."
+        )
+
+    def handle(self, *args, force: bool = False, **options):
+        if getattr(settings, "PRODUCTION", False) and not force:
+            raise CommandError(
+                "Refusing to seed demo accounts with a known password in production (DJANGO_ENV=production). "
+                "Pass --force if you really mean it."
+            )
+
+        accounts = demo_accounts_ensure(password=DEMO_PASSWORD)
+        admin = User.objects.filter(username="admin").first()
+        try:
+            report = demo_dataset_load(user=admin)
+        except ImportValidationError as exc:
+            raise CommandError(f"The demo CSV did not import: {exc}") from None
+
+        self.stdout.write(f"Dataset '{DEMO_DATASET_NAME}': {report.summary} ({report.rows} rows in the demo file).")
+        self.stdout.write("Accounts: " + ", ".join(f"{a.username} {a.status}" for a in accounts) + ".")
+
+        rows = [("Username", "Role", "Password")] + [(a.username, a.role, DEMO_PASSWORD) for a in accounts]
+        widths = [max(len(row[i]) for row in rows) for i in range(3)]
+
+        def line(cells):
+            return "  " + "  ".join(cell.ljust(width) for cell, width in zip(cells, widths, strict=True)).rstrip()
+
+        self.stdout.write("")
+        self.stdout.write(self.style.SUCCESS(f"VIVID Studio demo: open {DEMO_URL}"))
+        self.stdout.write(line(rows[0]))
+        self.stdout.write(line(["-" * w for w in widths]))
+        for row in rows[1:]:
+            self.stdout.write(line(row))
+        self.stdout.write("")
+        self.stdout.write(
+            self.style.WARNING(
+                f"WARNING: '{DEMO_PASSWORD}' is a demo password known to anyone who reads this code. "
+                "Never use these accounts on a server others can reach."
+            )
+        )

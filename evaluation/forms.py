@@ -1,0 +1,1 @@
+"""Django forms of the evaluation app, for validating input to its views."""

@@ -1,0 +1,1 @@
+"""Database models of the evaluation app (none yet)."""

@@ -1,0 +1,1 @@
+"""Reads of the evaluation app: queries shared by views, the API and services."""

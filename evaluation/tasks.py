@@ -1,0 +1,1 @@
+"""Celery tasks of the evaluation app: thin wrappers that call its services."""

@@ -1,0 +1,5 @@
+"""URL routes of the evaluation app (none yet)."""
+
+app_name = "evaluation"
+
+urlpatterns = []

@@ -1,0 +1,1 @@
+"""HTML views of the evaluation app: thin, they call services and selectors."""

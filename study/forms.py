@@ -1,0 +1,1 @@
+"""Django forms of the study app, for validating input to its views."""

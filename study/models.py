@@ -1,0 +1,1 @@
+"""Database models of the study app (none yet)."""

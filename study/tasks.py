@@ -1,0 +1,1 @@
+"""Celery tasks of the study app: thin wrappers that call its services."""

@@ -1,0 +1,5 @@
+"""URL routes of the study app (none yet)."""
+
+app_name = "study"
+
+urlpatterns = []

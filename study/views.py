@@ -1,0 +1,1 @@
+"""HTML views of the study app: thin, they call services and selectors."""
