@@ -1,21 +1,51 @@
 from django.urls import path
 from rest_framework.routers import DefaultRouter
 
-from . import apis, views
+from . import apis
+from .apis import adjudication as adjudication_api
+from .apis import review as review_api
+from .apis import rounds as rounds_api
+from .apis import stats as stats_api
+from .views import adjudication, corpus, review, rounds, stats
 
 app_name = "annotation"
 
 urlpatterns = [
-    path("datasets/", views.dataset_list, name="dataset_list"),
-    path("datasets/<int:pk>/", views.dataset_detail, name="dataset_detail"),
-    path("datasets/<int:pk>/export/", views.dataset_export, name="dataset_export"),
-    path("imports/new/", views.import_start, name="import_start"),
-    path("imports/<int:pk>/", views.import_detail, name="import_detail"),
-    path("imports/<int:pk>/confirm/", views.import_confirm, name="import_confirm"),
-    path("imports/<int:pk>/cancel/", views.import_cancel, name="import_cancel"),
+    # The corpus
+    path("datasets/", corpus.dataset_list, name="dataset_list"),
+    path("datasets/<int:pk>/", corpus.dataset_detail, name="dataset_detail"),
+    path("datasets/<int:pk>/export/", corpus.dataset_export, name="dataset_export"),
+    path("imports/new/", corpus.import_start, name="import_start"),
+    path("imports/<int:pk>/", corpus.import_detail, name="import_detail"),
+    path("imports/<int:pk>/confirm/", corpus.import_confirm, name="import_confirm"),
+    path("imports/<int:pk>/cancel/", corpus.import_cancel, name="import_cancel"),
+    # Rounds, suggestions and frozen versions (researchers)
+    path("rounds/", rounds.round_list, name="round_list"),
+    path("rounds/new/", rounds.round_new, name="round_new"),
+    path("rounds/<int:pk>/", rounds.round_detail, name="round_detail"),
+    path("rounds/<int:pk>/lock/", rounds.round_lock, name="round_lock"),
+    path("rounds/<int:pk>/reopen/", rounds.round_reopen, name="round_reopen"),
+    path("rounds/<int:pk>/freeze/", rounds.round_freeze, name="round_freeze"),
+    path("suggestions/new/", rounds.suggestion_import, name="suggestion_import"),
+    path("versions/", rounds.version_list, name="version_list"),
+    path("versions/<int:pk>/", rounds.version_detail, name="version_detail"),
+    path("versions/<int:pk>/export/", rounds.version_export, name="version_export"),
+    # Review (annotators)
+    path("rounds/<int:round_pk>/review/", review.queue, name="review_queue"),
+    path("rounds/<int:round_pk>/review/<int:assignment_pk>/", review.item, name="review_item"),
+    path("rounds/<int:round_pk>/review/<int:assignment_pk>/draft/", review.draft, name="review_draft"),
+    path("rounds/<int:round_pk>/review/<int:assignment_pk>/skip/", review.skip, name="review_skip"),
+    path("rounds/<int:round_pk>/my-items/", review.outcomes, name="review_outcomes"),
+    # Adjudication and item history
+    path("rounds/<int:round_pk>/adjudicate/", adjudication.queue, name="adjudication_queue"),
+    path("rounds/<int:round_pk>/adjudicate/<int:item_pk>/", adjudication.item, name="adjudication_item"),
+    path("rounds/<int:round_pk>/items/<int:item_pk>/", adjudication.item_detail, name="item_detail"),
+    # Agreement statistics
+    path("rounds/<int:pk>/stats/", stats.round_stats, name="round_stats"),
 ]
 
 router = DefaultRouter()
+router.APIRootView = apis.ApiRootView
 router.register("datasets", apis.DatasetViewSet, basename="dataset")
 router.register("expressions", apis.ExpressionViewSet, basename="expression")
 router.register("traits", apis.TraitViewSet, basename="trait")
@@ -26,6 +56,20 @@ api_urlpatterns = (
     [
         path("imports/", apis.ImportApi.as_view(), name="import"),
         path("token/", apis.TokenApi.as_view(), name="token"),
+        path("rounds/", rounds_api.RoundListApi.as_view(), name="round_list"),
+        path("rounds/<int:pk>/", rounds_api.RoundDetailApi.as_view(), name="round_detail"),
+        path("rounds/<int:pk>/lock/", rounds_api.RoundLockApi.as_view(), name="round_lock"),
+        path("rounds/<int:pk>/stats/", stats_api.RoundStatsApi.as_view(), name="round_stats"),
+        path("rounds/<int:round_pk>/assignments/", review_api.AssignmentListApi.as_view(), name="assignment_list"),
+        path("assignments/<int:pk>/", review_api.AssignmentDetailApi.as_view(), name="assignment_detail"),
+        path("assignments/<int:pk>/submit/", review_api.AssignmentSubmitApi.as_view(), name="assignment_submit"),
+        path("rounds/<int:round_pk>/adjudication/", adjudication_api.AdjudicationListApi.as_view(), name="adjudication_list"),
+        path("items/<int:pk>/resolve/", adjudication_api.AdjudicationResolveApi.as_view(), name="adjudication_resolve"),
+        path("items/<int:pk>/history/", adjudication_api.ItemHistoryApi.as_view(), name="item_history"),
+        path("suggestions/", rounds_api.SuggestionImportApi.as_view(), name="suggestion_import"),
+        path("versions/", rounds_api.VersionListApi.as_view(), name="version_list"),
+        path("versions/<int:pk>/", rounds_api.VersionDetailApi.as_view(), name="version_detail"),
+        path("versions/<int:pk>/export/", rounds_api.VersionExportApi.as_view(), name="version_export"),
         *router.urls,
     ],
     "api",

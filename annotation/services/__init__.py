@@ -30,8 +30,25 @@ from .imports import (
     parse_column_map,
     render_message,
 )
+from .review import (
+    ConflictError,
+    Labels,
+    adjudication_remove,
+    adjudication_resolve,
+    assignment_draft_save,
+    assignment_labels,
+    assignment_skip,
+    assignment_submit,
+    item_status_refresh,
+    suggested_codes,
+    version_freeze,
+)
+from .rounds import round_create, round_lock, round_reopen, suggestion_set_create, suggestion_set_import
 
 __all__ = [
+    "ConflictError", "Labels", "adjudication_remove", "adjudication_resolve", "assignment_draft_save",
+    "assignment_labels", "assignment_skip", "assignment_submit", "item_status_refresh", "suggested_codes",
+    "version_freeze", "round_create", "round_lock", "round_reopen", "suggestion_set_create", "suggestion_set_import",
     "DEMO_CSV", "DEMO_DATASET_NAME", "EXPORT_FORMATS", "KNOWN_FIELDS", "OPTIONAL_FIELDS", "PREVIEW_ROWS", "REQUIRED_FIELDS",
     "SUPPORTED_EXTENSIONS", "DemoAccount", "ExportError", "ImportJobStateError", "ImportReport",
     "ImportValidationError", "RowError", "dataset_create", "dataset_delete", "dataset_export", "dataset_update",

@@ -19,7 +19,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from ..models import Dataset, Expression, ExpressionKind, ImportJob, ImportJobStatus, Theme, Trait, normalize_key
-from ..selectors import dataset_export_rows
+from ..selectors.corpus import dataset_export_rows
 
 SUPPORTED_EXTENSIONS = (".csv", ".tsv", ".json", ".jsonl", ".xlsx")
 REQUIRED_FIELDS = ("expression", "explanation")
@@ -55,6 +55,10 @@ MESSAGES = {
     "concurrent_change": _("the dataset changed during the import; nothing was written, try again"),
     "duplicate_in_file": _("same as row %(first_row)s of this file"),
     "duplicate_in_dataset": _("already in the dataset"),
+    "unknown_expression": _("'%(value)s' is not in the dataset"),
+    "duplicate_item": _("the same expression as row %(first_row)s"),
+    "unknown_annotator_item": _("annotator '%(annotator)s' already labelled this expression in row %(first_row)s"),
+    "annotator_missing": _("the annotator is empty"),
 }
 
 

@@ -13,12 +13,12 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from . import selectors, services
-from .decorators import role_required
-from .forms import ExpressionFilterForm, ImportForm
-from .localization import localized_name
-from .models import ExpressionKind, ImportJobStatus
-from .roles import RESEARCHER
+from .. import selectors, services
+from ..decorators import role_required
+from ..forms import ExpressionFilterForm, ImportForm
+from ..localization import localized_name
+from ..models import ExpressionKind, ImportJobStatus
+from ..roles import RESEARCHER
 
 EXPRESSIONS_PER_PAGE = 50
 EXPORT_CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}

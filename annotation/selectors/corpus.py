@@ -4,7 +4,7 @@ import unicodedata
 
 from django.db.models import Count, Q, QuerySet
 
-from .models import Dataset, Expression, ImportJob, Theme, Trait, normalize_key
+from ..models import Dataset, Expression, ImportJob, Theme, Trait, normalize_key
 
 
 def dataset_list() -> QuerySet[Dataset]:
@@ -91,3 +91,16 @@ def import_job_get(*, pk: int, user) -> ImportJob | None:
     if not user.is_superuser:
         jobs = jobs.filter(created_by=user)
     return jobs.filter(pk=pk).first()
+
+
+__all__ = [
+    "dataset_list",
+    "dataset_get",
+    "expression_list",
+    "import_job_list",
+    "dataset_export_rows",
+    "trait_list",
+    "theme_list",
+    "dataset_get_by_id",
+    "import_job_get",
+]

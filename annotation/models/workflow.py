@@ -1,0 +1,219 @@
+"""The two-annotator validation workflow (VIVID paper, section 3.3).
+
+Suggestions (stage 1) are kept apart from human labels. A round hands every
+item to annotators (two by default); their assignments are blind to each
+other until adjudication. Unanimous items are accepted, the rest go to an
+adjudicator, and a researcher freezes the accepted items into an immutable
+dataset version.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+from .corpus import Dataset, Expression, Theme, Trait
+
+
+class SuggestionSet(models.Model):
+    """LLM trait suggestions for a dataset, from one model and prompt version."""
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="suggestion_sets")
+    name = models.CharField(max_length=200)
+    model_name = models.CharField(max_length=200)
+    prompt_version = models.CharField(max_length=200, blank=True)
+    source = models.CharField(max_length=300, blank=True, help_text=_("A file name or a model run."))
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [models.UniqueConstraint(fields=["dataset", "name"], name="suggestion_set_unique_name")]
+
+    def __str__(self):
+        return f"{self.name} ({self.model_name})"
+
+
+class Suggestion(models.Model):
+    suggestion_set = models.ForeignKey(SuggestionSet, on_delete=models.CASCADE, related_name="suggestions")
+    expression = models.ForeignKey(Expression, on_delete=models.CASCADE, related_name="suggestions")
+    traits = models.ManyToManyField(Trait, blank=True, related_name="+")
+    raw_output = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["suggestion_set", "expression"], name="suggestion_unique_item")]
+
+    def __str__(self):
+        return f"{self.suggestion_set_id}:{self.expression_id}"
+
+
+class RoundStatus(models.TextChoices):
+    OPEN = "open", _("Open for review")
+    LOCKED = "locked", _("Locked (adjudication)")
+    FROZEN = "frozen", _("Frozen")
+
+
+class AnnotationRound(models.Model):
+    name = models.CharField(max_length=200, unique=True)
+    dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="rounds")
+    suggestion_set = models.ForeignKey(SuggestionSet, null=True, blank=True, on_delete=models.PROTECT, related_name="rounds")
+    annotators = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="annotation_rounds")
+    annotators_per_item = models.PositiveSmallIntegerField(default=2)
+    # What part of the dataset the round covers, as the researcher chose it (kept for the record).
+    item_filter = models.JSONField(default=dict, blank=True)
+    # Anchoring control: suggestions are hidden from this fraction of items, chosen with `seed`.
+    hide_suggestions_fraction = models.FloatField(default=0.0)
+    seed = models.BigIntegerField(default=0)
+    status = models.CharField(max_length=10, choices=RoundStatus.choices, default=RoundStatus.OPEN)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return self.name
+
+
+class ItemStatus(models.TextChoices):
+    PENDING = "pending", _("Awaiting reviews")
+    UNANIMOUS = "unanimous", _("Unanimous")
+    NEEDS_ADJUDICATION = "needs_adjudication", _("Needs adjudication")
+    ADJUDICATED = "adjudicated", _("Adjudicated")
+    REMOVED = "removed", _("Removed")
+
+
+class RemovalReason(models.TextChoices):
+    INACCURATE = "inaccurate", _("Inaccurate")
+    CULTURALLY_INAPPROPRIATE = "culturally_inappropriate", _("Culturally inappropriate")
+    OTHER = "other", _("Other")
+
+
+class RoundItem(models.Model):
+    round = models.ForeignKey(AnnotationRound, on_delete=models.CASCADE, related_name="items")
+    expression = models.ForeignKey(Expression, on_delete=models.PROTECT, related_name="round_items")
+    suggestions_hidden = models.BooleanField(default=False)
+    status = models.CharField(max_length=20, choices=ItemStatus.choices, default=ItemStatus.PENDING)
+    final_traits = models.ManyToManyField(Trait, blank=True, related_name="+")
+    final_theme = models.ForeignKey(Theme, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    resolved_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    resolution_note = models.TextField(blank=True)
+    removal_reason = models.CharField(max_length=30, choices=RemovalReason.choices, blank=True)
+    revision = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["round_id", "id"]
+        constraints = [models.UniqueConstraint(fields=["round", "expression"], name="round_item_unique_expression")]
+        indexes = [models.Index(fields=["round", "status"])]
+
+    def __str__(self):
+        return f"{self.round_id}:{self.expression_id}"
+
+
+class TraitDecision(models.TextChoices):
+    ACCEPT = "accept", _("Accept")
+    REJECT = "reject", _("Reject")
+    UNSURE = "unsure", _("Unsure")
+
+
+class AssignmentStatus(models.TextChoices):
+    PENDING = "pending", _("Not started")
+    DRAFT = "draft", _("Draft")
+    SKIPPED = "skipped", _("Skipped")
+    SUBMITTED = "submitted", _("Submitted")
+
+
+class Assignment(models.Model):
+    """One annotator's review of one item. Only its annotator (and, after the round
+    locks, adjudicators and researchers) may read it."""
+
+    item = models.ForeignKey(RoundItem, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="assignments")
+    position = models.PositiveIntegerField(help_text=_("Order in the annotator's queue."))
+    status = models.CharField(max_length=10, choices=AssignmentStatus.choices, default=AssignmentStatus.PENDING)
+    # {trait code: accept|reject|unsure} for the suggested traits shown.
+    trait_decisions = models.JSONField(default=dict, blank=True)
+    # Trait codes the annotator added (all traits present when suggestions are hidden).
+    added_traits = models.JSONField(default=list, blank=True)
+    theme = models.ForeignKey(Theme, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    flagged = models.BooleanField(default=False)
+    note = models.TextField(blank=True)
+    # Unsubmitted form state, saved as the annotator types, so a refresh or a
+    # crash loses nothing; the fields above change only on submit.
+    draft = models.JSONField(default=dict, blank=True)
+    # Bumped on every submit: a second tab holding an older revision is told
+    # instead of silently overwriting.
+    revision = models.PositiveIntegerField(default=0)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["annotator_id", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "annotator"], name="assignment_unique_annotator"),
+        ]
+        indexes = [models.Index(fields=["annotator", "status", "position"])]
+
+    def __str__(self):
+        return f"{self.item_id} by {self.annotator_id}"
+
+
+class LabelChange(models.Model):
+    """Every change to a label or decision: who, when, old value, new value."""
+
+    item = models.ForeignKey(RoundItem, on_delete=models.CASCADE, related_name="changes")
+    assignment = models.ForeignKey(Assignment, null=True, blank=True, on_delete=models.CASCADE, related_name="changes")
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    at = models.DateTimeField(auto_now_add=True)
+    field = models.CharField(max_length=40)
+    old_value = models.JSONField(null=True, blank=True)
+    new_value = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["at", "id"]
+
+    def __str__(self):
+        return f"{self.field} on {self.item_id}"
+
+
+class DatasetVersion(models.Model):
+    """A named, immutable snapshot of the accepted items of a round."""
+
+    name = models.CharField(max_length=200, unique=True)
+    round = models.ForeignKey(AnnotationRound, on_delete=models.PROTECT, related_name="versions")
+    funnel = models.JSONField(default=dict)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return self.name
+
+
+class Provenance(models.TextChoices):
+    UNANIMOUS = "unanimous", _("Unanimous")
+    ADJUDICATED = "adjudicated", _("Adjudicated")
+
+
+class DatasetVersionItem(models.Model):
+    """Copied values, not references: later edits to the corpus never change a frozen version."""
+
+    version = models.ForeignKey(DatasetVersion, on_delete=models.CASCADE, related_name="items")
+    expression = models.ForeignKey(Expression, null=True, on_delete=models.SET_NULL, related_name="+")
+    external_id = models.CharField(max_length=200, blank=True)
+    text = models.TextField()
+    explanation = models.TextField()
+    kind = models.CharField(max_length=10, blank=True)
+    source = models.CharField(max_length=300, blank=True)
+    traits = models.JSONField(default=list)
+    theme = models.CharField(max_length=40)
+    metadata = models.JSONField(default=dict, blank=True)
+    provenance = models.CharField(max_length=12, choices=Provenance.choices)
+
+    class Meta:
+        ordering = ["version_id", "id"]
+
+    def __str__(self):
+        return self.text

@@ -1,0 +1,182 @@
+"""Reads of the validation workflow. Every read that shows labels applies the blindness rule."""
+
+from django.db.models import Count, Q, QuerySet
+
+from ..models import (
+    AnnotationRound,
+    Assignment,
+    AssignmentStatus,
+    DatasetVersion,
+    ItemStatus,
+    LabelChange,
+    RoundItem,
+    RoundStatus,
+)
+from ..roles import ADJUDICATOR, RESEARCHER, has_role
+
+
+def round_list(*, user) -> QuerySet[AnnotationRound]:
+    """Researchers and adjudicators see every round; annotators see the rounds they are in."""
+    rounds = AnnotationRound.objects.select_related("dataset", "suggestion_set").annotate(
+        n_items=Count("items", distinct=True)
+    )
+    if not has_role(user, RESEARCHER, ADJUDICATOR):
+        rounds = rounds.filter(annotators=user)
+    return rounds.order_by("-created_at")
+
+
+def round_get(*, pk: int, user) -> AnnotationRound | None:
+    return round_list(user=user).filter(pk=pk).first()
+
+
+def round_funnel(*, round: AnnotationRound) -> dict:
+    """The curation funnel: imported, reviewed by all, unanimous, adjudicated, removed, final."""
+    counts = dict(round.items.values_list("status").annotate(n=Count("id")).values_list("status", "n"))
+    unanimous = counts.get(ItemStatus.UNANIMOUS, 0)
+    adjudicated = counts.get(ItemStatus.ADJUDICATED, 0)
+    removed = counts.get(ItemStatus.REMOVED, 0)
+    waiting = counts.get(ItemStatus.NEEDS_ADJUDICATION, 0)
+    return {
+        "imported": round.dataset.expressions.count(),
+        "in_round": sum(counts.values()),
+        "reviewed_by_all": unanimous + adjudicated + removed + waiting,
+        "unanimous": unanimous,
+        "needs_adjudication": waiting,
+        "adjudicated": adjudicated,
+        "removed": removed,
+        "final": unanimous + adjudicated,
+    }
+
+
+def annotator_queue(*, round: AnnotationRound, user) -> QuerySet[Assignment]:
+    return (
+        Assignment.objects.filter(item__round=round, annotator=user)
+        .select_related("item__expression", "theme")
+        .order_by("position")
+    )
+
+
+def annotator_progress(*, round: AnnotationRound, user) -> dict:
+    counts = dict(
+        Assignment.objects.filter(item__round=round, annotator=user)
+        .values_list("status")
+        .annotate(n=Count("id"))
+        .values_list("status", "n")
+    )
+    total = sum(counts.values())
+    done = counts.get(AssignmentStatus.SUBMITTED, 0)
+    return {
+        "total": total,
+        "done": done,
+        "skipped": counts.get(AssignmentStatus.SKIPPED, 0),
+        "percent": round_percent(done, total),
+    }
+
+
+def round_percent(done: int, total: int) -> int:
+    return int(100 * done / total) if total else 0
+
+
+def annotator_next(*, round: AnnotationRound, user, after: Assignment | None = None) -> Assignment | None:
+    """The next item to review: unstarted or drafted items in queue order after
+    the current one, wrapping around; skipped items only once nothing else is left."""
+    queue = annotator_queue(round=round, user=user)
+    open_items = queue.filter(status__in=[AssignmentStatus.PENDING, AssignmentStatus.DRAFT])
+    if after is not None:
+        open_items = open_items.exclude(pk=after.pk)
+        later = open_items.filter(position__gt=after.position).first()
+        if later:
+            return later
+    return (
+        open_items.first()
+        or queue.filter(status=AssignmentStatus.SKIPPED).exclude(pk=getattr(after, "pk", None)).first()
+    )
+
+
+def assignment_get(*, pk: int, user) -> Assignment | None:
+    """An annotator reads only their own assignments."""
+    return (
+        Assignment.objects.filter(pk=pk, annotator=user)
+        .select_related("item__round__suggestion_set", "item__expression", "theme")
+        .first()
+    )
+
+
+def can_see_all_labels(*, user, round: AnnotationRound) -> bool:
+    """The blindness rule: other annotators' labels stay hidden until the round is locked,
+    and then only adjudicators and researchers see them (annotators see final outcomes)."""
+    return round.status != RoundStatus.OPEN and has_role(user, ADJUDICATOR, RESEARCHER)
+
+
+def adjudication_queue(*, round: AnnotationRound) -> QuerySet[RoundItem]:
+    return round.items.filter(status=ItemStatus.NEEDS_ADJUDICATION).select_related("expression").order_by("id")
+
+
+def item_history(*, item: RoundItem, user) -> QuerySet[LabelChange]:
+    """Every change on an item; an annotator who may not see all labels sees only their own."""
+    changes = item.changes.select_related("actor", "assignment").order_by("at", "id")
+    if not can_see_all_labels(user=user, round=item.round):
+        changes = changes.filter(
+            Q(assignment__annotator=user) | (Q(assignment__isnull=True) & ~Q(item__round__status=RoundStatus.OPEN))
+        )
+    return changes
+
+
+def annotator_outcomes(*, round: AnnotationRound, user) -> QuerySet[Assignment]:
+    """After adjudication an annotator sees how each of their items ended."""
+    return (
+        annotator_queue(round=round, user=user)
+        .select_related("item__final_theme")
+        .prefetch_related("item__final_traits")
+    )
+
+
+def version_list() -> QuerySet[DatasetVersion]:
+    return DatasetVersion.objects.select_related("round__dataset", "created_by").annotate(n_items=Count("items"))
+
+
+def round_submitted_labels(*, round: AnnotationRound) -> list[dict]:
+    """Submitted labels, one row per item and annotator, for the agreement statistics."""
+    rows = (
+        Assignment.objects.filter(item__round=round, status=AssignmentStatus.SUBMITTED)
+        .values(
+            "item_id",
+            "annotator__username",
+            "theme__code",
+            "trait_decisions",
+            "added_traits",
+            "item__suggestions_hidden",
+        )
+        .order_by("item_id", "annotator__username")
+    )
+    result = []
+    for row in rows:
+        accepted = {code for code, d in (row["trait_decisions"] or {}).items() if d == "accept"}
+        result.append(
+            {
+                "item": row["item_id"],
+                "annotator": row["annotator__username"],
+                "theme": row["theme__code"],
+                "traits": sorted(accepted | set(row["added_traits"] or [])),
+                "suggestions_hidden": row["item__suggestions_hidden"],
+            }
+        )
+    return result
+
+
+__all__ = [
+    "round_list",
+    "round_get",
+    "round_funnel",
+    "annotator_queue",
+    "annotator_progress",
+    "round_percent",
+    "annotator_next",
+    "assignment_get",
+    "can_see_all_labels",
+    "adjudication_queue",
+    "item_history",
+    "annotator_outcomes",
+    "version_list",
+    "round_submitted_labels",
+]

@@ -1,0 +1,302 @@
+"""Review, adjudication and curation: the human side of the VIVID validation.
+
+An annotator's labels are blind to the other annotator until the round is
+locked. An item is unanimous when every annotator submitted the same traits
+and theme with nothing unsure or flagged; otherwise it needs adjudication.
+Only unanimous and adjudicated items enter a frozen version.
+"""
+
+from dataclasses import dataclass
+
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from ..models import (
+    AnnotationRound,
+    Assignment,
+    AssignmentStatus,
+    DatasetVersion,
+    DatasetVersionItem,
+    ItemStatus,
+    LabelChange,
+    Provenance,
+    RemovalReason,
+    RoundItem,
+    RoundStatus,
+    Theme,
+    Trait,
+    TraitDecision,
+)
+
+DRAFT_KEYS = ("trait_decisions", "added_traits", "theme", "flagged", "note")
+
+
+class ConflictError(Exception):
+    """Someone else changed the record first; the caller's input was not saved."""
+
+    def __init__(self, message: str, *, current=None):
+        super().__init__(message)
+        self.current = current
+
+
+@dataclass(frozen=True)
+class Labels:
+    traits: frozenset[str]
+    theme: str | None
+    unsure: frozenset[str]
+    flagged: bool
+
+
+def assignment_labels(assignment: Assignment) -> Labels:
+    """The traits an annotator marked present: accepted suggestions plus added ones."""
+    decisions = assignment.trait_decisions or {}
+    accepted = {code for code, decision in decisions.items() if decision == TraitDecision.ACCEPT}
+    unsure = {code for code, decision in decisions.items() if decision == TraitDecision.UNSURE}
+    return Labels(
+        traits=frozenset(accepted | set(assignment.added_traits or [])),
+        theme=assignment.theme.code if assignment.theme_id else None,
+        unsure=frozenset(unsure),
+        flagged=assignment.flagged,
+    )
+
+
+def suggested_codes(item: RoundItem) -> list[str]:
+    """The suggested traits an annotator must decide on ([] when hidden or no set)."""
+    if item.suggestions_hidden or item.round.suggestion_set_id is None:
+        return []
+    suggestion = item.expression.suggestions.filter(suggestion_set_id=item.round.suggestion_set_id).first()
+    if suggestion is None:
+        return []
+    return [t.code for t in suggestion.traits.order_by("number")]
+
+
+def _log(*, item, actor, field, old, new, assignment=None):
+    if old != new:
+        LabelChange.objects.create(item=item, assignment=assignment, actor=actor, field=field, old_value=old, new_value=new)
+
+
+def _round_status(round_id: int) -> str:
+    # Read fresh: the caller's round object may predate a lock.
+    return AnnotationRound.objects.filter(pk=round_id).values_list("status", flat=True).get()
+
+
+def _check_annotator(assignment: Assignment, user) -> None:
+    if assignment.annotator_id != user.pk:
+        raise PermissionDenied("This item is not in your queue.")
+    if _round_status(assignment.item.round_id) != RoundStatus.OPEN:
+        raise ValidationError("The round is locked; answers can no longer change.")
+
+
+def assignment_draft_save(*, assignment: Assignment, user, data: dict) -> Assignment:
+    """Keep unsubmitted input as it is typed (only known keys, never validated: it is a draft)."""
+    _check_annotator(assignment, user)
+    draft = {key: data[key] for key in DRAFT_KEYS if key in data}
+    Assignment.objects.filter(pk=assignment.pk).update(draft=draft, updated_at=timezone.now())
+    if assignment.status == AssignmentStatus.PENDING:
+        Assignment.objects.filter(pk=assignment.pk, status=AssignmentStatus.PENDING).update(status=AssignmentStatus.DRAFT)
+    assignment.refresh_from_db()
+    return assignment
+
+
+def assignment_skip(*, assignment: Assignment, user) -> Assignment:
+    """Put an item at the back of the queue; its draft is kept."""
+    _check_annotator(assignment, user)
+    Assignment.objects.filter(
+        pk=assignment.pk, status__in=[AssignmentStatus.PENDING, AssignmentStatus.DRAFT]
+    ).update(status=AssignmentStatus.SKIPPED)
+    assignment.refresh_from_db()
+    return assignment
+
+
+@transaction.atomic
+def assignment_submit(
+    *,
+    assignment: Assignment,
+    user,
+    theme: str,
+    trait_decisions: dict[str, str] | None = None,
+    added_traits: list[str] | None = None,
+    flagged: bool = False,
+    note: str = "",
+    revision: int | None = None,
+) -> Assignment:
+    """Record an annotator's review. Submitting again edits it, until the round is locked.
+
+    ``revision`` is the revision the form was loaded with; if another tab
+    submitted in between, ConflictError is raised and nothing changes.
+    """
+    assignment = Assignment.objects.select_for_update().select_related("item__round", "item__expression", "theme").get(pk=assignment.pk)
+    _check_annotator(assignment, user)
+    if revision is not None and revision != assignment.revision:
+        raise ConflictError("This item was saved from another tab or window; reload it to see the saved answer.", current=assignment)
+
+    errors = {}
+    trait_codes = set(Trait.objects.values_list("code", flat=True))
+    theme_obj = Theme.objects.filter(code=theme).first() if theme else None
+    if theme_obj is None:
+        errors["theme"] = "choose one theme"
+    suggested = suggested_codes(assignment.item)
+    decisions = {code: d for code, d in (trait_decisions or {}).items() if d}
+    unknown = set(decisions) - set(suggested)
+    if unknown:
+        errors["trait_decisions"] = f"not suggested for this item: {', '.join(sorted(unknown))}"
+    missing = [code for code in suggested if code not in decisions]
+    if missing:
+        errors["trait_decisions"] = f"accept, reject or mark unsure: {', '.join(missing)}"
+    if any(d not in TraitDecision.values for d in decisions.values()):
+        errors["trait_decisions"] = "a decision is accept, reject or unsure"
+    added = sorted(set(added_traits or []))
+    if set(added) - trait_codes:
+        errors["added_traits"] = f"unknown trait {', '.join(sorted(set(added) - trait_codes))}"
+    if set(added) & set(suggested):
+        errors["added_traits"] = "a suggested trait is decided above, not added"
+    if errors:
+        raise ValidationError(errors)
+
+    before = assignment_labels(assignment) if assignment.status == AssignmentStatus.SUBMITTED else None
+    old = {
+        "theme": assignment.theme.code if assignment.theme_id else None,
+        "trait_decisions": assignment.trait_decisions,
+        "added_traits": assignment.added_traits,
+        "flagged": assignment.flagged,
+        "note": assignment.note,
+    }
+    assignment.theme = theme_obj
+    assignment.trait_decisions = decisions
+    assignment.added_traits = added
+    assignment.flagged = flagged
+    assignment.note = note.strip()
+    assignment.status = AssignmentStatus.SUBMITTED
+    assignment.submitted_at = timezone.now()
+    assignment.draft = {}
+    assignment.revision += 1
+    assignment.save()
+    new = {"theme": theme, "trait_decisions": decisions, "added_traits": added, "flagged": flagged, "note": assignment.note}
+    for key in old:
+        _log(item=assignment.item, assignment=assignment, actor=user, field=key, old=old[key] if before else None, new=new[key])
+    item_status_refresh(item=assignment.item)
+    return assignment
+
+
+def item_status_refresh(*, item: RoundItem) -> RoundItem:
+    """Derive an item's status from its submitted reviews (while nobody has adjudicated it)."""
+    if item.status in (ItemStatus.ADJUDICATED, ItemStatus.REMOVED):
+        return item
+    assignments = list(item.assignments.select_related("theme"))
+    if not assignments or any(a.status != AssignmentStatus.SUBMITTED for a in assignments):
+        status = ItemStatus.PENDING
+    else:
+        labels = [assignment_labels(a) for a in assignments]
+        agree = len({(lab.traits, lab.theme) for lab in labels}) == 1
+        clean = not any(lab.unsure or lab.flagged for lab in labels)
+        status = ItemStatus.UNANIMOUS if agree and clean else ItemStatus.NEEDS_ADJUDICATION
+    item.status = status
+    if status == ItemStatus.UNANIMOUS:
+        item.final_theme = assignments[0].theme
+        item.save(update_fields=["status", "final_theme"])
+        item.final_traits.set(Trait.objects.filter(code__in=labels[0].traits))
+    else:
+        item.final_theme = None
+        item.save(update_fields=["status", "final_theme"])
+        item.final_traits.clear()
+    return item
+
+
+def _claim_for_adjudication(item: RoundItem, user, revision: int, new_status: str) -> RoundItem:
+    if _round_status(item.round_id) != RoundStatus.LOCKED:
+        raise ValidationError("Adjudication happens while the round is locked.")
+    claimed = RoundItem.objects.filter(pk=item.pk, status=ItemStatus.NEEDS_ADJUDICATION, revision=revision).update(
+        status=new_status, revision=F("revision") + 1, resolved_by=user, resolved_at=timezone.now()
+    )
+    if not claimed:
+        current = RoundItem.objects.select_related("resolved_by").get(pk=item.pk)
+        who = current.resolved_by.get_username() if current.resolved_by else "someone else"
+        raise ConflictError(f"{who} resolved this item first ({current.get_status_display().lower()}); your decision was not saved.", current=current)
+    return RoundItem.objects.get(pk=item.pk)
+
+
+@transaction.atomic
+def adjudication_resolve(*, item: RoundItem, user, traits: list[str], theme: str, note: str = "", revision: int) -> RoundItem:
+    """Record the final traits and theme of a disputed item. The first adjudicator wins."""
+    theme_obj = Theme.objects.filter(code=theme).first()
+    trait_objs = list(Trait.objects.filter(code__in=traits))
+    errors = {}
+    if theme_obj is None:
+        errors["theme"] = "choose one theme"
+    if len(trait_objs) != len(set(traits)):
+        errors["traits"] = "unknown trait code"
+    if errors:
+        raise ValidationError(errors)
+    item = _claim_for_adjudication(item, user, revision, ItemStatus.ADJUDICATED)
+    item.final_theme = theme_obj
+    item.resolution_note = note.strip()
+    item.save(update_fields=["final_theme", "resolution_note"])
+    item.final_traits.set(trait_objs)
+    _log(item=item, actor=user, field="status", old=ItemStatus.NEEDS_ADJUDICATION, new=ItemStatus.ADJUDICATED)
+    _log(item=item, actor=user, field="final_theme", old=None, new=theme)
+    _log(item=item, actor=user, field="final_traits", old=None, new=sorted(t.code for t in trait_objs))
+    return item
+
+
+@transaction.atomic
+def adjudication_remove(*, item: RoundItem, user, reason: str, note: str = "", revision: int) -> RoundItem:
+    """Drop an item from the final dataset (inaccurate or culturally inappropriate), with a reason."""
+    if reason not in RemovalReason.values:
+        raise ValidationError({"reason": f"one of {', '.join(RemovalReason.values)}"})
+    if reason == RemovalReason.OTHER and not note.strip():
+        raise ValidationError({"note": "say why the item is removed"})
+    item = _claim_for_adjudication(item, user, revision, ItemStatus.REMOVED)
+    item.removal_reason = reason
+    item.resolution_note = note.strip()
+    item.save(update_fields=["removal_reason", "resolution_note"])
+    _log(item=item, actor=user, field="status", old=ItemStatus.NEEDS_ADJUDICATION, new=ItemStatus.REMOVED)
+    _log(item=item, actor=user, field="removal_reason", old=None, new=reason)
+    return item
+
+
+@transaction.atomic
+def version_freeze(*, round: AnnotationRound, name: str, user=None) -> DatasetVersion:
+    """Freeze the accepted items of a locked round into a named, immutable version."""
+    from ..selectors import round_funnel
+
+    round = AnnotationRound.objects.select_for_update().get(pk=round.pk)
+    name = (name or "").strip()
+    if not name:
+        raise ValidationError({"name": "a version needs a name"})
+    if DatasetVersion.objects.filter(name=name).exists():
+        raise ValidationError({"name": f"a version named '{name}' already exists"})
+    if round.status == RoundStatus.OPEN:
+        raise ValidationError("Lock the round before freezing a version.")
+    waiting = round.items.filter(status=ItemStatus.NEEDS_ADJUDICATION).count()
+    if waiting:
+        raise ValidationError(f"{waiting} item(s) still need adjudication.")
+    version = DatasetVersion.objects.create(name=name, round=round, funnel=round_funnel(round=round), created_by=user)
+    accepted = (
+        round.items.filter(status__in=[ItemStatus.UNANIMOUS, ItemStatus.ADJUDICATED])
+        .select_related("expression", "final_theme")
+        .prefetch_related("final_traits")
+        .order_by("expression_id")
+    )
+    DatasetVersionItem.objects.bulk_create(
+        [
+            DatasetVersionItem(
+                version=version,
+                expression=item.expression,
+                external_id=item.expression.external_id,
+                text=item.expression.text,
+                explanation=item.expression.explanation,
+                kind=item.expression.kind,
+                source=item.expression.source,
+                traits=[t.code for t in sorted(item.final_traits.all(), key=lambda t: t.number)],
+                theme=item.final_theme.code,
+                metadata=item.expression.metadata,
+                provenance=Provenance.UNANIMOUS if item.status == ItemStatus.UNANIMOUS else Provenance.ADJUDICATED,
+            )
+            for item in accepted
+        ],
+        batch_size=1000,
+    )
+    AnnotationRound.objects.filter(pk=round.pk).update(status=RoundStatus.FROZEN)
+    return version

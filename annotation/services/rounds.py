@@ -1,0 +1,238 @@
+"""Suggestions and rounds: what annotators are given to review.
+
+Stage 1 of the VIVID validation (paper section 3.3) attaches LLM trait
+suggestions to a dataset; a round then hands each item to annotators, two by
+default, spread so that every pair of annotators overlaps evenly.
+"""
+
+import itertools
+import random
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import QuerySet
+
+from ..models import (
+    AnnotationRound,
+    Assignment,
+    Dataset,
+    Expression,
+    RoundItem,
+    RoundStatus,
+    Suggestion,
+    SuggestionSet,
+    Trait,
+    normalize_key,
+)
+from .imports import ImportReport, ImportValidationError, RowError, _cell, _parse_traits, _read_table, _TableError
+
+
+def _traits_by_token() -> tuple[list[Trait], dict[str, Trait]]:
+    traits = list(Trait.objects.order_by("number"))
+    return traits, {t.code: t for t in traits} | {str(t.number): t for t in traits}
+
+
+def suggestion_set_import(
+    *,
+    dataset: Dataset,
+    name: str,
+    model_name: str,
+    filename: str,
+    content: bytes,
+    prompt_version: str = "",
+    user=None,
+) -> SuggestionSet:
+    """Attach LLM trait suggestions from a file (columns ``expression``, ``traits``, optional ``raw_output``).
+
+    All or nothing, like the corpus import: an unknown expression or trait
+    code aborts with every error named by row and column.
+    """
+    report = ImportReport(dataset_name=dataset.name, filename=filename, dry_run=False)
+    try:
+        columns, records, first_row = _read_table(filename, content)
+    except _TableError as exc:
+        report.errors.append(exc.error)
+        raise ImportValidationError(report) from None
+    by_lower = {c.strip().lower(): c for c in columns}
+    for required in ("expression", "traits"):
+        if required not in by_lower:
+            report.errors.append(RowError(None, required, "required_column_missing", {"columns": ", ".join(columns)}))
+    if report.errors:
+        raise ImportValidationError(report)
+    if SuggestionSet.objects.filter(dataset=dataset, name=name).exists():
+        raise ValidationError({"name": f"the dataset already has a suggestion set named '{name}'"})
+
+    traits, traits_by_token = _traits_by_token()
+    expressions = dict(Expression.objects.filter(dataset=dataset).values_list("normalized_key", "id"))
+    seen: dict[int, int] = {}
+    rows = []
+    for offset, record in enumerate(records):
+        row = first_row + offset
+        if record is None:
+            continue
+        text = _cell(record.get(by_lower["expression"]))
+        expression_id = expressions.get(normalize_key(text))
+        if expression_id is None:
+            report.errors.append(RowError(row, by_lower["expression"], "unknown_expression", {"value": text}))
+            continue
+        if expression_id in seen:
+            report.errors.append(RowError(row, by_lower["expression"], "duplicate_item", {"first_row": seen[expression_id]}))
+            continue
+        seen[expression_id] = row
+        found, unknown = _parse_traits(record.get(by_lower["traits"]), traits_by_token)
+        if unknown:
+            report.errors.append(
+                RowError(
+                    row,
+                    by_lower["traits"],
+                    "unknown_trait",
+                    {"values": ", ".join(repr(u) for u in unknown), "codes": ", ".join(t.code for t in traits), "count": len(traits)},
+                )
+            )
+            continue
+        raw = _cell(record.get(by_lower["raw_output"])) if "raw_output" in by_lower else ""
+        rows.append((expression_id, found, raw))
+    if report.errors:
+        raise ImportValidationError(report)
+    return suggestion_set_create(
+        dataset=dataset, name=name, model_name=model_name, prompt_version=prompt_version, source=filename,
+        predictions=[(eid, [t.code for t in found], raw) for eid, found, raw in rows], user=user,
+    )
+
+
+@transaction.atomic
+def suggestion_set_create(
+    *,
+    dataset: Dataset,
+    name: str,
+    model_name: str,
+    predictions: list[tuple[int, list[str], str]],
+    prompt_version: str = "",
+    source: str = "",
+    user=None,
+) -> SuggestionSet:
+    """Store suggestions given as (expression id, trait codes, raw model output).
+
+    The entry point for a model run as well as for a file.
+    """
+    if SuggestionSet.objects.filter(dataset=dataset, name=name).exists():
+        raise ValidationError({"name": f"the dataset already has a suggestion set named '{name}'"})
+    suggestion_set = SuggestionSet.objects.create(
+        dataset=dataset, name=name, model_name=model_name, prompt_version=prompt_version, source=source, created_by=user
+    )
+    trait_ids = dict(Trait.objects.values_list("code", "id"))
+    created = Suggestion.objects.bulk_create(
+        [Suggestion(suggestion_set=suggestion_set, expression_id=eid, raw_output=raw) for eid, _codes, raw in predictions]
+    )
+    Suggestion.traits.through.objects.bulk_create(
+        [
+            Suggestion.traits.through(suggestion_id=suggestion.pk, trait_id=trait_ids[code])
+            for suggestion, (_eid, codes, _raw) in zip(created, predictions, strict=True)
+            for code in codes
+        ]
+    )
+    return suggestion_set
+
+
+def _pair_schedule(annotators: list, per_item: int, n_items: int, rng: random.Random) -> list[tuple]:
+    """Which annotators review each item, so every group of `per_item` annotators
+    gets an equal share (to within one item).
+
+    Cycling through all combinations in a shuffled order balances pairwise
+    overlap, which Fleiss' kappa and pairwise Cohen's kappa both need.
+    """
+    groups = list(itertools.combinations(annotators, per_item))
+    rng.shuffle(groups)
+    return [groups[i % len(groups)] for i in range(n_items)]
+
+
+@transaction.atomic
+def round_create(
+    *,
+    name: str,
+    dataset: Dataset,
+    annotators: list,
+    user=None,
+    expressions: QuerySet[Expression] | None = None,
+    item_filter: dict | None = None,
+    suggestion_set: SuggestionSet | None = None,
+    annotators_per_item: int = 2,
+    hide_suggestions_fraction: float = 0.0,
+    seed: int | None = None,
+) -> AnnotationRound:
+    """Create a round over a dataset (or the given part of it) and hand out the items.
+
+    Each annotator's queue comes in its own random order; the seed is stored so
+    the assignment and the hidden-suggestion control can be reproduced.
+    """
+    errors = {}
+    name = (name or "").strip()
+    if not name:
+        errors["name"] = "a round needs a name"
+    elif AnnotationRound.objects.filter(name=name).exists():
+        errors["name"] = f"a round named '{name}' already exists"
+    annotators = list(dict.fromkeys(annotators))
+    if annotators_per_item < 1:
+        errors["annotators_per_item"] = "at least one annotator per item"
+    elif len(annotators) < annotators_per_item:
+        errors["annotators"] = f"pick at least {annotators_per_item} annotators"
+    if not 0.0 <= hide_suggestions_fraction <= 1.0:
+        errors["hide_suggestions_fraction"] = "a fraction between 0 and 1"
+    if hide_suggestions_fraction and suggestion_set is None:
+        errors["hide_suggestions_fraction"] = "hiding suggestions needs a suggestion set"
+    if suggestion_set is not None and suggestion_set.dataset_id != dataset.pk:
+        errors["suggestion_set"] = "the suggestion set belongs to another dataset"
+    items = list((expressions if expressions is not None else dataset.expressions.all()).filter(dataset=dataset).order_by("id").values_list("id", flat=True))
+    if not items:
+        errors["items"] = "the round would have no items"
+    if errors:
+        raise ValidationError(errors)
+
+    seed = random.SystemRandom().randrange(2**31) if seed is None else seed
+    rng = random.Random(seed)
+    round_ = AnnotationRound.objects.create(
+        name=name,
+        dataset=dataset,
+        suggestion_set=suggestion_set,
+        annotators_per_item=annotators_per_item,
+        item_filter=item_filter or {},
+        hide_suggestions_fraction=hide_suggestions_fraction,
+        seed=seed,
+        created_by=user,
+    )
+    round_.annotators.set(annotators)
+    hidden = set(rng.sample(items, round(len(items) * hide_suggestions_fraction))) if hide_suggestions_fraction else set()
+    round_items = RoundItem.objects.bulk_create(
+        [RoundItem(round=round_, expression_id=eid, suggestions_hidden=eid in hidden) for eid in items]
+    )
+    schedule = _pair_schedule(annotators, annotators_per_item, len(round_items), rng)
+    queues: dict = {a.pk: [] for a in annotators}
+    for item, group in zip(round_items, schedule, strict=True):
+        for annotator in group:
+            queues[annotator.pk].append(item)
+    assignments = []
+    for annotator_id, queue in queues.items():
+        rng.shuffle(queue)
+        assignments.extend(
+            Assignment(item=item, annotator_id=annotator_id, position=position) for position, item in enumerate(queue, 1)
+        )
+    Assignment.objects.bulk_create(assignments, batch_size=2000)
+    return round_
+
+
+def round_lock(*, round: AnnotationRound, user=None) -> AnnotationRound:
+    """Close the round to annotators and open it to adjudication."""
+    changed = AnnotationRound.objects.filter(pk=round.pk, status=RoundStatus.OPEN).update(status=RoundStatus.LOCKED)
+    round.refresh_from_db()
+    if not changed:
+        raise ValidationError(f"the round is {round.get_status_display().lower()}, not open")
+    return round
+
+
+def round_reopen(*, round: AnnotationRound, user=None) -> AnnotationRound:
+    """Give the round back to annotators (before any version is frozen)."""
+    changed = AnnotationRound.objects.filter(pk=round.pk, status=RoundStatus.LOCKED).update(status=RoundStatus.OPEN)
+    round.refresh_from_db()
+    if not changed:
+        raise ValidationError(f"the round is {round.get_status_display().lower()}, not locked")
+    return round

@@ -1,0 +1,10 @@
+"""Placeholder: being written."""
+
+from django.http import HttpResponse
+
+
+def _todo(request, *args, **kwargs):
+    return HttpResponse("todo", status=501)
+
+
+queue = item = item_detail = _todo
