@@ -5,7 +5,22 @@ from django.contrib import admin
 from django.db.models import Count
 from django.utils.translation import gettext_lazy as _
 
-from .models import Dataset, Expression, ImportJob, Theme, Trait, normalize_key
+from .models import (
+    AnnotationRound,
+    Assignment,
+    Dataset,
+    DatasetVersion,
+    DatasetVersionItem,
+    Expression,
+    ImportJob,
+    LabelChange,
+    RoundItem,
+    Suggestion,
+    SuggestionSet,
+    Theme,
+    Trait,
+    normalize_key,
+)
 
 
 class _TaxonomyAdmin(admin.ModelAdmin):
@@ -125,3 +140,68 @@ class ImportJobAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+
+class _ReadOnlyAdmin(admin.ModelAdmin):
+    """Workflow records change only through the services, which keep the history and
+    the blindness rule; the admin shows them for inspection."""
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(SuggestionSet)
+class SuggestionSetAdmin(_ReadOnlyAdmin):
+    list_display = ("name", "dataset", "model_name", "prompt_version", "created_at")
+    list_filter = ("dataset",)
+
+
+@admin.register(Suggestion)
+class SuggestionAdmin(_ReadOnlyAdmin):
+    list_display = ("expression", "suggestion_set")
+    list_filter = ("suggestion_set",)
+    list_select_related = ("expression", "suggestion_set")
+
+
+@admin.register(AnnotationRound)
+class AnnotationRoundAdmin(_ReadOnlyAdmin):
+    list_display = ("name", "dataset", "status", "annotators_per_item", "hide_suggestions_fraction", "seed", "created_at")
+    list_filter = ("status", "dataset")
+
+
+@admin.register(RoundItem)
+class RoundItemAdmin(_ReadOnlyAdmin):
+    list_display = ("expression", "round", "status", "suggestions_hidden", "final_theme", "resolved_by")
+    list_filter = ("round", "status", "suggestions_hidden")
+    list_select_related = ("expression", "round", "final_theme", "resolved_by")
+
+
+@admin.register(Assignment)
+class AssignmentAdmin(_ReadOnlyAdmin):
+    list_display = ("item", "annotator", "position", "status", "theme", "flagged", "submitted_at")
+    list_filter = ("status", "item__round", "annotator")
+    list_select_related = ("item__expression", "annotator", "theme")
+
+
+@admin.register(LabelChange)
+class LabelChangeAdmin(_ReadOnlyAdmin):
+    list_display = ("item", "field", "old_value", "new_value", "actor", "at")
+    list_filter = ("field", "item__round")
+    list_select_related = ("item", "actor")
+
+
+@admin.register(DatasetVersion)
+class DatasetVersionAdmin(_ReadOnlyAdmin):
+    list_display = ("name", "round", "created_by", "created_at")
+
+
+@admin.register(DatasetVersionItem)
+class DatasetVersionItemAdmin(_ReadOnlyAdmin):
+    list_display = ("text", "version", "theme", "provenance")
+    list_filter = ("version", "provenance")

@@ -55,8 +55,28 @@ def corpus(superuser):
 
 
 def test_it_registers_every_annotation_model():
+    from django.apps import apps
+
     registered = {model for model in admin.site._registry if model._meta.app_label == "annotation"}
-    assert registered == set(ANNOTATION_MODELS)
+    assert registered == set(apps.get_app_config("annotation").get_models())
+
+
+@pytest.mark.django_db
+def test_it_shows_workflow_records_read_only(superuser_client):
+    from annotation.models import (
+        AnnotationRound,
+        Assignment,
+        DatasetVersion,
+        DatasetVersionItem,
+        LabelChange,
+        RoundItem,
+        Suggestion,
+        SuggestionSet,
+    )
+
+    for model in (SuggestionSet, Suggestion, AnnotationRound, RoundItem, Assignment, LabelChange, DatasetVersion, DatasetVersionItem):
+        assert superuser_client.get(_url(model, "changelist")).status_code == 200
+        assert superuser_client.get(_url(model, "add")).status_code == 403
 
 
 @pytest.mark.django_db
