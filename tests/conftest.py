@@ -97,6 +97,9 @@ def celery_overrides(**values):
     old value back. Connection pools are dropped on both sides because they are
     built from broker_url on first use.
     """
+    # Reading a key finalises the lazy configuration; changes made before
+    # that point would be lost when Celery later builds it from Django settings.
+    celery_app.conf.broker_url  # noqa: B018
     changes = celery_app.conf.changes
     missing = object()
     saved = {key: changes.get(key, missing) for key in values}
