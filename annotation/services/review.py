@@ -175,7 +175,10 @@ def assignment_submit(
     assignment.save()
     new = {"theme": theme, "trait_decisions": decisions, "added_traits": added, "flagged": flagged, "note": assignment.note}
     for key in old:
-        _log(item=assignment.item, assignment=assignment, actor=user, field=key, old=old[key] if before else None, new=new[key])
+        previous = old[key] if before else None
+        if previous is None and new[key] in ("", [], {}, False):
+            continue  # an empty field on a first submit is not a change worth a history row
+        _log(item=assignment.item, assignment=assignment, actor=user, field=key, old=previous, new=new[key])
     item_status_refresh(item=assignment.item)
     return assignment
 
