@@ -1,10 +1,302 @@
-"""Placeholder: being written."""
+"""The annotator's review queue (workflow step 3).
 
-from django.http import HttpResponse
+One item at a time: the expression, the suggested traits to accept, reject or
+mark unsure, traits the model missed, one theme, a flag and a note. With htmx a
+submit answers with the next item's panel (and pushes its URL); without
+JavaScript the same form works by POST/redirect/GET. Input is autosaved as a
+draft, and the assignment's revision turns a stale second tab into a message
+instead of a silent overwrite.
+
+Blindness: everything here is read through ``assignment_get`` and the
+annotator's own queue; another annotator's answer, note or progress never
+reaches these pages, and an assignment that is not yours is a 404.
+"""
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.vary import vary_on_headers
+from django_htmx.http import push_url
+
+from .. import selectors, services
+from ..decorators import role_required
+from ..forms_review import ReviewForm, answer_as_draft, draft_from, posted_revision
+from ..models import AssignmentStatus, ItemStatus, RoundStatus, TraitDecision
+from ..roles import ANNOTATOR
+
+OUTCOMES_PER_PAGE = 50
+# Statuses that say how an item ended; anything else is "not resolved yet", so
+# that a pending item does not tell whether the other annotator has submitted.
+RESOLVED_STATUSES = (ItemStatus.UNANIMOUS, ItemStatus.ADJUDICATED, ItemStatus.REMOVED)
 
 
-def _todo(request, *args, **kwargs):
-    return HttpResponse("todo", status=501)
+def _wants_fragment(request) -> bool:
+    # A history restore without a cached snapshot needs the whole page.
+    return bool(request.htmx) and not request.htmx.history_restore_request
 
 
-queue = item = draft = skip = outcomes = _todo
+def _round_or_404(request, pk: int):
+    """A round the user annotates in; any other round does not exist for them."""
+    round_ = selectors.round_get(pk=pk, user=request.user)
+    if round_ is None or not round_.annotators.filter(pk=request.user.pk).exists():
+        raise Http404
+    return round_
+
+
+def _assignment_or_404(request, round_pk: int, assignment_pk: int):
+    assignment = selectors.assignment_get(pk=assignment_pk, user=request.user)
+    if assignment is None or assignment.item.round_id != round_pk:
+        raise Http404
+    return assignment
+
+
+def _item_url(assignment) -> str:
+    return reverse("annotation:review_item", args=[assignment.item.round_id, assignment.pk])
+
+
+def _taxonomy() -> tuple[list, list]:
+    return list(selectors.trait_list()), list(selectors.theme_list())
+
+
+def _suggestion_state(item) -> str:
+    """'shown', 'hidden' (control item, or a round without suggestions) or 'none' (the model suggested nothing)."""
+    if item.suggestions_hidden or item.round.suggestion_set_id is None:
+        return "hidden"
+    return "shown"
+
+
+def _answer_summary(assignment, traits) -> dict:
+    """A saved answer as a person reads it (the annotator's own, shown beside a conflicting input)."""
+    by_code = {t.code: t for t in traits}
+    labels = dict(TraitDecision.choices)
+    return {
+        "theme": assignment.theme,
+        "decisions": [
+            (by_code[code], labels.get(decision, decision))
+            for code, decision in (assignment.trait_decisions or {}).items()
+            if code in by_code
+        ],
+        "added": [by_code[code] for code in assignment.added_traits or [] if code in by_code],
+        "flagged": assignment.flagged,
+        "note": assignment.note,
+    }
+
+
+def _item_context(request, assignment, *, form=None, suggested=None, taxonomy=None, **extra) -> dict:
+    round_ = assignment.item.round
+    if suggested is None:
+        suggested = services.suggested_codes(assignment.item)
+    traits, themes = taxonomy or _taxonomy()
+    if form is None:
+        form = ReviewForm(
+            initial=ReviewForm.initial_for(assignment, suggested=suggested),
+            traits=traits,
+            themes=themes,
+            suggested=suggested,
+        )
+    is_open = round_.status == RoundStatus.OPEN
+    following = selectors.annotator_next(round=round_, user=request.user, after=assignment) if is_open else None
+    state = _suggestion_state(assignment.item)
+    if state == "shown" and not suggested:
+        state = "none"
+    return {
+        "round": round_,
+        "assignment": assignment,
+        "expression": assignment.item.expression,
+        "form": form,
+        "progress": selectors.annotator_progress(round=round_, user=request.user),
+        "is_open": is_open,
+        "suggestion_state": state,
+        "submitted": assignment.status == AssignmentStatus.SUBMITTED,
+        "has_draft": bool(assignment.draft) and assignment.status == AssignmentStatus.SUBMITTED,
+        "next_url": _item_url(following) if following else "",
+        "fragment": _wants_fragment(request),
+        "conflict_answer": _answer_summary(extra["conflict"], traits) if extra.get("conflict") else None,
+        **extra,
+    }
+
+
+def _render_item(request, assignment, *, status=200, **kwargs):
+    context = _item_context(request, assignment, **kwargs)
+    template = "annotation/review_item.html"
+    if context["fragment"]:
+        template += "#review-panel"
+    return render(request, template, context, status=status)
+
+
+def _finished_context(request, round_) -> dict:
+    return {
+        "round": round_,
+        "progress": selectors.annotator_progress(round=round_, user=request.user),
+        "is_open": round_.status == RoundStatus.OPEN,
+        "fragment": _wants_fragment(request),
+    }
+
+
+def _advance(request, round_, *, after, saved=None):
+    """Go on to the next item: its panel for htmx (with its URL pushed), a redirect otherwise."""
+    following = selectors.annotator_next(round=round_, user=request.user, after=after)
+    if following is not None:
+        url = _item_url(following)
+        if not _wants_fragment(request):
+            if saved is not None:
+                messages.success(request, _("Saved “%(text)s”.") % {"text": saved.item.expression.text})
+            return redirect(url)
+        following = selectors.assignment_get(pk=following.pk, user=request.user)
+        return push_url(_render_item(request, following, saved=saved), url)
+    url = reverse("annotation:review_queue", args=[round_.pk])
+    if not _wants_fragment(request):
+        if saved is not None:
+            messages.success(request, _("Saved “%(text)s”.") % {"text": saved.item.expression.text})
+        return redirect(url)
+    context = {**_finished_context(request, round_), "saved": saved}
+    return push_url(render(request, "annotation/review_queue.html#queue-panel", context), url)
+
+
+@require_GET
+@role_required(ANNOTATOR)
+def queue(request, round_pk: int):
+    """Straight to the next item; a summary when nothing is left or the round is locked."""
+    round_ = _round_or_404(request, round_pk)
+    if round_.status == RoundStatus.OPEN:
+        following = selectors.annotator_next(round=round_, user=request.user)
+        if following is not None:
+            return redirect(_item_url(following))
+    return render(request, "annotation/review_queue.html", _finished_context(request, round_))
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(ANNOTATOR)
+@vary_on_headers("HX-Request")
+def item(request, round_pk: int, assignment_pk: int):
+    assignment = _assignment_or_404(request, round_pk, assignment_pk)
+    if request.method == "GET":
+        return _render_item(request, assignment)
+
+    round_ = assignment.item.round
+    suggested = services.suggested_codes(assignment.item)
+    traits, themes = _taxonomy()
+    form = ReviewForm(request.POST, traits=traits, themes=themes, suggested=suggested)
+    common = {"suggested": suggested, "taxonomy": (traits, themes)}
+    if round_.status != RoundStatus.OPEN:
+        # Shown back (read-only) so nothing typed is lost even though it cannot be saved.
+        return _render_item(request, assignment, form=form, status=200 if _wants_fragment(request) else 409, **common)
+    if not form.is_valid():
+        return _render_item(request, assignment, form=form, **common)
+    try:
+        saved = services.assignment_submit(assignment=assignment, user=request.user, **form.submit_kwargs())
+    except services.ConflictError as exc:
+        current = exc.current
+        if form.matches(current):
+            # The same POST again (double click, resent form): already saved, just move on.
+            return _advance(request, round_, after=current, saved=current)
+        return _render_item(
+            request,
+            current,
+            form=form.with_revision(current.revision),
+            conflict=current,
+            status=200 if _wants_fragment(request) else 409,
+            **common,
+        )
+    except ValidationError as exc:
+        form.add_service_errors(exc)
+        return _render_item(request, assignment, form=form, **common)
+    return _advance(request, round_, after=saved, saved=saved)
+
+
+def _draft_data(request, assignment, suggested) -> dict:
+    traits, themes = _taxonomy()
+    data = draft_from(
+        request.POST,
+        suggested=suggested,
+        trait_codes={t.code for t in traits},
+        theme_codes={t.code for t in themes},
+    )
+    if assignment.status == AssignmentStatus.SUBMITTED and data == answer_as_draft(assignment):
+        # Back to the submitted answer: no unsubmitted changes to keep.
+        return {}
+    return data
+
+
+@require_POST
+@role_required(ANNOTATOR)
+def draft(request, round_pk: int, assignment_pk: int):
+    """Autosave of the form as it is filled in; answers with a one-line status."""
+    assignment = _assignment_or_404(request, round_pk, assignment_pk)
+    context = {"assignment": assignment}
+    if posted_revision(request.POST) != assignment.revision:
+        # Submitted meanwhile from another tab: this older form must not write over it.
+        context["state"] = "stale"
+    else:
+        try:
+            services.assignment_draft_save(
+                assignment=assignment,
+                user=request.user,
+                data=_draft_data(request, assignment, services.suggested_codes(assignment.item)),
+            )
+            context["state"] = "saved"
+        except ValidationError:
+            context["state"] = "locked"
+    return render(request, "annotation/review_item.html#draft-status", context)
+
+
+@require_POST
+@role_required(ANNOTATOR)
+@vary_on_headers("HX-Request")
+def skip(request, round_pk: int, assignment_pk: int):
+    """Put the item at the back of the queue, keeping what was typed, and go on."""
+    assignment = _assignment_or_404(request, round_pk, assignment_pk)
+    round_ = assignment.item.round
+    if round_.status != RoundStatus.OPEN:
+        return redirect(_item_url(assignment))
+    if posted_revision(request.POST) == assignment.revision:
+        # The skip button posts the form: input typed since the last autosave is kept too.
+        services.assignment_draft_save(
+            assignment=assignment,
+            user=request.user,
+            data=_draft_data(request, assignment, services.suggested_codes(assignment.item)),
+        )
+    services.assignment_skip(assignment=assignment, user=request.user)
+    return _advance(request, round_, after=assignment)
+
+
+@require_GET
+@role_required(ANNOTATOR)
+def outcomes(request, round_pk: int):
+    """The annotator's own items and answers; how each was resolved once the round is closed."""
+    round_ = _round_or_404(request, round_pk)
+    traits, themes = _taxonomy()
+    traits_by_code = {t.code: t for t in traits}
+    page = Paginator(selectors.annotator_outcomes(round=round_, user=request.user), OUTCOMES_PER_PAGE).get_page(
+        request.GET.get("page")
+    )
+    show_resolution = round_.status != RoundStatus.OPEN
+    rows = []
+    for assignment in page.object_list:
+        labels = services.assignment_labels(assignment)
+        item_ = assignment.item
+        resolved = show_resolution and item_.status in RESOLVED_STATUSES
+        rows.append(
+            {
+                "assignment": assignment,
+                "submitted": assignment.status == AssignmentStatus.SUBMITTED,
+                "traits": [t for t in traits if t.code in labels.traits],
+                "unsure": [traits_by_code[c] for c in sorted(labels.unsure) if c in traits_by_code],
+                "resolved": resolved,
+                "final_traits": sorted(item_.final_traits.all(), key=lambda t: t.number) if resolved else [],
+            }
+        )
+    context = {
+        "round": round_,
+        "rows": rows,
+        "page": page,
+        "progress": selectors.annotator_progress(round=round_, user=request.user),
+        "is_open": round_.status == RoundStatus.OPEN,
+        "show_resolution": show_resolution,
+    }
+    return render(request, "annotation/review_outcomes.html", context)

@@ -1,0 +1,160 @@
+// Keyboard shortcuts of the review page (the legend on the page lists them).
+// Listeners sit on the document and look the form up on every key, because
+// htmx replaces the form with the next item's after each submit or skip.
+(function () {
+  "use strict";
+
+  var DECISIONS = { a: "accept", r: "reject", u: "unsure" };
+
+  function form() {
+    return document.getElementById("review-form");
+  }
+
+  function rows(f) {
+    return Array.prototype.slice.call(f.querySelectorAll("[data-trait-row]"));
+  }
+
+  function currentRow(f) {
+    return f.querySelector("[data-trait-row].is-current");
+  }
+
+  function setCurrent(f, row) {
+    rows(f).forEach(function (r) {
+      r.classList.toggle("is-current", r === row);
+      r.removeAttribute("aria-current");
+    });
+    if (row) {
+      row.setAttribute("aria-current", "true");
+      row.scrollIntoView({ block: "nearest" });
+    }
+  }
+
+  // Start on the first trait still undecided, so a fresh item reads top to bottom.
+  function initRows() {
+    var f = form();
+    if (!f || currentRow(f)) return;
+    var all = rows(f);
+    var open = all.filter(function (r) { return !r.querySelector("input:checked"); });
+    setCurrent(f, open[0] || all[0] || null);
+  }
+
+  function changed(input) {
+    input.dispatchEvent(new Event("change", { bubbles: true }));
+  }
+
+  function choose(input) {
+    if (!input || input.disabled) return;
+    if (input.type === "checkbox") {
+      input.checked = !input.checked;
+    } else {
+      input.checked = true;
+    }
+    changed(input);
+  }
+
+  function move(f, step) {
+    var all = rows(f);
+    if (!all.length) return;
+    var index = all.indexOf(currentRow(f));
+    var next = all[Math.min(all.length - 1, Math.max(0, index + step))];
+    setCurrent(f, next);
+  }
+
+  function decide(f, decision) {
+    var row = currentRow(f);
+    if (!row) return;
+    choose(row.querySelector('input[type="radio"][value="' + decision + '"]'));
+    var all = rows(f);
+    var after = all.slice(all.indexOf(row) + 1).filter(function (r) { return !r.querySelector("input:checked"); });
+    if (after.length) setCurrent(f, after[0]);
+  }
+
+  // Shift+1..5: a suggested trait becomes the current row; any other trait is ticked or unticked.
+  function trait(f, number) {
+    var row = f.querySelector('[data-trait-row][data-trait-number="' + number + '"]');
+    if (row) {
+      setCurrent(f, row);
+      return;
+    }
+    var label = f.querySelector('label[data-trait-number="' + number + '"]');
+    if (label) choose(label.querySelector('input[type="checkbox"]'));
+  }
+
+  function digit(event) {
+    var match = /^(?:Digit|Numpad)([0-9])$/.exec(event.code || "");
+    if (match) return match[1];
+    return /^[0-9]$/.test(event.key) ? event.key : null;
+  }
+
+  function isTyping(target) {
+    if (!target || !target.tagName) return false;
+    if (target.isContentEditable || target.tagName === "TEXTAREA" || target.tagName === "SELECT") return true;
+    return target.tagName === "INPUT" && !/^(radio|checkbox|button|submit|reset|hidden)$/.test(target.type);
+  }
+
+  document.addEventListener("keydown", function (event) {
+    var f = form();
+    if (!f || event.altKey || event.metaKey || event.defaultPrevented) return;
+    if (f.querySelector("fieldset[disabled]")) return;
+    var target = event.target;
+
+    if (isTyping(target)) {
+      if (event.key === "Escape") {
+        target.blur();
+        event.preventDefault();
+      } else if (event.key === "Enter" && event.ctrlKey && f.contains(target)) {
+        f.requestSubmit();
+        event.preventDefault();
+      }
+      return;
+    }
+    if (event.ctrlKey) return;
+    // Leave the header (language, sign out) and links to their own keys.
+    if (target && target.closest && target.closest("body > header, a, summary")) return;
+
+    var key = event.key;
+    var number = digit(event);
+    var handled = true;
+    if (number && event.shiftKey) {
+      trait(f, number);
+    } else if (number) {
+      choose(f.querySelector('[data-theme-number="' + number + '"] input'));
+    } else if (key === "Enter") {
+      if (target && target.tagName === "BUTTON") return; // the button does its own thing
+      f.requestSubmit();
+    } else if (DECISIONS[key]) {
+      decide(f, DECISIONS[key]);
+    } else if (key === "j") {
+      move(f, 1);
+    } else if (key === "k") {
+      move(f, -1);
+    } else if (key === "f") {
+      choose(f.querySelector('input[name="flagged"]'));
+    } else if (key === "n") {
+      var note = f.querySelector('textarea[name="note"]');
+      if (note) note.focus();
+    } else if (key === "s") {
+      var skip = f.querySelector("[data-review-skip]");
+      if (skip) skip.click();
+    } else {
+      handled = false;
+    }
+    if (handled) event.preventDefault();
+  });
+
+  // Clicking or tabbing into a trait row makes it the current one.
+  document.addEventListener("focusin", function (event) {
+    var row = event.target.closest && event.target.closest("[data-trait-row]");
+    if (row) setCurrent(form(), row);
+  });
+
+  document.addEventListener("DOMContentLoaded", initRows);
+  // After htmx brings the next item: start its rows and move focus to the new
+  // expression, so screen readers announce it and shortcuts apply to it.
+  document.addEventListener("htmx:afterSettle", function (event) {
+    if (!event.detail || !event.detail.target || event.detail.target.id !== "review-panel") return;
+    initRows();
+    var heading = document.getElementById("review-expression") || document.getElementById("queue-title");
+    if (heading) heading.focus({ preventScroll: true });
+  });
+})();
