@@ -12,6 +12,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from ..models import (
     AnnotationRound,
@@ -84,9 +85,9 @@ def _round_status(round_id: int) -> str:
 
 def _check_annotator(assignment: Assignment, user) -> None:
     if assignment.annotator_id != user.pk:
-        raise PermissionDenied("This item is not in your queue.")
+        raise PermissionDenied(_("This item is not in your queue."))
     if _round_status(assignment.item.round_id) != RoundStatus.OPEN:
-        raise ValidationError("The round is locked; answers can no longer change.")
+        raise ValidationError(_("The round is locked; answers can no longer change."))
 
 
 def assignment_draft_save(*, assignment: Assignment, user, data: dict) -> Assignment:
@@ -130,28 +131,28 @@ def assignment_submit(
     assignment = Assignment.objects.select_for_update().select_related("item__round", "item__expression", "theme").get(pk=assignment.pk)
     _check_annotator(assignment, user)
     if revision is not None and revision != assignment.revision:
-        raise ConflictError("This item was saved from another tab or window; reload it to see the saved answer.", current=assignment)
+        raise ConflictError(_("This item was saved from another tab or window; reload it to see the saved answer."), current=assignment)
 
     errors = {}
     trait_codes = set(Trait.objects.values_list("code", flat=True))
     theme_obj = Theme.objects.filter(code=theme).first() if theme else None
     if theme_obj is None:
-        errors["theme"] = "choose one theme"
+        errors["theme"] = _("choose one theme")
     suggested = suggested_codes(assignment.item)
     decisions = {code: d for code, d in (trait_decisions or {}).items() if d}
     unknown = set(decisions) - set(suggested)
     if unknown:
-        errors["trait_decisions"] = f"not suggested for this item: {', '.join(sorted(unknown))}"
+        errors["trait_decisions"] = _("not suggested for this item: %(codes)s") % {"codes": ", ".join(sorted(unknown))}
     missing = [code for code in suggested if code not in decisions]
     if missing:
-        errors["trait_decisions"] = f"accept, reject or mark unsure: {', '.join(missing)}"
+        errors["trait_decisions"] = _("accept, reject or mark unsure: %(codes)s") % {"codes": ", ".join(missing)}
     if any(d not in TraitDecision.values for d in decisions.values()):
-        errors["trait_decisions"] = "a decision is accept, reject or unsure"
+        errors["trait_decisions"] = _("a decision is accept, reject or unsure")
     added = sorted(set(added_traits or []))
     if set(added) - trait_codes:
-        errors["added_traits"] = f"unknown trait {', '.join(sorted(set(added) - trait_codes))}"
+        errors["added_traits"] = _("unknown trait %(codes)s") % {"codes": ", ".join(sorted(set(added) - trait_codes))}
     if set(added) & set(suggested):
-        errors["added_traits"] = "a suggested trait is decided above, not added"
+        errors["added_traits"] = _("a suggested trait is decided above, not added")
     if errors:
         raise ValidationError(errors)
 
@@ -209,14 +210,18 @@ def item_status_refresh(*, item: RoundItem) -> RoundItem:
 
 def _claim_for_adjudication(item: RoundItem, user, revision: int, new_status: str) -> RoundItem:
     if _round_status(item.round_id) != RoundStatus.LOCKED:
-        raise ValidationError("Adjudication happens while the round is locked.")
+        raise ValidationError(_("Adjudication happens while the round is locked."))
     claimed = RoundItem.objects.filter(pk=item.pk, status=ItemStatus.NEEDS_ADJUDICATION, revision=revision).update(
         status=new_status, revision=F("revision") + 1, resolved_by=user, resolved_at=timezone.now()
     )
     if not claimed:
         current = RoundItem.objects.select_related("resolved_by").get(pk=item.pk)
-        who = current.resolved_by.get_username() if current.resolved_by else "someone else"
-        raise ConflictError(f"{who} resolved this item first ({current.get_status_display().lower()}); your decision was not saved.", current=current)
+        who = current.resolved_by.get_username() if current.resolved_by else _("someone else")
+        raise ConflictError(
+            _("%(who)s resolved this item first (%(status)s); your decision was not saved.")
+            % {"who": who, "status": current.get_status_display().lower()},
+            current=current,
+        )
     return RoundItem.objects.get(pk=item.pk)
 
 
@@ -227,9 +232,9 @@ def adjudication_resolve(*, item: RoundItem, user, traits: list[str], theme: str
     trait_objs = list(Trait.objects.filter(code__in=traits))
     errors = {}
     if theme_obj is None:
-        errors["theme"] = "choose one theme"
+        errors["theme"] = _("choose one theme")
     if len(trait_objs) != len(set(traits)):
-        errors["traits"] = "unknown trait code"
+        errors["traits"] = _("unknown trait code")
     if errors:
         raise ValidationError(errors)
     item = _claim_for_adjudication(item, user, revision, ItemStatus.ADJUDICATED)
@@ -247,9 +252,9 @@ def adjudication_resolve(*, item: RoundItem, user, traits: list[str], theme: str
 def adjudication_remove(*, item: RoundItem, user, reason: str, note: str = "", revision: int) -> RoundItem:
     """Drop an item from the final dataset (inaccurate or culturally inappropriate), with a reason."""
     if reason not in RemovalReason.values:
-        raise ValidationError({"reason": f"one of {', '.join(RemovalReason.values)}"})
+        raise ValidationError({"reason": _("one of %(reasons)s") % {"reasons": ", ".join(RemovalReason.values)}})
     if reason == RemovalReason.OTHER and not note.strip():
-        raise ValidationError({"note": "say why the item is removed"})
+        raise ValidationError({"note": _("say why the item is removed")})
     item = _claim_for_adjudication(item, user, revision, ItemStatus.REMOVED)
     item.removal_reason = reason
     item.resolution_note = note.strip()
@@ -267,14 +272,14 @@ def version_freeze(*, round: AnnotationRound, name: str, user=None) -> DatasetVe
     round = AnnotationRound.objects.select_for_update().get(pk=round.pk)
     name = (name or "").strip()
     if not name:
-        raise ValidationError({"name": "a version needs a name"})
+        raise ValidationError({"name": _("a version needs a name")})
     if DatasetVersion.objects.filter(name=name).exists():
-        raise ValidationError({"name": f"a version named '{name}' already exists"})
+        raise ValidationError({"name": _("a version named '%(name)s' already exists") % {"name": name}})
     if round.status == RoundStatus.OPEN:
-        raise ValidationError("Lock the round before freezing a version.")
+        raise ValidationError(_("Lock the round before freezing a version."))
     waiting = round.items.filter(status=ItemStatus.NEEDS_ADJUDICATION).count()
     if waiting:
-        raise ValidationError(f"{waiting} item(s) still need adjudication.")
+        raise ValidationError(_("%(n)s item(s) still need adjudication.") % {"n": waiting})
     version = DatasetVersion.objects.create(name=name, round=round, funnel=round_funnel(round=round), created_by=user)
     accepted = (
         round.items.filter(status__in=[ItemStatus.UNANIMOUS, ItemStatus.ADJUDICATED])

@@ -11,6 +11,7 @@ import random
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import QuerySet
+from django.utils.translation import gettext as _
 
 from ..models import (
     AnnotationRound,
@@ -60,7 +61,7 @@ def suggestion_set_import(
     if report.errors:
         raise ImportValidationError(report)
     if SuggestionSet.objects.filter(dataset=dataset, name=name).exists():
-        raise ValidationError({"name": f"the dataset already has a suggestion set named '{name}'"})
+        raise ValidationError({"name": _("the dataset already has a suggestion set named '%(name)s'") % {"name": name}})
 
     traits, traits_by_token = _traits_by_token()
     expressions = dict(Expression.objects.filter(dataset=dataset).values_list("normalized_key", "id"))
@@ -116,7 +117,7 @@ def suggestion_set_create(
     The entry point for a model run as well as for a file.
     """
     if SuggestionSet.objects.filter(dataset=dataset, name=name).exists():
-        raise ValidationError({"name": f"the dataset already has a suggestion set named '{name}'"})
+        raise ValidationError({"name": _("the dataset already has a suggestion set named '%(name)s'") % {"name": name}})
     suggestion_set = SuggestionSet.objects.create(
         dataset=dataset, name=name, model_name=model_name, prompt_version=prompt_version, source=source, created_by=user
     )
@@ -168,23 +169,23 @@ def round_create(
     errors = {}
     name = (name or "").strip()
     if not name:
-        errors["name"] = "a round needs a name"
+        errors["name"] = _("a round needs a name")
     elif AnnotationRound.objects.filter(name=name).exists():
-        errors["name"] = f"a round named '{name}' already exists"
+        errors["name"] = _("a round named '%(name)s' already exists") % {"name": name}
     annotators = list(dict.fromkeys(annotators))
     if annotators_per_item < 1:
-        errors["annotators_per_item"] = "at least one annotator per item"
+        errors["annotators_per_item"] = _("at least one annotator per item")
     elif len(annotators) < annotators_per_item:
-        errors["annotators"] = f"pick at least {annotators_per_item} annotators"
+        errors["annotators"] = _("pick at least %(n)s annotators") % {"n": annotators_per_item}
     if not 0.0 <= hide_suggestions_fraction <= 1.0:
-        errors["hide_suggestions_fraction"] = "a fraction between 0 and 1"
+        errors["hide_suggestions_fraction"] = _("a fraction between 0 and 1")
     if hide_suggestions_fraction and suggestion_set is None:
-        errors["hide_suggestions_fraction"] = "hiding suggestions needs a suggestion set"
+        errors["hide_suggestions_fraction"] = _("hiding suggestions needs a suggestion set")
     if suggestion_set is not None and suggestion_set.dataset_id != dataset.pk:
-        errors["suggestion_set"] = "the suggestion set belongs to another dataset"
+        errors["suggestion_set"] = _("the suggestion set belongs to another dataset")
     items = list((expressions if expressions is not None else dataset.expressions.all()).filter(dataset=dataset).order_by("id").values_list("id", flat=True))
     if not items:
-        errors["items"] = "the round would have no items"
+        errors["items"] = _("the round would have no items")
     if errors:
         raise ValidationError(errors)
 
@@ -225,7 +226,7 @@ def round_lock(*, round: AnnotationRound, user=None) -> AnnotationRound:
     changed = AnnotationRound.objects.filter(pk=round.pk, status=RoundStatus.OPEN).update(status=RoundStatus.LOCKED)
     round.refresh_from_db()
     if not changed:
-        raise ValidationError(f"the round is {round.get_status_display().lower()}, not open")
+        raise ValidationError(_("the round is %(status)s, not open") % {"status": round.get_status_display().lower()})
     return round
 
 
@@ -234,5 +235,5 @@ def round_reopen(*, round: AnnotationRound, user=None) -> AnnotationRound:
     changed = AnnotationRound.objects.filter(pk=round.pk, status=RoundStatus.LOCKED).update(status=RoundStatus.OPEN)
     round.refresh_from_db()
     if not changed:
-        raise ValidationError(f"the round is {round.get_status_display().lower()}, not locked")
+        raise ValidationError(_("the round is %(status)s, not locked") % {"status": round.get_status_display().lower()})
     return round
