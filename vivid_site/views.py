@@ -1,15 +1,25 @@
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 
-from annotation.roles import user_roles
-from annotation.selectors import dataset_list
+from annotation.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER, user_roles
+from annotation.selectors import dataset_list, round_list
+from annotation.selectors.rounds import annotator_rounds, rounds_to_adjudicate
 
 HOME_DATASETS = 10
+HOME_ROUNDS = 5
 
 
 @login_required
 def home(request):
     """Each role sees what it can do; a signed-in user with no role is told whom to ask."""
-    # Without a role the page shows only whom to ask, so the corpus is not even queried.
-    datasets = dataset_list()[:HOME_DATASETS] if user_roles(request.user) else []
-    return render(request, "home.html", {"datasets": datasets})
+    roles = user_roles(request.user)
+    # Without a role the page shows only whom to ask, so nothing else is even queried.
+    context = {"datasets": dataset_list()[:HOME_DATASETS] if roles else []}
+    if ANNOTATOR in roles:
+        # Only the user's own rounds and own progress: nothing about the other annotators.
+        context["my_rounds"] = annotator_rounds(user=request.user)
+    if ADJUDICATOR in roles:
+        context["adjudication_rounds"] = list(rounds_to_adjudicate())
+    if RESEARCHER in roles:
+        context["recent_rounds"] = list(round_list(user=request.user)[:HOME_ROUNDS])
+    return render(request, "home.html", context)

@@ -1,5 +1,346 @@
-"""Placeholder: being written."""
+"""Rounds, suggestions and frozen versions over the API.
 
-from .workflow_stubs import _Todo
+Researchers and adjudicators read every round with its funnel and everyone's
+progress; an annotator reads only the rounds they are in, with their own
+progress and nothing about the other annotators (the blindness rule).
+"""
 
-RoundListApi = RoundDetailApi = RoundLockApi = VersionListApi = VersionDetailApi = VersionExportApi = SuggestionImportApi = _Todo
+from django.http import HttpResponse
+from django.utils.http import content_disposition_header
+from django.utils.text import slugify
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound
+from rest_framework.parsers import MultiPartParser
+from rest_framework.renderers import JSONRenderer
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from .. import selectors, services
+from ..models import AnnotationRound, Dataset, RoundStatus, SuggestionSet
+from ..permissions import HasAnyRole, IsResearcher
+from ..roles import ADJUDICATOR, RESEARCHER, has_role
+from ..selectors import rounds as round_selectors
+from ..services import versions as version_services
+from .common import ApiMixin, IgnoreFormatParamNegotiation, error_responses
+from .imports import ImportReportSerializer
+
+EXPORT_CONTENT_TYPES = {"csv": "text/csv", "jsonl": "application/x-ndjson"}
+
+
+class FunnelSerializer(serializers.Serializer):
+    imported = serializers.IntegerField(help_text="Expressions in the dataset.")
+    in_round = serializers.IntegerField()
+    reviewed_by_all = serializers.IntegerField()
+    unanimous = serializers.IntegerField()
+    needs_adjudication = serializers.IntegerField()
+    adjudicated = serializers.IntegerField()
+    removed = serializers.IntegerField()
+    final = serializers.IntegerField(help_text="Unanimous plus adjudicated.")
+
+
+class ProgressSerializer(serializers.Serializer):
+    annotator = serializers.CharField(help_text="Username.")
+    total = serializers.IntegerField()
+    done = serializers.IntegerField(help_text="Submitted reviews.")
+    skipped = serializers.IntegerField()
+    percent = serializers.IntegerField()
+
+
+class RoundSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    dataset = serializers.IntegerField(source="dataset_id")
+    dataset_name = serializers.CharField(source="dataset.name")
+    suggestion_set = serializers.IntegerField(source="suggestion_set_id", allow_null=True)
+    status = serializers.CharField(help_text=f"One of {', '.join(RoundStatus.values)}.")
+    annotators_per_item = serializers.IntegerField()
+    hide_suggestions_fraction = serializers.FloatField()
+    seed = serializers.IntegerField()
+    item_filter = serializers.DictField()
+    n_items = serializers.IntegerField()
+    created_by = serializers.CharField(source="created_by.username", allow_null=True, default=None)
+    created_at = serializers.DateTimeField()
+
+
+class RoundDetailSerializer(RoundSerializer):
+    annotators = serializers.ListField(
+        child=serializers.CharField(), help_text="Usernames; an annotator sees only their own."
+    )
+    funnel = FunnelSerializer(allow_null=True, help_text="Null for annotators (it would reveal the others' progress).")
+    progress = ProgressSerializer(many=True, help_text="One entry per annotator; an annotator gets only their own.")
+
+
+class RoundCreateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200)
+    dataset = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.all())
+    annotators = serializers.SlugRelatedField(
+        many=True, slug_field="username", queryset=round_selectors.annotator_choices(), help_text="Usernames of active annotators."
+    )
+    annotators_per_item = serializers.IntegerField(min_value=1, default=2)
+    suggestion_set = serializers.PrimaryKeyRelatedField(queryset=SuggestionSet.objects.all(), required=False, allow_null=True)
+    hide_suggestions_fraction = serializers.FloatField(min_value=0.0, max_value=0.5, default=0.0)
+    seed = serializers.IntegerField(required=False, allow_null=True, min_value=0)
+    theme = serializers.CharField(required=False, allow_blank=True, help_text="Only items with this gold theme code.")
+    trait = serializers.CharField(required=False, allow_blank=True, help_text="Only items with this gold trait code.")
+    kind = serializers.CharField(required=False, allow_blank=True)
+    search = serializers.CharField(required=False, allow_blank=True)
+    not_in_other_round = serializers.BooleanField(default=False, help_text="Leave out items already in a round.")
+
+
+class RoundLockSerializer(serializers.Serializer):
+    action = serializers.ChoiceField(choices=["lock", "reopen"])
+
+
+def _round_detail(round_: AnnotationRound, user) -> dict:
+    sees_all = has_role(user, RESEARCHER, ADJUDICATOR)
+    if sees_all:
+        progress = round_selectors.round_progress(round=round_)
+        annotators = list(round_.annotators.order_by("username").values_list("username", flat=True))
+        funnel = selectors.round_funnel(round=round_)
+    else:
+        progress = [{"annotator": user.get_username(), **selectors.annotator_progress(round=round_, user=user)}]
+        annotators = [user.get_username()]
+        funnel = None
+    data = RoundSerializer(round_).data
+    return {**data, "annotators": annotators, "funnel": funnel, "progress": ProgressSerializer(progress, many=True).data}
+
+
+def _round_or_404(pk: int, user) -> AnnotationRound:
+    round_ = selectors.round_get(pk=pk, user=user)
+    if round_ is None:
+        raise NotFound("No such round.")
+    return round_
+
+
+class RoundListApi(ApiMixin, APIView):
+    """Rounds: everyone with a role reads (annotators only their own); researchers create."""
+
+    permission_classes = [HasAnyRole]
+
+    def get_permissions(self):
+        if self.request.method == "POST":
+            return [HasAnyRole(), IsResearcher()]
+        return super().get_permissions()
+
+    @extend_schema(operation_id="rounds_list", responses={200: RoundSerializer(many=True), **error_responses(401, 403)})
+    def get(self, request):
+        return Response(RoundSerializer(selectors.round_list(user=request.user), many=True).data)
+
+    @extend_schema(
+        operation_id="rounds_create",
+        request=RoundCreateSerializer,
+        responses={201: RoundDetailSerializer, **error_responses(400, 401, 403)},
+        description="Create a round over a dataset (or the part the filters pick) and hand out the items. Researchers only.",
+    )
+    def post(self, request):
+        serializer = RoundCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        item_filter = {
+            key: data[key] for key in round_selectors.ITEM_FILTER_KEYS if data.get(key) not in (None, "", False)
+        }
+        round_ = services.round_create(
+            name=data["name"],
+            dataset=data["dataset"],
+            annotators=data["annotators"],
+            user=request.user,
+            expressions=round_selectors.round_candidates(dataset=data["dataset"], item_filter=item_filter),
+            item_filter=item_filter,
+            suggestion_set=data.get("suggestion_set"),
+            annotators_per_item=data["annotators_per_item"],
+            hide_suggestions_fraction=data["hide_suggestions_fraction"],
+            seed=data.get("seed"),
+        )
+        return Response(_round_detail(_round_or_404(round_.pk, request.user), request.user), status=status.HTTP_201_CREATED)
+
+
+class RoundDetailApi(ApiMixin, APIView):
+    permission_classes = [HasAnyRole]
+
+    @extend_schema(
+        operation_id="rounds_retrieve",
+        responses={200: RoundDetailSerializer, **error_responses(401, 403, 404)},
+        description="A round with its funnel and progress per annotator. An annotator reads only rounds they are "
+        "in, with their own progress and no funnel.",
+    )
+    def get(self, request, pk: int):
+        return Response(_round_detail(_round_or_404(pk, request.user), request.user))
+
+
+class RoundLockApi(ApiMixin, APIView):
+    permission_classes = [HasAnyRole, IsResearcher]
+
+    @extend_schema(
+        operation_id="rounds_lock",
+        request=RoundLockSerializer,
+        responses={200: RoundDetailSerializer, **error_responses(400, 401, 403, 404)},
+        description="`lock` closes an open round to annotators and opens adjudication; `reopen` gives a locked "
+        "round back to annotators. Researchers only.",
+    )
+    def post(self, request, pk: int):
+        round_ = _round_or_404(pk, request.user)
+        serializer = RoundLockSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        service = services.round_lock if serializer.validated_data["action"] == "lock" else services.round_reopen
+        service(round=round_, user=request.user)
+        return Response(_round_detail(_round_or_404(pk, request.user), request.user))
+
+
+# --- Suggestions ------------------------------------------------------------
+
+
+class SuggestionImportSerializer(serializers.Serializer):
+    dataset = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.all(), help_text="Dataset id.")
+    name = serializers.CharField(max_length=200)
+    model_name = serializers.CharField(max_length=200)
+    prompt_version = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    file = serializers.FileField(
+        help_text=f"One of {', '.join(services.SUPPORTED_EXTENSIONS)}, UTF-8, with columns `expression`, `traits` "
+        "and optionally `raw_output`."
+    )
+
+
+class SuggestionSetSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    dataset = serializers.IntegerField(source="dataset_id")
+    name = serializers.CharField()
+    model_name = serializers.CharField()
+    prompt_version = serializers.CharField()
+    source = serializers.CharField()
+    n_suggestions = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+
+
+class SuggestionImportApi(ApiMixin, APIView):
+    permission_classes = [HasAnyRole, IsResearcher]
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(
+        operation_id="suggestions_create",
+        request=SuggestionImportSerializer,
+        responses={
+            201: SuggestionSetSerializer,
+            400: OpenApiResponse(
+                ImportReportSerializer,
+                description="The file cannot be imported and nothing was written; `errors` names rows and columns. "
+                "A malformed request (missing field, taken name) gets field errors instead.",
+            ),
+            **error_responses(401, 403),
+        },
+        description="Attach a model's trait suggestions to a dataset, all or nothing. Researchers only.",
+    )
+    def post(self, request):
+        serializer = SuggestionImportSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        upload = data["file"]
+        try:
+            suggestion_set = services.suggestion_set_import(
+                dataset=data["dataset"],
+                name=data["name"].strip(),
+                model_name=data["model_name"].strip(),
+                prompt_version=data["prompt_version"].strip(),
+                filename=upload.name,
+                content=upload.read(),
+                user=request.user,
+            )
+        except services.ImportValidationError as exc:
+            return Response(ImportReportSerializer(exc.report.to_dict()).data, status=status.HTTP_400_BAD_REQUEST)
+        created = round_selectors.suggestion_set_list().get(pk=suggestion_set.pk)
+        return Response(SuggestionSetSerializer(created).data, status=status.HTTP_201_CREATED)
+
+
+# --- Versions ---------------------------------------------------------------
+
+
+class VersionSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    round = serializers.IntegerField(source="round_id")
+    round_name = serializers.CharField(source="round.name")
+    dataset_name = serializers.CharField(source="round.dataset.name")
+    n_items = serializers.IntegerField()
+    created_by = serializers.CharField(source="created_by.username", allow_null=True, default=None)
+    created_at = serializers.DateTimeField()
+
+
+class ProvenanceCountsSerializer(serializers.Serializer):
+    unanimous = serializers.IntegerField()
+    adjudicated = serializers.IntegerField()
+
+
+class VersionDetailSerializer(VersionSerializer):
+    funnel = FunnelSerializer(help_text="The round's funnel at the moment of freezing.")
+    provenance = ProvenanceCountsSerializer()
+
+
+class VersionExportSerializer(serializers.Serializer):
+    format = serializers.ChoiceField(
+        choices=services.EXPORT_FORMATS,
+        default="csv",
+        help_text="The dataset export's columns plus `provenance` (unanimous or adjudicated).",
+        error_messages={
+            "invalid_choice": f"“{{input}}” is not an export format; use one of {', '.join(services.EXPORT_FORMATS)}."
+        },
+    )
+
+
+def _version_or_404(pk: int):
+    version = round_selectors.version_get(pk=pk)
+    if version is None:
+        raise NotFound("No such version.")
+    return version
+
+
+class VersionListApi(ApiMixin, APIView):
+    """Frozen versions are read-only for everyone: there is no update or delete."""
+
+    permission_classes = [HasAnyRole]
+
+    @extend_schema(operation_id="versions_list", responses={200: VersionSerializer(many=True), **error_responses(401, 403)})
+    def get(self, request):
+        return Response(VersionSerializer(selectors.version_list().order_by("-created_at"), many=True).data)
+
+
+class VersionDetailApi(ApiMixin, APIView):
+    permission_classes = [HasAnyRole]
+
+    @extend_schema(
+        operation_id="versions_retrieve", responses={200: VersionDetailSerializer, **error_responses(401, 403, 404)}
+    )
+    def get(self, request, pk: int):
+        version = _version_or_404(pk)
+        data = VersionSerializer(version).data
+        provenance = round_selectors.version_provenance_counts(version=version)
+        return Response({**data, "funnel": version.funnel, "provenance": provenance})
+
+
+class VersionExportApi(ApiMixin, APIView):
+    permission_classes = [HasAnyRole]
+    renderer_classes = [JSONRenderer]
+    content_negotiation_class = IgnoreFormatParamNegotiation
+
+    @extend_schema(
+        operation_id="versions_export",
+        parameters=[VersionExportSerializer],
+        responses={
+            (200, EXPORT_CONTENT_TYPES["csv"]): OpenApiResponse(OpenApiTypes.STR, description="The version as CSV."),
+            (200, EXPORT_CONTENT_TYPES["jsonl"]): OpenApiResponse(OpenApiTypes.STR, description="The version as JSON Lines."),
+            **error_responses(400, 401, 403, 404),
+        },
+        description="Download a frozen version in the dataset export format plus a `provenance` column.",
+    )
+    def get(self, request, pk: int):
+        version = _version_or_404(pk)
+        params = VersionExportSerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        fmt = params.validated_data["format"]
+        content = version_services.version_export(version=version, fmt=fmt)
+        filename = f"{slugify(version.name, allow_unicode=True) or f'version-{version.pk}'}.{fmt}"
+        return HttpResponse(
+            content.encode("utf-8"),
+            content_type=f"{EXPORT_CONTENT_TYPES[fmt]}; charset=utf-8",
+            headers={"Content-Disposition": content_disposition_header(as_attachment=True, filename=filename)},
+        )

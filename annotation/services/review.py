@@ -189,7 +189,11 @@ def item_status_refresh(*, item: RoundItem) -> RoundItem:
     if item.status in (ItemStatus.ADJUDICATED, ItemStatus.REMOVED):
         return item
     assignments = list(item.assignments.select_related("theme"))
-    if not assignments or any(a.status != AssignmentStatus.SUBMITTED for a in assignments):
+    # One annotator agrees with themselves: an item needs the round's full
+    # number of reviews (imports may bring fewer) before it can be unanimous.
+    if len(assignments) < item.round.annotators_per_item or any(
+        a.status != AssignmentStatus.SUBMITTED for a in assignments
+    ):
         status = ItemStatus.PENDING
     else:
         labels = [assignment_labels(a) for a in assignments]
@@ -277,6 +281,9 @@ def version_freeze(*, round: AnnotationRound, name: str, user=None) -> DatasetVe
         raise ValidationError({"name": _("a version named '%(name)s' already exists") % {"name": name}})
     if round.status == RoundStatus.OPEN:
         raise ValidationError(_("Lock the round before freezing a version."))
+    if round.status == RoundStatus.FROZEN:
+        existing = round.versions.order_by("created_at").first()
+        raise ValidationError(_("This round is already frozen as '%(name)s'.") % {"name": existing.name if existing else "?"})
     waiting = round.items.filter(status=ItemStatus.NEEDS_ADJUDICATION).count()
     if waiting:
         raise ValidationError(_("%(n)s item(s) still need adjudication.") % {"n": waiting})

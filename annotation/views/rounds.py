@@ -1,11 +1,382 @@
-"""Placeholder: being written."""
+"""Researchers' pages: suggestion import, rounds (create, follow, lock, freeze) and frozen versions.
 
-from django.http import HttpResponse
+Reads go through selectors, writes through services; a service's
+ValidationError is shown to the person, never swallowed. An annotator sees
+only their own rounds and their own progress (the blindness rule).
+"""
+
+import math
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.http import Http404, HttpResponse, HttpResponseBadRequest
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.http import content_disposition_header
+from django.utils.text import slugify
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.vary import vary_on_headers
+
+from .. import selectors, services
+from ..decorators import role_required
+from ..forms_rounds import FreezeForm, RoundForm, SuggestionImportForm
+from ..localization import localized_name
+from ..models import AnnotationRound, DatasetVersion, RoundStatus
+from ..roles import ADJUDICATOR, ANNOTATOR, RESEARCHER, has_role
+from ..selectors import rounds as round_selectors
+from ..services import versions as version_services
+
+VERSION_ITEMS_PER_PAGE = 50
+EXPORT_CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
+# The funnel in the order items flow through it, with labels for people.
+FUNNEL_STAGES = (
+    ("imported", gettext_lazy("Imported into the dataset")),
+    ("in_round", gettext_lazy("In the round")),
+    ("reviewed_by_all", gettext_lazy("Reviewed by every annotator")),
+    ("unanimous", gettext_lazy("Unanimous")),
+    ("needs_adjudication", gettext_lazy("Needs adjudication")),
+    ("adjudicated", gettext_lazy("Adjudicated")),
+    ("removed", gettext_lazy("Removed")),
+    ("final", gettext_lazy("Final")),
+)
 
 
-def _todo(request, *args, **kwargs):
-    return HttpResponse("todo", status=501)
+def _wants_fragment(request) -> bool:
+    return bool(request.htmx) and not request.htmx.history_restore_request
 
 
-round_list = round_new = round_detail = round_lock = round_reopen = round_freeze = _todo
-suggestion_import = version_list = version_detail = version_export = _todo
+def funnel_rows(funnel: dict) -> list[dict]:
+    """Each funnel stage with its share of the imported items, for the bar chart."""
+    base = funnel.get("imported") or 0
+    return [
+        {
+            "key": key,
+            "label": label,
+            "count": funnel.get(key, 0),
+            "percent": round(100 * funnel.get(key, 0) / base) if base else 0,
+        }
+        for key, label in FUNNEL_STAGES
+    ]
+
+
+def _round_or_404(request, pk: int) -> AnnotationRound:
+    round_ = selectors.round_get(pk=pk, user=request.user)
+    if round_ is None:
+        raise Http404
+    return round_
+
+
+# --- Suggestions ------------------------------------------------------------
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(RESEARCHER)
+def suggestion_import(request):
+    errors = []
+    if request.method == "POST":
+        form = SuggestionImportForm(request.POST, request.FILES)
+        if form.is_valid():
+            data, upload = form.cleaned_data, form.cleaned_data["file"]
+            try:
+                suggestion_set = services.suggestion_set_import(
+                    dataset=data["dataset"],
+                    name=data["name"],
+                    model_name=data["model_name"],
+                    prompt_version=data["prompt_version"],
+                    filename=upload.name,
+                    content=upload.read(),
+                    user=request.user,
+                )
+            except services.ImportValidationError as exc:
+                errors = exc.report.to_dict()["errors"]
+            except ValidationError as exc:
+                _add_service_errors(form, exc)
+            else:
+                messages.success(
+                    request,
+                    _("Imported %(count)s suggestions as “%(name)s”. You can now create a round with them.")
+                    % {"count": suggestion_set.suggestions.count(), "name": suggestion_set.name},
+                )
+                return redirect(
+                    f"{reverse('annotation:round_new')}?dataset={data['dataset'].pk}&suggestion_set={suggestion_set.pk}"
+                )
+    else:
+        form = SuggestionImportForm(initial={"dataset": request.GET.get("dataset")})
+    context = {
+        "form": form,
+        "errors": errors,
+        "extensions": services.SUPPORTED_EXTENSIONS,
+        "suggestion_sets": round_selectors.suggestion_set_list(),
+    }
+    return render(request, "annotation/suggestion_import.html", context, status=400 if errors else 200)
+
+
+def _add_service_errors(form, exc: ValidationError) -> None:
+    if hasattr(exc, "error_dict"):
+        for fieldname, field_errors in exc.message_dict.items():
+            target = fieldname if fieldname in form.fields else None
+            for message in field_errors:
+                form.add_error(target, message)
+    else:
+        for message in exc.messages:
+            form.add_error(None, message)
+
+
+# --- Rounds -----------------------------------------------------------------
+
+
+@require_GET
+@role_required()
+def round_list(request):
+    rounds = list(selectors.round_list(user=request.user))
+    sees_all = has_role(request.user, RESEARCHER, ADJUDICATOR)
+    overall = round_selectors.round_overall_progress(rounds=rounds) if sees_all else {}
+    mine = set(request.user.annotation_rounds.values_list("pk", flat=True)) if has_role(request.user, ANNOTATOR) else set()
+    rows = [
+        {
+            "round": round_,
+            "overall": overall.get(round_.pk),
+            "mine": selectors.annotator_progress(round=round_, user=request.user) if round_.pk in mine else None,
+        }
+        for round_ in rounds
+    ]
+    return render(request, "annotation/round_list.html", {"rows": rows, "sees_all": sees_all})
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(RESEARCHER)
+@vary_on_headers("HX-Request")
+def round_new(request):
+    if request.method == "POST":
+        form = RoundForm(request.POST)
+        if form.is_valid():
+            data = form.cleaned_data
+            item_filter = form.item_filter()
+            try:
+                round_ = services.round_create(
+                    name=data["name"],
+                    dataset=data["dataset"],
+                    annotators=list(data["annotators"]),
+                    user=request.user,
+                    expressions=round_selectors.round_candidates(dataset=data["dataset"], item_filter=item_filter),
+                    item_filter=item_filter,
+                    suggestion_set=data["suggestion_set"],
+                    annotators_per_item=data["annotators_per_item"],
+                    hide_suggestions_fraction=data["hide_percent"] / 100,
+                    seed=data["seed"],
+                )
+            except ValidationError as exc:
+                existing = AnnotationRound.objects.filter(
+                    name=data["name"].strip(), created_by=request.user, dataset=data["dataset"]
+                ).first()
+                if existing is not None:
+                    # A double submit or a second tab: the round was created by the first request.
+                    messages.info(request, _("The round “%(name)s” was already created.") % {"name": existing.name})
+                    return redirect("annotation:round_detail", pk=existing.pk)
+                _add_service_errors(form, exc)
+            else:
+                messages.success(request, _("Round “%(name)s” created.") % {"name": round_.name})
+                return redirect("annotation:round_detail", pk=round_.pk)
+    elif request.GET.get("preview") and _wants_fragment(request):
+        form = RoundForm(request.GET)
+        return render(request, "annotation/round_new.html#round-preview", {"preview": _round_preview(form)})
+    else:
+        initial = {"annotators_per_item": 2, "hide_percent": 0}
+        for key in ("dataset", "suggestion_set"):
+            if request.GET.get(key, "").isdigit():
+                initial[key] = int(request.GET[key])
+        form = RoundForm(initial=initial)
+    preview = _round_preview(form) if form.is_bound else _round_preview(RoundForm(initial_data(form)))
+    return render(
+        request,
+        "annotation/round_new.html",
+        {"form": form, "preview": preview},
+        status=400 if form.is_bound and form.errors else 200,
+    )
+
+
+def initial_data(form: RoundForm) -> dict:
+    """The unbound form's initial values as submitted data, so the first preview matches what is shown."""
+    data = {}
+    for name, field in form.fields.items():
+        value = form.get_initial_for_field(field, name)
+        if value not in (None, ""):
+            data[name] = value
+    if "dataset" not in data:
+        first = form.fields["dataset"].queryset.first()
+        if first is not None:
+            data["dataset"] = first.pk
+    return data
+
+
+def _round_preview(form: RoundForm) -> dict:
+    """How many items the round would hold and each annotator's expected load, from the input so far."""
+    dataset = form.preview_value("dataset")
+    if dataset is None:
+        return {"dataset": None}
+    n_items = round_selectors.round_candidates(dataset=dataset, item_filter=form.preview_filter()).count()
+    annotators = list(form.preview_value("annotators") or [])
+    per_item = form.preview_value("annotators_per_item") or 2
+    hide_percent = form.preview_value("hide_percent") or 0
+    preview = {
+        "dataset": dataset,
+        "n_items": n_items,
+        "total_items": dataset.expressions.count(),
+        "n_annotators": len(annotators),
+        "per_item": per_item,
+        "enough_annotators": len(annotators) >= per_item,
+        "hidden": round(n_items * hide_percent / 100),
+        "assignments": n_items * per_item,
+    }
+    if annotators and preview["enough_annotators"]:
+        share = n_items * per_item / len(annotators)
+        preview["load_min"], preview["load_max"] = math.floor(share), math.ceil(share)
+    return preview
+
+
+@require_GET
+@role_required(RESEARCHER, ADJUDICATOR)
+def round_detail(request, pk: int):
+    round_ = _round_or_404(request, pk)
+    return _render_detail(request, round_, FreezeForm())
+
+
+def _render_detail(request, round_: AnnotationRound, freeze_form: FreezeForm, status: int = 200):
+    funnel = selectors.round_funnel(round=round_)
+    context = {
+        "round": round_,
+        "funnel": funnel,
+        "funnel_rows": funnel_rows(funnel),
+        "progress": round_selectors.round_progress(round=round_),
+        "freeze_form": freeze_form,
+        "can_freeze": round_.status == RoundStatus.LOCKED and funnel["needs_adjudication"] == 0,
+        "versions": round_.versions.order_by("-created_at"),
+        "is_researcher": has_role(request.user, RESEARCHER),
+        "annotators": round_.annotators.order_by("username"),
+        "hidden_count": round_.items.filter(suggestions_hidden=True).count(),
+        "waiting": funnel["needs_adjudication"],
+    }
+    return render(request, "annotation/round_detail.html", context, status=status)
+
+
+def _transition(request, pk: int, service, target: str, done_message: str):
+    round_ = _round_or_404(request, pk)
+    try:
+        service(round=round_, user=request.user)
+    except ValidationError as exc:
+        if round_.status == target:
+            # A double click or a second tab already did it.
+            messages.info(request, done_message % {"name": round_.name})
+        else:
+            messages.error(request, " ".join(exc.messages))
+    else:
+        messages.success(request, done_message % {"name": round_.name})
+    return redirect("annotation:round_detail", pk=round_.pk)
+
+
+@require_POST
+@role_required(RESEARCHER)
+def round_lock(request, pk: int):
+    return _transition(
+        request, pk, services.round_lock, RoundStatus.LOCKED,
+        _("The round “%(name)s” is locked: annotators can no longer change answers, adjudication can start."),
+    )
+
+
+@require_POST
+@role_required(RESEARCHER)
+def round_reopen(request, pk: int):
+    return _transition(
+        request, pk, services.round_reopen, RoundStatus.OPEN,
+        _("The round “%(name)s” is open again for annotators."),
+    )
+
+
+@require_POST
+@role_required(RESEARCHER)
+def round_freeze(request, pk: int):
+    round_ = _round_or_404(request, pk)
+    form = FreezeForm(request.POST)
+    if form.is_valid():
+        name = form.cleaned_data["name"]
+        try:
+            version = services.version_freeze(round=round_, name=name, user=request.user)
+        except ValidationError as exc:
+            done = DatasetVersion.objects.filter(round=round_, name=name).first()
+            if done is not None:
+                # The first of two submits froze it; show the result instead of an error.
+                return redirect("annotation:version_detail", pk=done.pk)
+            _add_service_errors(form, exc)
+        else:
+            messages.success(
+                request, _("Version “%(name)s” frozen with %(count)s items.") % {"name": version.name, "count": version.items.count()}
+            )
+            return redirect("annotation:version_detail", pk=version.pk)
+    round_.refresh_from_db()
+    return _render_detail(request, round_, form, status=400)
+
+
+# --- Versions ---------------------------------------------------------------
+
+
+def _version_or_404(pk: int) -> DatasetVersion:
+    version = round_selectors.version_get(pk=pk)
+    if version is None:
+        raise Http404
+    return version
+
+
+@require_GET
+@role_required()
+def version_list(request):
+    return render(request, "annotation/version_list.html", {"versions": selectors.version_list().order_by("-created_at")})
+
+
+@require_GET
+@role_required()
+@vary_on_headers("HX-Request")
+def version_detail(request, pk: int):
+    version = _version_or_404(pk)
+    page = Paginator(round_selectors.version_items(version=version), VERSION_ITEMS_PER_PAGE).get_page(request.GET.get("page"))
+    traits = {t.code: t for t in selectors.trait_list()}
+    themes = {t.code: t for t in selectors.theme_list()}
+    rows = [
+        {
+            "item": item,
+            "traits": [localized_name(traits[c]) if c in traits else c for c in item.traits],
+            "theme": localized_name(themes[item.theme]) if item.theme in themes else item.theme,
+        }
+        for item in page.object_list
+    ]
+    context = {
+        "version": version,
+        "funnel_rows": funnel_rows(version.funnel),
+        "provenance": round_selectors.version_provenance_counts(version=version),
+        "page": page,
+        "rows": rows,
+    }
+    template = "annotation/version_detail.html"
+    if _wants_fragment(request):
+        template += "#version-items"
+    return render(request, template, context)
+
+
+@require_GET
+@role_required()
+def version_export(request, pk: int):
+    version = _version_or_404(pk)
+    fmt = request.GET.get("format", "")
+    try:
+        body = version_services.version_export(version=version, fmt=fmt)
+    except services.ExportError:
+        return HttpResponseBadRequest(
+            _("Unknown export format “%(format)s”; use ?format=csv or ?format=jsonl.") % {"format": fmt},
+            content_type="text/plain; charset=utf-8",
+        )
+    response = HttpResponse(body.encode("utf-8"), content_type=EXPORT_CONTENT_TYPES[fmt])
+    filename = f"{slugify(version.name, allow_unicode=True) or f'version-{version.pk}'}.{fmt}"
+    response["Content-Disposition"] = content_disposition_header(True, filename)
+    return response

@@ -206,3 +206,72 @@ def test_it_runs_in_production_with_force(settings):
     output = _seed("--force")
     assert "created 40" in output
     assert User.objects.filter(username="admin", is_superuser=True).exists()
+
+
+# --- the demo round -------------------------------------------------------
+
+
+def _suggestion_rows() -> list[dict]:
+    from annotation.services.demo import DEMO_SUGGESTIONS_CSV
+
+    with DEMO_SUGGESTIONS_CSV.open(encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+@pytest.mark.django_db
+def test_it_writes_suggestions_for_every_demo_expression_with_a_few_deliberate_mistakes():
+    gold = {normalize_key(row["expression"]): set(filter(None, row["traits"].split(","))) for row in _csv_rows()}
+    suggested = {normalize_key(row["expression"]): set(filter(None, row["traits"].split(","))) for row in _suggestion_rows()}
+    assert set(suggested) == set(gold) and len(suggested) == 40
+    trait_codes = set(Trait.objects.values_list("code", flat=True))
+    assert set().union(*suggested.values()) <= trait_codes
+    wrong = [key for key in gold if gold[key] != suggested[key]]
+    # Mostly right, so accepting is the common case, with enough mistakes to reject.
+    assert 5 <= len(wrong) <= 12
+    assert any(suggested[key] - gold[key] for key in wrong) and any(gold[key] - suggested[key] for key in wrong)
+
+
+@pytest.mark.django_db
+def test_it_seeds_an_open_demo_round_with_honest_suggestions():
+    from annotation.models import AnnotationRound, RoundStatus, SuggestionSet
+
+    output = _seed()
+    suggestion_set = SuggestionSet.objects.get(dataset__name=DEMO_DATASET_NAME)
+    assert suggestion_set.model_name == "demo-suggestions (hand-written, not a model)"
+    assert suggestion_set.suggestions.count() == 40
+    round_ = AnnotationRound.objects.get(name="Demo round")
+    assert round_.status == RoundStatus.OPEN and round_.seed == 2026 and round_.hide_suggestions_fraction == 0.1
+    assert round_.suggestion_set == suggestion_set and round_.annotators_per_item == 2
+    assert sorted(round_.annotators.values_list("username", flat=True)) == ["annotator_a", "annotator_b"]
+    assert round_.items.count() == 40 and round_.items.filter(suggestions_hidden=True).count() == 4
+    assert all(item.assignments.count() == 2 for item in round_.items.all())
+    assert round_.created_by.username == "researcher"
+    assert (
+        "Round 'Demo round': created, open for review, 40 items, annotators annotator_a and annotator_b, "
+        "4 items with suggestions hidden, seed 2026." in output
+    )
+    assert Client().login(username="annotator_a", password=DEMO_PASSWORD)
+
+
+@pytest.mark.django_db
+def test_it_leaves_the_demo_round_and_its_work_alone_on_a_second_run():
+    from annotation.models import AnnotationRound, Assignment, RoundItem, RoundStatus, SuggestionSet
+    from annotation.services import round_lock
+
+    _seed()
+    round_ = AnnotationRound.objects.get(name="Demo round")
+    round_lock(round=round_)
+    before = (
+        sorted(Assignment.objects.values_list("pk", "annotator_id", "position", "item_id")),
+        sorted(RoundItem.objects.values_list("pk", "suggestions_hidden")),
+        SuggestionSet.objects.count(),
+    )
+    output = _seed()
+    assert "Round 'Demo round': unchanged, locked" in output and "Suggestions 'Demo suggestions'" in output
+    assert AnnotationRound.objects.count() == 1 and AnnotationRound.objects.get().status == RoundStatus.LOCKED
+    after = (
+        sorted(Assignment.objects.values_list("pk", "annotator_id", "position", "item_id")),
+        sorted(RoundItem.objects.values_list("pk", "suggestions_hidden")),
+        SuggestionSet.objects.count(),
+    )
+    assert after == before

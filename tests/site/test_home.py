@@ -47,11 +47,11 @@ def test_it_tells_a_user_without_a_role_whom_to_ask_and_nothing_else(outsider_cl
         assert reverse(name) not in html
 
 
-def test_it_shows_an_annotator_the_review_queue_is_not_there_yet(annotator_client, dataset):
+def test_it_tells_an_annotator_they_are_in_no_round_yet(annotator_client, dataset):
     response = annotator_client.get(reverse("home"))
     assert cards(response) == ["Annotator"]
     page = text_of(response)
-    assert "The review queue arrives with the annotation work and is not available yet." in page
+    assert "You are not in any round yet. A researcher will add you to one." in page
     assert NO_ROLE not in page
     # Datasets are readable by every role; importing is not offered.
     assert reverse("annotation:dataset_detail", args=[dataset.pk]) in response.content.decode()
@@ -61,7 +61,7 @@ def test_it_shows_an_annotator_the_review_queue_is_not_there_yet(annotator_clien
 def test_it_shows_an_adjudicator_their_card(adjudicator_client, dataset):
     response = adjudicator_client.get(reverse("home"))
     assert cards(response) == ["Adjudicator"]
-    assert "Adjudication arrives with the annotation work and is not available yet." in text_of(response)
+    assert "No locked round has items waiting for adjudication." in text_of(response)
     assert "Ca dao Nam Bộ" in text_of(response)
 
 
@@ -110,7 +110,7 @@ def test_it_speaks_vietnamese_after_the_switch(annotator_client):
     response = annotator_client.get(reverse("home"))
     assert cards(response) == ["Người gán nhãn"]
     page = text_of(response)
-    assert "Hàng đợi đánh giá sẽ có khi phần gán nhãn được triển khai" in page
+    assert "Bạn chưa tham gia vòng gán nhãn nào." in page
     assert "Chưa có bộ dữ liệu nào." in page
 
 

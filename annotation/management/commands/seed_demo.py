@@ -5,6 +5,7 @@ from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.services import DEMO_DATASET_NAME, ImportValidationError, demo_accounts_ensure, demo_dataset_load
+from annotation.services.demo import demo_round_ensure
 
 DEMO_PASSWORD = "vivid-demo"
 DEMO_URL = "http://127.0.0.1:8000/"
@@ -13,8 +14,8 @@ DEMO_URL = "http://127.0.0.1:8000/"
 class Command(BaseCommand):
     help = (
         f"Import the VIVID demo idioms into the dataset '{DEMO_DATASET_NAME}' and create one demo account per "
-        f"role plus an admin, all with the password '{DEMO_PASSWORD}'. Idempotent. Refuses to run in production "
-        "unless --force is given."
+        f"role plus an admin, all with the password '{DEMO_PASSWORD}', with a suggestion set and an open round "
+        "for annotator_a and annotator_b. Idempotent. Refuses to run in production unless --force is given."
     )
 
     def add_arguments(self, parser):
@@ -36,8 +37,24 @@ class Command(BaseCommand):
         except ImportValidationError as exc:
             raise CommandError(f"The demo CSV did not import: {exc}") from None
 
+        try:
+            demo = demo_round_ensure(user=User.objects.filter(username="researcher").first())
+        except ImportValidationError as exc:
+            raise CommandError(f"The demo suggestions did not import: {exc}") from None
+
         self.stdout.write(f"Dataset '{DEMO_DATASET_NAME}': {report.summary} ({report.rows} rows in the demo file).")
         self.stdout.write("Accounts: " + ", ".join(f"{a.username} {a.status}" for a in accounts) + ".")
+        round_ = demo.round
+        self.stdout.write(
+            f"Suggestions '{demo.suggestion_set.name}' ({demo.suggestion_set.model_name}): {demo.suggestions_status}, "
+            f"{demo.suggestion_set.suggestions.count()} suggestions."
+        )
+        self.stdout.write(
+            f"Round '{round_.name}': {demo.round_status}, {round_.get_status_display().lower()}, "
+            f"{round_.items.count()} items, annotators "
+            + " and ".join(round_.annotators.order_by("username").values_list("username", flat=True))
+            + f", {round_.items.filter(suggestions_hidden=True).count()} items with suggestions hidden, seed {round_.seed}."
+        )
 
         rows = [("Username", "Role", "Password")] + [(a.username, a.role, DEMO_PASSWORD) for a in accounts]
         widths = [max(len(row[i]) for row in rows) for i in range(3)]
@@ -47,6 +64,10 @@ class Command(BaseCommand):
 
         self.stdout.write("")
         self.stdout.write(self.style.SUCCESS(f"VIVID Studio demo: open {DEMO_URL}"))
+        self.stdout.write(
+            f"Try it: sign in as annotator_a and annotator_b to review '{round_.name}', as researcher to lock it, "
+            "as adjudicator to settle disagreements, then as researcher to freeze a version."
+        )
         self.stdout.write(line(rows[0]))
         self.stdout.write(line(["-" * w for w in widths]))
         for row in rows[1:]:
