@@ -1,0 +1,566 @@
+"""Inter-annotator agreement, on plain Python and numpy data (no ORM).
+
+The coefficients come from the libraries the field trusts, never from code of
+our own: Cohen's kappa from scikit-learn, Fleiss' kappa from statsmodels,
+Krippendorff's alpha from ``krippendorff``, the bootstrap from scipy.
+
+The one exception is inside the bootstrap. Calling sklearn 1,000 times per
+label would take seconds, so each bootstrap replicate is computed from
+per-item contributions weighted by how often the resample drew the item
+(``_weights``), in a few numpy operations. tests/annotation/test_agreement.py
+proves these vectorised coefficients equal the libraries' on many random
+resamples; every point estimate still comes from the library itself.
+
+A ratings matrix is annotators x items, float, holding category indices
+(0..k-1; for a binary trait 0 = absent, 1 = present) and NaN where an
+annotator did not rate the item. Undefined values (no items, a single
+category everywhere, ...) are ``None`` with a reason code in ``reasons``,
+never NaN, so the result always serialises to strict JSON.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import math
+import warnings
+from collections import defaultdict
+
+import krippendorff
+import numpy as np
+from scipy import stats as scipy_stats
+from sklearn.metrics import cohen_kappa_score
+from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
+
+DEFAULT_RESAMPLES = 1000
+DEFAULT_SEED = 20240601
+CONFIDENCE_LEVEL = 0.95
+# Below this share of defined bootstrap replicates an interval says more about
+# the resampling than about the data, so none is reported.
+MIN_DEFINED_REPLICATES = 0.9
+
+# Reason codes for a value left out (None). The page translates them; the JSON keeps the codes.
+NO_ITEMS = "no_items"
+TOO_FEW_ITEMS = "too_few_items"
+SINGLE_CATEGORY = "single_category"
+NOT_TWO_ANNOTATORS = "not_two_annotators"
+COHEN_FOR_TWO = "cohen_for_two_annotators"
+TOO_FEW_ANNOTATORS = "too_few_annotators"
+UNSTABLE_BOOTSTRAP = "unstable_bootstrap"
+NO_HIDDEN_ITEMS = "no_hidden_items"
+NO_SHOWN_ITEMS = "no_shown_items"
+NO_SUGGESTIONS = "no_suggestions"
+
+# The numbers of one label, in CSV column order (confidence intervals as _low/_high pairs).
+CSV_COLUMNS = [
+    "label",
+    "n",
+    "percent_agreement",
+    "observed_agreement",
+    "cohen_kappa",
+    "cohen_kappa_ci_low",
+    "cohen_kappa_ci_high",
+    "krippendorff_alpha",
+    "krippendorff_alpha_ci_low",
+    "krippendorff_alpha_ci_high",
+    "fleiss_kappa",
+    "fleiss_kappa_ci_low",
+    "fleiss_kappa_ci_high",
+    "pabak",
+    "prevalence",
+    "prevalence_index",
+    "bias_index",
+    "n_pairable",
+]
+
+
+def number(value) -> float | None:
+    """A plain float for JSON, or None for anything undefined (NaN, inf, None)."""
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+# --- Building ratings ---------------------------------------------------------
+
+
+def ratings_matrix(values: dict[tuple[str, object], int], *, annotators: list[str], items: list) -> np.ndarray:
+    """Annotators x items from {(annotator, item): category index}; NaN where missing."""
+    matrix = np.full((len(annotators), len(items)), np.nan)
+    row = {a: i for i, a in enumerate(annotators)}
+    column = {item: j for j, item in enumerate(items)}
+    for (annotator, item), value in values.items():
+        if annotator in row and item in column and value is not None:
+            matrix[row[annotator], column[item]] = value
+    return matrix
+
+
+def complete_items(ratings: np.ndarray, per_item: int) -> np.ndarray:
+    """Indices of the items rated by the full number of annotators."""
+    return np.flatnonzero((~np.isnan(ratings)).sum(axis=0) == per_item)
+
+
+def item_codes(ratings: np.ndarray, items: np.ndarray, per_item: int) -> np.ndarray:
+    """items x per_item category indices: each complete item's ratings in annotator order."""
+    columns = ratings[:, items].T
+    # Row-major order of the non-missing cells keeps each item's ratings together, in annotator order.
+    return columns[~np.isnan(columns)].astype(np.intp).reshape(len(items), per_item)
+
+
+# --- Vectorised coefficients for the bootstrap ---------------------------------
+
+
+def _weights(indices: np.ndarray, n_items: int) -> np.ndarray:
+    """resamples x items: how many times each resample drew each item."""
+    flat = np.asarray(indices, dtype=np.intp).reshape(-1, np.shape(indices)[-1])
+    offsets = (np.arange(flat.shape[0])[:, None] * n_items + flat).ravel()
+    return np.bincount(offsets, minlength=flat.shape[0] * n_items).reshape(flat.shape[0], n_items).astype(float)
+
+
+def kappa_from_confusion(confusion: np.ndarray) -> np.ndarray:
+    """Cohen's kappa of (..., k, k) confusion counts, computed as sklearn does; NaN when undefined."""
+    confusion = np.asarray(confusion, dtype=float)
+    total = confusion.sum(axis=(-2, -1))
+    rows, cols = confusion.sum(axis=-1), confusion.sum(axis=-2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        expected_disagreement = total - (rows * cols).sum(axis=-1) / total
+        observed_disagreement = total - np.trace(confusion, axis1=-2, axis2=-1)
+        kappa = 1 - observed_disagreement / expected_disagreement
+    return np.where((total > 0) & (expected_disagreement > 0), kappa, np.nan)
+
+
+def pair_one_hot(first: np.ndarray, second: np.ndarray, n_categories: int) -> np.ndarray:
+    """items x k*k: each item's (first, second) category pair, one-hot."""
+    onehot = np.zeros((len(first), n_categories * n_categories))
+    onehot[np.arange(len(first)), np.asarray(first, dtype=np.intp) * n_categories + np.asarray(second, dtype=np.intp)] = 1
+    return onehot
+
+
+def kappa_weighted(onehot: np.ndarray, weights: np.ndarray, n_categories: int) -> np.ndarray:
+    """Cohen's kappa per row of ``weights`` (resamples x items), items given by ``pair_one_hot``."""
+    return kappa_from_confusion((weights @ onehot).reshape(-1, n_categories, n_categories))
+
+
+def kappa_resampled(onehot: np.ndarray, indices: np.ndarray, n_categories: int) -> np.ndarray:
+    """Cohen's kappa of each resample (rows of ``indices``) of items given by ``pair_one_hot``."""
+    return kappa_weighted(onehot, _weights(indices, onehot.shape[0]), n_categories)
+
+
+def category_counts(codes: np.ndarray, n_categories: int) -> np.ndarray:
+    """items x k: how many raters put each item in each category (statsmodels' aggregate_raters table)."""
+    counts = np.zeros((codes.shape[0], n_categories))
+    for column in codes.T:
+        counts[np.arange(codes.shape[0]), column] += 1
+    return counts
+
+
+def fleiss_weighted(counts: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Fleiss' kappa per row of ``weights``, from the items x k count table (constant raters per item)."""
+    raters = counts[0].sum()
+    agreement = ((counts**2).sum(axis=1) - raters) / (raters * (raters - 1))
+    n = weights.sum(axis=1)
+    p_mean = weights @ agreement / n
+    p_category = (weights @ counts) / (n * raters)[:, None]
+    p_expected = (p_category**2).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kappa = (p_mean - p_expected) / (1 - p_expected)
+    return np.where(p_expected < 1, kappa, np.nan)
+
+
+def fleiss_resampled(counts: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    return fleiss_weighted(counts, _weights(indices, counts.shape[0]))
+
+
+def coincidences(ratings: np.ndarray, n_categories: int) -> np.ndarray:
+    """items x k*k: each item's contribution to Krippendorff's coincidence matrix
+    (zero for items with fewer than two ratings, which are not pairable)."""
+    counts = np.zeros((ratings.shape[1], n_categories))
+    for row in ratings:
+        rated = ~np.isnan(row)
+        counts[np.flatnonzero(rated), row[rated].astype(np.intp)] += 1
+    m = counts.sum(axis=1)
+    pairable = m >= 2
+    outer = counts[:, :, None] * counts[:, None, :] - counts[:, :, None] * np.eye(n_categories)[None]
+    contribution = np.zeros_like(outer)
+    contribution[pairable] = outer[pairable] / (m[pairable] - 1)[:, None, None]
+    return contribution.reshape(ratings.shape[1], -1)
+
+
+def alpha_from_coincidences(observed: np.ndarray, n_categories: int) -> np.ndarray:
+    """Nominal Krippendorff's alpha of (..., k*k) coincidence matrices; NaN when undefined."""
+    observed = np.asarray(observed, dtype=float).reshape(-1, n_categories, n_categories)
+    n_c = observed.sum(axis=2)
+    n = n_c.sum(axis=1)
+    disagreement = observed.sum(axis=(1, 2)) - np.trace(observed, axis1=1, axis2=2)
+    expected = n**2 - (n_c**2).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        alpha = 1 - (n - 1) * disagreement / expected
+    return np.where(expected > 0, alpha, np.nan)
+
+
+def alpha_weighted(contributions: np.ndarray, weights: np.ndarray, n_categories: int) -> np.ndarray:
+    return alpha_from_coincidences(weights @ contributions, n_categories)
+
+
+def alpha_resampled(contributions: np.ndarray, indices: np.ndarray, n_categories: int) -> np.ndarray:
+    return alpha_weighted(contributions, _weights(indices, contributions.shape[0]), n_categories)
+
+
+def _interval(low, high, distribution: np.ndarray) -> tuple[dict | None, str | None]:
+    if math.isfinite(low) and math.isfinite(high):
+        return {"low": float(low), "high": float(high)}, None
+    # Some resamples drew a single category (the coefficient is undefined): use the defined ones if they are most.
+    defined = distribution[np.isfinite(distribution)]
+    if defined.size < MIN_DEFINED_REPLICATES * distribution.size:
+        return None, UNSTABLE_BOOTSTRAP
+    tail = (1 - CONFIDENCE_LEVEL) / 2 * 100
+    low, high = np.percentile(defined, [tail, 100 - tail])
+    return {"low": float(low), "high": float(high)}, None
+
+
+def bootstrap_cis(
+    replicates: list, n_items: int, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+) -> list[tuple[dict | None, str | None]]:
+    """Percentile intervals from one scipy.stats.bootstrap run that resamples items.
+
+    Each of ``replicates`` maps a resamples x items weight matrix (how often
+    each resample drew each item) to one value per resample. Resampling item
+    indices keeps all of an item's ratings together (paired resampling), and
+    one run serves every figure, so they are computed on the same resamples.
+    Returns one ({low, high}, None) or (None, reason) per replicate.
+    """
+    if n_items < 2:
+        return [(None, TOO_FEW_ITEMS)] * len(replicates)
+
+    def statistic(indices, axis=-1):
+        indices = np.asarray(indices)
+        weights = _weights(indices, n_items)
+        values = np.stack([replicate(weights) for replicate in replicates])
+        return values.reshape(len(replicates), *indices.shape[:-1])
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = scipy_stats.bootstrap(
+            (np.arange(n_items),),
+            statistic,
+            n_resamples=n_resamples,
+            vectorized=True,
+            method="percentile",
+            confidence_level=CONFIDENCE_LEVEL,
+            rng=np.random.default_rng(seed),
+        )
+    lows = np.atleast_1d(result.confidence_interval.low)
+    highs = np.atleast_1d(result.confidence_interval.high)
+    distribution = np.atleast_2d(result.bootstrap_distribution)
+    return [_interval(lows[i], highs[i], distribution[i]) for i in range(len(replicates))]
+
+
+# --- Library point estimates ------------------------------------------------------
+
+
+def cohen_kappa(first, second, n_categories: int) -> float | None:
+    """sklearn's Cohen's kappa over all k categories; None when undefined."""
+    if len(first) == 0:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        value = cohen_kappa_score(
+            np.asarray(first, dtype=np.intp),
+            np.asarray(second, dtype=np.intp),
+            labels=list(range(n_categories)),
+            replace_undefined_by=np.nan,
+        )
+    return number(value)
+
+
+def fleiss(codes: np.ndarray, n_categories: int) -> float | None:
+    """statsmodels' Fleiss' kappa of items x raters category indices."""
+    if codes.shape[0] == 0:
+        return None
+    table, _ = aggregate_raters(codes, n_cat=n_categories)
+    with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
+        warnings.simplefilter("ignore")
+        return number(fleiss_kappa(table, method="fleiss"))
+
+
+def alpha(ratings: np.ndarray, n_categories: int) -> float | None:
+    """krippendorff's nominal alpha of annotators x items with NaN for missing."""
+    if ratings.size == 0 or ((~np.isnan(ratings)).sum(axis=0) >= 2).sum() == 0:
+        return None
+    with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
+        warnings.simplefilter("ignore")
+        return number(
+            krippendorff.alpha(
+                reliability_data=ratings, value_domain=list(range(n_categories)), level_of_measurement="nominal"
+            )
+        )
+
+
+# --- One label ------------------------------------------------------------------
+
+
+def pooled_confusion(ratings: np.ndarray, n_categories: int, items: np.ndarray | None = None) -> np.ndarray:
+    """k x k counts of (annotator i, annotator j) labels for i < j, summed over annotator pairs."""
+    confusion = np.zeros((n_categories, n_categories), dtype=int)
+    columns = ratings if items is None else ratings[:, items]
+    for i, j in itertools.combinations(range(ratings.shape[0]), 2):
+        both = ~np.isnan(columns[i]) & ~np.isnan(columns[j])
+        np.add.at(confusion, (columns[i, both].astype(np.intp), columns[j, both].astype(np.intp)), 1)
+    return confusion
+
+
+def pair_agreement(first, second, n_categories: int, *, binary: bool = False) -> dict:
+    """Agreement of two label sequences (an annotator against another, the final labels or the LLM)."""
+    first = np.asarray(first, dtype=np.intp)
+    second = np.asarray(second, dtype=np.intp)
+    n = len(first)
+    result = {"n": n, "cohen_kappa": None, "percent_agreement": None, "reasons": {}}
+    if n == 0:
+        result["reasons"] = {"cohen_kappa": NO_ITEMS, "percent_agreement": NO_ITEMS}
+        return result
+    result["percent_agreement"] = float(100 * np.mean(first == second))
+    result["cohen_kappa"] = cohen_kappa(first, second, n_categories)
+    if result["cohen_kappa"] is None:
+        result["reasons"]["cohen_kappa"] = SINGLE_CATEGORY
+    if binary:
+        result["prevalence"] = float(np.mean(np.concatenate([first, second]) == 1))
+    return result
+
+
+def label_agreement(ratings: np.ndarray, *, n_categories: int, binary: bool = False, **options) -> dict:
+    """Every agreement figure of one label; see ``labels_agreement``."""
+    return labels_agreement({"label": (ratings, n_categories, binary)}, **options)["label"]
+
+
+def labels_agreement(
+    labels: dict[str, tuple[np.ndarray, int, bool]],
+    *,
+    per_item: int = 2,
+    annotators: list[str] | None = None,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> dict[str, dict]:
+    """Every agreement figure of each label, given as {name: (ratings, number of categories, binary)}.
+
+    ``n`` counts the items rated by ``per_item`` annotators; kappa, Fleiss'
+    kappa and the agreement figures use those. Krippendorff's alpha uses every
+    item with at least two ratings (``n_pairable``), as the coefficient is
+    designed to. Percent agreement is the share of agreeing annotator pairs
+    (for two annotators: of agreeing items), as a percentage.
+
+    Labels rated on the same items (the theme and the traits of one review
+    always are) share their bootstrap resamples: one scipy run per item set.
+    """
+    results: dict[str, dict] = {}
+    jobs: dict[tuple, list] = defaultdict(list)
+    for name, (ratings, n_categories, binary) in labels.items():
+        result, label_jobs = _label_figures(ratings, n_categories, binary, per_item, annotators)
+        results[name] = result
+        for ci_key, items, replicate in label_jobs:
+            jobs[(ratings.shape[1], items.tobytes())].append((name, ci_key, items.size, replicate))
+    for group in jobs.values():
+        cis = bootstrap_cis([job[3] for job in group], group[0][2], n_resamples=n_resamples, seed=seed)
+        for (name, ci_key, _n, _replicate), (ci, reason) in zip(group, cis, strict=True):
+            results[name][ci_key] = ci
+            if reason:
+                results[name]["reasons"][ci_key] = reason
+    for result in results.values():
+        _explain_missing(result)
+    return results
+
+
+def _label_figures(ratings, n_categories, binary, per_item, annotators) -> tuple[dict, list]:
+    """The point estimates of one label, and the bootstrap jobs for its intervals:
+    (key, item indices resampled, replicate function of the resample weights)."""
+    n_annotators = ratings.shape[0]
+    annotators = annotators or [str(i) for i in range(n_annotators)]
+    items = complete_items(ratings, per_item) if per_item >= 2 else np.array([], dtype=np.intp)
+    n = int(items.size)
+    pairable = np.flatnonzero((~np.isnan(ratings)).sum(axis=0) >= 2)
+    result: dict = {
+        "n": n,
+        "n_pairable": int(pairable.size),
+        "percent_agreement": None,
+        "observed_agreement": None,
+        "cohen_kappa": None,
+        "cohen_kappa_ci": None,
+        "krippendorff_alpha": None,
+        "krippendorff_alpha_ci": None,
+        "fleiss_kappa": None,
+        "fleiss_kappa_ci": None,
+        "pabak": None,
+    }
+    if binary:
+        result |= {"prevalence": None, "prevalence_index": None, "bias_index": None}
+    reasons: dict[str, str] = {}
+    result["reasons"] = reasons
+    jobs: list = []
+
+    if n_annotators < 2 or per_item < 2:
+        for key in [k for k, v in result.items() if v is None]:
+            reasons[key] = TOO_FEW_ANNOTATORS
+        return result, jobs
+
+    # Observed agreement over annotator pairs, as PABAK, prevalence and bias need it.
+    confusion = pooled_confusion(ratings, n_categories, items)
+    pairs = int(confusion.sum())
+    if binary:
+        rated = ratings[:, items]
+        rated = rated[~np.isnan(rated)]
+        result["prevalence"] = float(rated.mean()) if rated.size else None
+    if pairs:
+        po = float(np.trace(confusion) / pairs)
+        result["observed_agreement"] = po
+        result["percent_agreement"] = 100 * po
+        result["pabak"] = (n_categories * po - 1) / (n_categories - 1)
+        if binary:
+            # Byrt, Bishop and Carlin (1993): a = both present, d = both absent, b and c the disagreements.
+            result["prevalence_index"] = float(abs(confusion[1, 1] - confusion[0, 0]) / pairs)
+            result["bias_index"] = float(abs(confusion[0, 1] - confusion[1, 0]) / pairs)
+
+    codes = item_codes(ratings, items, per_item)
+    if n_annotators == 2:
+        result["cohen_kappa"] = cohen_kappa(codes[:, 0], codes[:, 1], n_categories) if n else None
+        if result["cohen_kappa"] is not None:
+            onehot = pair_one_hot(codes[:, 0], codes[:, 1], n_categories)
+            jobs.append(("cohen_kappa_ci", items, lambda w: kappa_weighted(onehot, w, n_categories)))
+    else:
+        reasons["cohen_kappa"] = reasons["cohen_kappa_ci"] = NOT_TWO_ANNOTATORS
+        result["pairwise"] = [
+            {"annotators": [annotators[i], annotators[j]], **_pair_of(ratings, i, j, n_categories)}
+            for i, j in itertools.combinations(range(n_annotators), 2)
+        ]
+
+    result["fleiss_kappa"] = fleiss(codes, n_categories)
+    if n_annotators == 2:
+        # Cohen's kappa carries the interval for two annotators; a second bootstrap would only slow the page.
+        reasons["fleiss_kappa_ci"] = COHEN_FOR_TWO
+    elif result["fleiss_kappa"] is not None:
+        counts = category_counts(codes, n_categories)
+        jobs.append(("fleiss_kappa_ci", items, lambda w: fleiss_weighted(counts, w)))
+
+    result["krippendorff_alpha"] = alpha(ratings, n_categories)
+    if result["krippendorff_alpha"] is not None:
+        contributions = coincidences(ratings[:, pairable], n_categories)
+        jobs.append(("krippendorff_alpha_ci", pairable, lambda w: alpha_weighted(contributions, w, n_categories)))
+    return result, jobs
+
+
+def _explain_missing(result: dict) -> None:
+    """Give every None figure a reason code."""
+    reasons = result["reasons"]
+    n = result["n"]
+    for key, value in result.items():
+        if value is not None or key in reasons:
+            continue
+        if key in ("krippendorff_alpha", "krippendorff_alpha_ci"):
+            reasons[key] = NO_ITEMS if not result["n_pairable"] else reasons.get("krippendorff_alpha", SINGLE_CATEGORY)
+        elif n == 0:
+            reasons[key] = NO_ITEMS
+        elif key.endswith("_ci"):
+            reasons[key] = reasons.get(key.removesuffix("_ci"), SINGLE_CATEGORY)
+        else:
+            reasons[key] = SINGLE_CATEGORY
+
+
+def _pair_of(ratings: np.ndarray, i: int, j: int, n_categories: int) -> dict:
+    both = ~np.isnan(ratings[i]) & ~np.isnan(ratings[j])
+    return pair_agreement(ratings[i, both], ratings[j, both], n_categories)
+
+
+# --- Suggestions: annotator vs LLM and the anchoring control --------------------------
+
+
+def rate_difference(shown, hidden, **options) -> dict:
+    """Mean of ``shown`` minus mean of ``hidden`` (per-item match rates), with a bootstrap interval."""
+    return rate_differences(np.atleast_2d(shown), np.atleast_2d(hidden), **options)[0]
+
+
+def rate_differences(
+    shown: np.ndarray, hidden: np.ndarray, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+) -> list[dict]:
+    """Row by row, the mean of ``shown`` minus the mean of ``hidden`` (figures x items each).
+
+    The two groups of items are resampled independently, each item keeping all
+    its figures (one scipy run for every row).
+    """
+    shown = np.asarray(shown, dtype=float).reshape(len(shown), -1)
+    hidden = np.asarray(hidden, dtype=float).reshape(len(hidden), -1)
+    n_shown, n_hidden = shown.shape[1], hidden.shape[1]
+    results = [
+        {
+            "n_shown": n_shown,
+            "n_hidden": n_hidden,
+            "match_rate_shown": float(shown[row].mean()) if n_shown else None,
+            "match_rate_hidden": float(hidden[row].mean()) if n_hidden else None,
+            "difference": float(shown[row].mean() - hidden[row].mean()) if n_shown and n_hidden else None,
+            "difference_ci": None,
+            "reasons": {},
+        }
+        for row in range(max(len(shown), len(hidden)))
+    ]
+    if not n_hidden or not n_shown:
+        reason = NO_HIDDEN_ITEMS if not n_hidden else NO_SHOWN_ITEMS
+        for result in results:
+            result["reasons"] = {"difference": reason, "difference_ci": reason}
+        return results
+    if n_shown < 2 or n_hidden < 2:
+        for result in results:
+            result["reasons"]["difference_ci"] = TOO_FEW_ITEMS
+        return results
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        bootstrap = scipy_stats.bootstrap(
+            (shown, hidden),
+            lambda a, b, axis=-1: a.mean(axis=axis) - b.mean(axis=axis),
+            n_resamples=n_resamples,
+            vectorized=True,
+            axis=-1,
+            method="percentile",
+            confidence_level=CONFIDENCE_LEVEL,
+            rng=np.random.default_rng(seed),
+        )
+    lows, highs = np.atleast_1d(bootstrap.confidence_interval.low), np.atleast_1d(bootstrap.confidence_interval.high)
+    distribution = np.atleast_2d(bootstrap.bootstrap_distribution)
+    for row, result in enumerate(results):
+        result["difference_ci"], reason = _interval(lows[row], highs[row], distribution[row])
+        if reason:
+            result["reasons"]["difference_ci"] = reason
+    return results
+
+
+# --- Distributions --------------------------------------------------------------------
+
+
+def distribution(labels: list, categories: list[str], *, multi: bool) -> dict:
+    """Count and percent of label sets per category (a trait per item may repeat across categories)."""
+    n = len(labels)
+    counts = dict.fromkeys(categories, 0)
+    for label in labels:
+        for code in (label if multi else [label]):
+            if code in counts:
+                counts[code] += 1
+    return {code: {"count": c, "percent": (100 * c / n) if n else None} for code, c in counts.items()}
+
+
+# --- Output ------------------------------------------------------------------------------
+
+
+def stats_csv(stats: dict) -> str:
+    """One row per label (the theme, then each trait) with the numbers of the JSON."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    labels = [("theme", stats["theme"]), *stats["traits"].items()]
+    for name, values in labels:
+        row = {"label": name}
+        for key, value in values.items():
+            if key.endswith("_ci"):
+                row[f"{key}_low"] = "" if value is None else value["low"]
+                row[f"{key}_high"] = "" if value is None else value["high"]
+            elif not isinstance(value, (dict, list)):
+                row[key] = "" if value is None else value
+        writer.writerow(row)
+    return out.getvalue()
