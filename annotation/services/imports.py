@@ -481,21 +481,28 @@ def dataset_export(*, dataset: Dataset, fmt: str) -> str:
     CSV: traits as a comma-separated list of codes, metadata flattened into
     extra columns so a re-import keeps them. JSONL: traits as a list.
     """
+    rows = dataset_export_rows(dataset=dataset)
+    return rows_serialise(rows=rows, columns=["id", "expression", "explanation", "kind", "source", "traits", "theme"], fmt=fmt)
+
+
+def rows_serialise(*, rows: list[dict], columns: list[str], fmt: str) -> str:
+    """Export rows (each with ``traits`` as a list and a ``metadata`` dict) as CSV or JSONL.
+
+    Shared by dataset and version exports so both read back the same way.
+    """
     if fmt not in EXPORT_FORMATS:
         raise ExportError(f"format must be one of {', '.join(EXPORT_FORMATS)}, not '{fmt}'")
-    rows = dataset_export_rows(dataset=dataset)
-    base_columns = ["id", "expression", "explanation", "kind", "source", "traits", "theme"]
     if fmt == "jsonl":
         lines = []
         for row in rows:
             metadata = row.pop("metadata")
-            record = {**{k: row[k] for k in base_columns}, **{k: v for k, v in metadata.items() if k not in row}}
+            record = {**{k: row[k] for k in columns}, **{k: v for k, v in metadata.items() if k not in row}}
             lines.append(json.dumps(record, ensure_ascii=False))
         return "\n".join(lines) + ("\n" if lines else "")
     extra_columns: list[str] = []
     for row in rows:
         for key in row["metadata"]:
-            if key not in base_columns and key not in extra_columns:
+            if key not in columns and key not in extra_columns:
                 extra_columns.append(key)
     flat = []
     for row in rows:
@@ -505,7 +512,7 @@ def dataset_export(*, dataset: Dataset, fmt: str) -> str:
             value = metadata.get(key, "")
             row[key] = json.dumps(value, ensure_ascii=False) if isinstance(value, (list, dict)) else value
         flat.append(row)
-    frame = pd.DataFrame(flat, columns=base_columns + extra_columns)
+    frame = pd.DataFrame(flat, columns=columns + extra_columns)
     return frame.to_csv(index=False, lineterminator="\n")
 
 

@@ -5,12 +5,8 @@ A version exports in the foundation's format (the columns of
 again as a corpus and read by pandas without options.
 """
 
-import json
-
-import pandas as pd
-
 from ..models import DatasetVersion
-from .imports import EXPORT_FORMATS, ExportError
+from .imports import rows_serialise
 
 BASE_COLUMNS = ["id", "expression", "explanation", "kind", "source", "traits", "theme", "provenance"]
 
@@ -38,28 +34,4 @@ def version_export(*, version: DatasetVersion, fmt: str) -> str:
     CSV: traits comma-separated, metadata flattened into extra columns after
     ``provenance``. JSONL: traits as a list, metadata keys at the top level.
     """
-    if fmt not in EXPORT_FORMATS:
-        raise ExportError(f"format must be one of {', '.join(EXPORT_FORMATS)}, not '{fmt}'")
-    rows = _rows(version)
-    if fmt == "jsonl":
-        lines = []
-        for row in rows:
-            metadata = row.pop("metadata")
-            record = {**{k: row[k] for k in BASE_COLUMNS}, **{k: v for k, v in metadata.items() if k not in row}}
-            lines.append(json.dumps(record, ensure_ascii=False))
-        return "\n".join(lines) + ("\n" if lines else "")
-    extra_columns: list[str] = []
-    for row in rows:
-        for key in row["metadata"]:
-            if key not in BASE_COLUMNS and key not in extra_columns:
-                extra_columns.append(key)
-    flat = []
-    for row in rows:
-        metadata = row.pop("metadata")
-        row["traits"] = ",".join(row["traits"])
-        for key in extra_columns:
-            value = metadata.get(key, "")
-            row[key] = json.dumps(value, ensure_ascii=False) if isinstance(value, (list, dict)) else value
-        flat.append(row)
-    frame = pd.DataFrame(flat, columns=BASE_COLUMNS + extra_columns)
-    return frame.to_csv(index=False, lineterminator="\n")
+    return rows_serialise(rows=_rows(version), columns=BASE_COLUMNS, fmt=fmt)
