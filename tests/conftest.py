@@ -24,6 +24,14 @@ def skip_or_fail(reason: str):
     pytest.skip(reason)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    # Rolled-back tests reuse primary keys; a cached result must not leak between them.
+    from django.core.cache import cache
+
+    cache.clear()
+
+
 def make_user(username: str, *roles: str, **extra) -> User:
     user = User.objects.create_user(username=username, password=PASSWORD, email=f"{username}@example.org", **extra)
     for role in roles:

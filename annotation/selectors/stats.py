@@ -9,9 +9,11 @@ before adjudication; the agreement of each annotator with the final
 from collections import defaultdict
 
 import numpy as np
+from django.core.cache import cache
+from django.db.models import Count, Max
 
 from .. import agreement
-from ..models import AnnotationRound, ItemStatus, RoundItem, RoundStatus, Suggestion, Theme, Trait
+from ..models import AnnotationRound, ItemStatus, LabelChange, RoundItem, RoundStatus, Suggestion, Theme, Trait
 from ..roles import ADJUDICATOR, RESEARCHER, has_role
 from .workflow import round_submitted_labels
 
@@ -35,7 +37,23 @@ def round_stats_visible(*, user, round: AnnotationRound) -> bool:
 def round_agreement_stats(
     *, round: AnnotationRound, n_resamples: int = agreement.DEFAULT_RESAMPLES, seed: int = agreement.DEFAULT_SEED
 ) -> dict:
-    """Every agreement figure of a round, as JSON-ready data (see the CLI contract in the README)."""
+    """Every agreement figure of a round, as JSON-ready data (see the CLI contract in the README).
+
+    Cached under a fingerprint of everything the figures depend on: every label
+    or decision change writes a LabelChange row, so a new row (or a new round
+    status) makes a new key and a stale result is never served.
+    """
+    fingerprint = LabelChange.objects.filter(item__round=round).aggregate(last=Max("id"), n=Count("id"))
+    status = AnnotationRound.objects.filter(pk=round.pk).values_list("status", flat=True).get()
+    key = f"vivid:round-stats:{round.pk}:{round.created_at.timestamp()}:{status}:{fingerprint['last']}:{fingerprint['n']}:{n_resamples}:{seed}"
+    stats = cache.get(key)
+    if stats is None:
+        stats = _round_agreement_stats(round=round, n_resamples=n_resamples, seed=seed)
+        cache.set(key, stats, timeout=24 * 3600)
+    return stats
+
+
+def _round_agreement_stats(*, round: AnnotationRound, n_resamples: int, seed: int) -> dict:
     trait_codes = list(Trait.objects.order_by("number").values_list("code", flat=True))
     theme_codes = list(Theme.objects.order_by("number").values_list("code", flat=True))
     theme_index = {code: i for i, code in enumerate(theme_codes)}

@@ -241,3 +241,19 @@ def test_it_hides_the_other_annotators_history_until_locked(two_round, annotator
     item.refresh_from_db()
     assert {c.actor for c in item_history(item=item, user=adjudicator)} == {annotator_a, annotator_b}
     assert {c.actor for c in item_history(item=item, user=annotator_a)} == {annotator_a}
+
+
+def test_it_recomputes_cached_statistics_after_a_label_changes(two_round, annotator_a, annotator_b):
+    from annotation.selectors.stats import round_agreement_stats
+
+    for item in two_round.items.all():
+        x, y = item.assignments.order_by("annotator__username")
+        submit(x, annotator_a, theme="love")
+        submit(y, annotator_b, theme="love")
+    before = round_agreement_stats(round=two_round, n_resamples=50)
+    assert before["theme"]["percent_agreement"] == 100
+    assert round_agreement_stats(round=two_round, n_resamples=50) == before
+    changed = two_round.items.first().assignments.get(annotator=annotator_b)
+    submit(changed, annotator_b, theme="other", revision=changed.revision)
+    after = round_agreement_stats(round=two_round, n_resamples=50)
+    assert after["theme"]["percent_agreement"] < 100
