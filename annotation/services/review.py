@@ -128,7 +128,7 @@ def assignment_submit(
     ``revision`` is the revision the form was loaded with; if another tab
     submitted in between, ConflictError is raised and nothing changes.
     """
-    assignment = Assignment.objects.select_for_update().select_related("item__round", "item__expression", "theme").get(pk=assignment.pk)
+    assignment = Assignment.objects.select_for_update(of=("self",)).select_related("item__round", "item__expression", "theme").get(pk=assignment.pk)
     _check_annotator(assignment, user)
     if revision is not None and revision != assignment.revision:
         raise ConflictError(_("This item was saved from another tab or window; reload it to see the saved answer."), current=assignment)

@@ -41,3 +41,32 @@ def page(browser):
     page.set_default_timeout(15_000)
     yield page
     context.close()
+
+
+def sign_in(page, base_url: str, username: str, password: str) -> None:
+    """Through the login page, as a person would; lands on the home page."""
+    page.goto(base_url + "/accounts/login/")
+    page.get_by_label("Username:", exact=True).fill(username)
+    page.get_by_label("Password:", exact=True).fill(password)
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("heading", name=f"Welcome, {username}").wait_for()
+
+
+@pytest.fixture
+def context_for(browser, live_server):
+    """A signed-in page per person, each in its own browser context (own cookies, own session)."""
+    from tests.conftest import PASSWORD
+
+    contexts = []
+
+    def open_for(user):
+        context = browser.new_context(locale="en-US", viewport={"width": 1280, "height": 900}, accept_downloads=True)
+        contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(15_000)
+        sign_in(page, live_server.url, user.get_username(), PASSWORD)
+        return page
+
+    yield open_for
+    for context in contexts:
+        context.close()
