@@ -496,12 +496,14 @@ def rows_serialise(*, rows: list[dict], columns: list[str], fmt: str) -> str:
         lines = []
         for row in rows:
             metadata = row.pop("metadata")
-            record = {**{k: row[k] for k in columns}, **{k: v for k, v in metadata.items() if k not in row}}
+            # Sorted: PostgreSQL's jsonb does not keep key order, and an export must
+            # not depend on the database behind it.
+            record = {**{k: row[k] for k in columns}, **{k: metadata[k] for k in sorted(metadata) if k not in row}}
             lines.append(json.dumps(record, ensure_ascii=False))
         return "\n".join(lines) + ("\n" if lines else "")
     extra_columns: list[str] = []
     for row in rows:
-        for key in row["metadata"]:
+        for key in sorted(row["metadata"]):
             if key not in columns and key not in extra_columns:
                 extra_columns.append(key)
     flat = []
