@@ -1,1 +1,186 @@
-"""Database models of the evaluation app (none yet)."""
+"""Model providers, prompt templates, runs and their items (VIVID paper, sections 4-5, Appendices A-C).
+
+Every score is traceable: a RunItem keeps the exact messages sent and the raw
+reply received, and a Run keeps the facts needed to reproduce it.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+from annotation.models import Dataset, DatasetVersion, Expression
+
+
+class Provider(models.TextChoices):
+    OPENAI = "openai", _("OpenAI-compatible endpoint")
+    TRANSFORMERS = "transformers", _("Local transformers model")
+
+
+class ModelConfig(models.Model):
+    name = models.SlugField(max_length=100, unique=True)
+    provider = models.CharField(max_length=20, choices=Provider.choices)
+    base_url = models.URLField(max_length=500, blank=True)
+    # A model id at the endpoint, a local path, or a hub id (only where the machine is online).
+    model_id = models.CharField(max_length=500)
+    # The NAME of the environment variable holding the API key; the key itself is never stored.
+    api_key_env = models.CharField(max_length=100, blank=True)
+    max_concurrency = models.PositiveIntegerField(default=4, help_text=_("Concurrent requests, across all workers."))
+    requests_per_minute = models.PositiveIntegerField(null=True, blank=True)
+    timeout = models.FloatField(default=60.0, help_text=_("Seconds per request."))
+    builtin = models.BooleanField(default=False)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+
+class PromptKind(models.TextChoices):
+    GENERATION = "generation", _("Explanation generation")
+    JUDGE = "judge", _("Judge")
+    CLASSIFICATION = "classification", _("Classification")
+
+
+class PromptTemplate(models.Model):
+    """A versioned prompt. Editing makes a new version: the content hash identifies it."""
+
+    name = models.CharField(max_length=100, help_text=_("e.g. zero-shot, few-shot, aspect, topic, traits"))
+    kind = models.CharField(max_length=20, choices=PromptKind.choices)
+    # Chat messages with {placeholders}: [{"role": "system"|"user"|"assistant", "content": "..."}].
+    messages = models.JSONField()
+    content_hash = models.CharField(max_length=64, unique=True)
+    reference = models.CharField(max_length=300, blank=True, help_text=_("Where the text comes from, e.g. 'VIVID Fig. 7'."))
+    ours = models.BooleanField(default=False, help_text=_("Written by us, not quoted from the paper."))
+    builtin = models.BooleanField(default=False)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["kind", "name", "-created_at"]
+
+    def __str__(self):
+        return f"{self.name} ({self.content_hash[:8]})"
+
+
+class RunKind(models.TextChoices):
+    GENERATION = "generation", _("Generation")
+    JUDGE = "judge", _("Judge")
+    CLASSIFICATION = "classification", _("Classification")
+
+
+class RunStatus(models.TextChoices):
+    QUEUED = "queued", _("Queued")
+    RUNNING = "running", _("Running")
+    DONE = "done", _("Done")
+    FAILED = "failed", _("Failed")
+    CANCELLED = "cancelled", _("Cancelled")
+
+
+class Run(models.Model):
+    kind = models.CharField(max_length=20, choices=RunKind.choices)
+    model = models.ForeignKey(ModelConfig, on_delete=models.PROTECT, related_name="runs")
+    prompt = models.ForeignKey(PromptTemplate, on_delete=models.PROTECT, related_name="runs")
+    dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="runs")
+    version = models.ForeignKey(DatasetVersion, null=True, blank=True, on_delete=models.PROTECT, related_name="runs")
+    # The generation run a judge run scores.
+    source_run = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="judge_runs")
+    strategy = models.CharField(max_length=20, blank=True, help_text=_("Judge strategy or classification task."))
+    # temperature, max_tokens, seed, top_logprobs ...
+    params = models.JSONField(default=dict)
+    limit = models.PositiveIntegerField(null=True, blank=True)
+    status = models.CharField(max_length=12, choices=RunStatus.choices, default=RunStatus.QUEUED)
+    error = models.TextField(blank=True)
+    # Model id, base URL, system_fingerprint or local model hash, prompt hash, package versions.
+    reproducibility = models.JSONField(default=dict, blank=True)
+    tokens_in = models.PositiveBigIntegerField(default=0)
+    tokens_out = models.PositiveBigIntegerField(default=0)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return f"#{self.pk} {self.kind} {self.model_id}"
+
+
+class ItemStatus(models.TextChoices):
+    PENDING = "pending", _("Pending")
+    DONE = "done", _("Done")
+    FAILED = "failed", _("Failed")
+
+
+class RunItem(models.Model):
+    """One expression of a run: written once (unique per run), whatever the workers do."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="items")
+    expression = models.ForeignKey(Expression, on_delete=models.PROTECT, related_name="+")
+    # The generation item a judge item scores.
+    source_item = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    status = models.CharField(max_length=10, choices=ItemStatus.choices, default=ItemStatus.PENDING)
+    messages = models.JSONField(default=list, blank=True)
+    response = models.TextField(blank=True)
+    # Judge: the 0-5 score read from the reply, None when unreadable (never turned into 0).
+    score = models.PositiveSmallIntegerField(null=True, blank=True)
+    # Classification: the normalised prediction, the gold answer and the exact-match result.
+    prediction = models.CharField(max_length=100, blank=True)
+    gold = models.CharField(max_length=100, blank=True)
+    correct = models.BooleanField(null=True)
+    cached = models.BooleanField(default=False)
+    tokens_in = models.PositiveIntegerField(default=0)
+    tokens_out = models.PositiveIntegerField(default=0)
+    latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    error = models.TextField(blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run_id", "id"]
+        constraints = [models.UniqueConstraint(fields=["run", "expression"], name="run_item_unique_expression")]
+        indexes = [models.Index(fields=["run", "status"])]
+
+    def __str__(self):
+        return f"{self.run_id}:{self.expression_id}"
+
+
+class ResponseCache(models.Model):
+    """Replies keyed by model config, messages and parameters: a rerun or a resume
+    after a crash never sends the same request twice."""
+
+    key = models.CharField(max_length=64, unique=True)
+    response = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return self.key
+
+
+class ModelSlot(models.Model):
+    """Concurrency leases per model, shared by every worker through the database."""
+
+    model = models.ForeignKey(ModelConfig, on_delete=models.CASCADE, related_name="slots")
+    number = models.PositiveIntegerField()
+    holder = models.CharField(max_length=100, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["model", "number"], name="model_slot_unique_number")]
+
+    def __str__(self):
+        return f"{self.model_id}#{self.number}"
+
+
+class ModelThrottle(models.Model):
+    """Requests-per-minute pacing per model, shared by every worker: each request
+    reserves the next start time under a row lock."""
+
+    model = models.OneToOneField(ModelConfig, on_delete=models.CASCADE, related_name="throttle")
+    next_request_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self):
+        return f"{self.model_id} next {self.next_request_at}"

@@ -1,0 +1,18 @@
+"""Providers: the official openai client against any OpenAI-compatible endpoint, and local transformers models."""
+
+from .base import ClientError, Completion, Provider, ProviderError, RetryableError
+
+__all__ = ["ClientError", "Completion", "Provider", "ProviderError", "RetryableError", "provider_for"]
+
+
+def provider_for(model_config) -> Provider:
+    """The provider of a ModelConfig (local models are loaded once per process and reused)."""
+    from ..models import Provider as Kind
+
+    if model_config.provider == Kind.OPENAI:
+        from .openai_provider import OpenAIProvider
+
+        return OpenAIProvider.for_config(model_config)
+    from .transformers_provider import TransformersProvider
+
+    return TransformersProvider.for_config(model_config)
