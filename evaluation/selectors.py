@@ -1,1 +1,184 @@
-"""Reads of the evaluation app: queries shared by views, the API and services."""
+"""Reads of the evaluation app: progress, reports and the paper's results tables."""
+
+from collections import defaultdict
+
+from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
+
+from annotation.models import Theme, Trait
+
+from .models import ItemStatus, ModelConfig, PromptTemplate, Run, RunItem, RunKind, RunStatus
+
+
+def model_list() -> QuerySet[ModelConfig]:
+    return ModelConfig.objects.annotate(n_runs=Count("runs")).order_by("name")
+
+
+def prompt_list(*, kind: str | None = None) -> QuerySet[PromptTemplate]:
+    prompts = PromptTemplate.objects.all()
+    return prompts.filter(kind=kind) if kind else prompts
+
+
+def run_list(*, kind: str | None = None) -> QuerySet[Run]:
+    runs = Run.objects.select_related("model", "prompt", "dataset", "source_run__model")
+    return runs.filter(kind=kind) if kind else runs
+
+
+def run_counts(*, run: Run) -> dict:
+    counts = run.items.aggregate(
+        n_items=Count("id"),
+        n_done=Count("id", filter=Q(status=ItemStatus.DONE)),
+        n_failed=Count("id", filter=Q(status=ItemStatus.FAILED)),
+        n_cached=Count("id", filter=Q(cached=True)),
+        n_unscored=Count("id", filter=Q(status=ItemStatus.DONE, score__isnull=True)),
+    )
+    if run.kind != RunKind.JUDGE:
+        counts["n_unscored"] = 0  # only a judge reply carries a score
+    return counts
+
+
+def run_progress(*, run: Run) -> dict:
+    """Counts, tokens, elapsed time and an ETA from the pace so far."""
+    counts = run_counts(run=run)
+    finished = counts["n_done"] + counts["n_failed"]
+    now = run.finished_at or timezone.now()
+    elapsed = (now - run.started_at).total_seconds() if run.started_at else 0.0
+    remaining = counts["n_items"] - finished
+    eta = None
+    if run.status == RunStatus.RUNNING and finished and remaining:
+        eta = elapsed / finished * remaining
+    return {
+        **counts,
+        "percent": int(100 * finished / counts["n_items"]) if counts["n_items"] else 0,
+        "tokens_in": run.tokens_in,
+        "tokens_out": run.tokens_out,
+        "elapsed_s": round(elapsed, 1),
+        "eta_s": round(eta, 1) if eta is not None else None,
+        "status": run.status,
+    }
+
+
+def run_items(*, run: Run, status: str = "", unscored: bool = False) -> QuerySet[RunItem]:
+    items = run.items.select_related("expression")
+    if status:
+        items = items.filter(status=status)
+    if unscored:
+        items = items.filter(status=ItemStatus.DONE, score__isnull=True)
+    return items.order_by("id")
+
+
+def _mean(values: list[float]) -> float | None:
+    return round(sum(values) / len(values), 4) if values else None
+
+
+def run_report(*, run: Run) -> dict:
+    """The report of one run (the CLI contract of `run_report`)."""
+    counts = run_counts(run=run)
+    report = {
+        "run": {
+            "id": run.pk,
+            "kind": run.kind,
+            "model": run.model.name,
+            "strategy": run.strategy,
+            "status": run.status,
+            **counts,
+        },
+        "reproducibility": run.reproducibility,
+        "params": run.params,
+    }
+    if run.kind == RunKind.JUDGE:
+        scores = list(
+            run.items.filter(status=ItemStatus.DONE, score__isnull=False).values_list("expression_id", "score")
+        )
+        by_theme, by_trait = _scores_by_label(scores)
+        report["generation_run"] = run.source_run_id
+        report["average"] = _mean([s for _, s in scores])
+        report["by_theme"] = by_theme
+        report["by_trait"] = by_trait
+    if run.kind == RunKind.CLASSIFICATION:
+        done = run.items.filter(status=ItemStatus.DONE)
+        n = done.count()
+        correct = done.filter(correct=True).count()
+        report["accuracy"] = round(correct / n, 4) if n else None
+        report["task"] = run.strategy
+    return report
+
+
+def _scores_by_label(scores: list[tuple[int, int]]) -> tuple[dict, dict]:
+    """Mean judge score per theme and per trait of the judged expressions (Tables 3 and 4)."""
+    from annotation.models import Expression
+
+    ids = [eid for eid, _ in scores]
+    themes = dict(Expression.objects.filter(pk__in=ids).values_list("id", "theme__code"))
+    traits = defaultdict(list)
+    for eid, code in Expression.traits.through.objects.filter(expression_id__in=ids).values_list(
+        "expression_id", "trait__code"
+    ):
+        traits[eid].append(code)
+    per_theme, per_trait = defaultdict(list), defaultdict(list)
+    for eid, score in scores:
+        if themes.get(eid):
+            per_theme[themes[eid]].append(score)
+        for code in traits.get(eid, []):
+            per_trait[code].append(score)
+    by_theme = {code: _mean(per_theme[code]) for code in Theme.objects.order_by("number").values_list("code", flat=True)}
+    by_trait = {code: _mean(per_trait[code]) for code in Trait.objects.order_by("number").values_list("code", flat=True)}
+    return by_theme, by_trait
+
+
+def results_table(*, table: str, judge_model: ModelConfig | None = None, strategy: str = "aspect") -> dict:
+    """The paper's Tables 3-5 across runs.
+
+    theme / trait: one row per generation run's model x prompt, scored by the latest
+    finished judge run (optionally of one judge model and strategy); the best value
+    of each column is flagged for bold. classification: accuracy per model for topic
+    and traits (Table 5).
+    """
+    if table in ("theme", "trait"):
+        judges = Run.objects.filter(kind=RunKind.JUDGE, status=RunStatus.DONE, strategy=strategy).select_related(
+            "source_run__model", "source_run__prompt"
+        )
+        if judge_model is not None:
+            judges = judges.filter(model=judge_model)
+        latest = {}
+        for judge in judges.order_by("created_at"):
+            latest[(judge.source_run.model.name, judge.source_run.strategy)] = judge
+        columns = list((Theme if table == "theme" else Trait).objects.order_by("number").values_list("code", flat=True))
+        rows = []
+        for (model_name, prompt_name), judge in sorted(latest.items()):
+            report = run_report(run=judge)
+            values = report["by_theme"] if table == "theme" else report["by_trait"]
+            row = {"model": model_name, "prompt": prompt_name, "judge_run": judge.pk, "values": values}
+            if table == "theme":
+                row["average"] = report["average"]
+            rows.append(row)
+        keys = columns + (["average"] if table == "theme" else [])
+        best = {}
+        for key in keys:
+            candidates = [(r["values"].get(key) if key != "average" else r["average"]) for r in rows]
+            candidates = [c for c in candidates if c is not None]
+            best[key] = max(candidates) if candidates else None
+        return {"table": table, "columns": keys, "rows": rows, "best": best}
+    if table == "classification":
+        runs = Run.objects.filter(kind=RunKind.CLASSIFICATION, status=RunStatus.DONE).select_related("model")
+        latest = {}
+        for run in runs.order_by("created_at"):
+            latest[(run.model.name, run.strategy)] = run
+        models = sorted({name for name, _ in latest})
+        rows = []
+        for name in models:
+            values = {}
+            for task in ("topic", "traits"):
+                run = latest.get((name, task))
+                if run is not None:
+                    done = run.items.filter(status=ItemStatus.DONE).aggregate(n=Count("id"), ok=Count("id", filter=Q(correct=True)))
+                    values[task] = round(done["ok"] / done["n"], 4) if done["n"] else None
+                else:
+                    values[task] = None
+            rows.append({"model": name, "values": values})
+        best = {
+            task: max((r["values"][task] for r in rows if r["values"][task] is not None), default=None)
+            for task in ("topic", "traits")
+        }
+        return {"table": table, "columns": ["topic", "traits"], "rows": rows, "best": best}
+    raise ValueError(f"unknown table {table}")

@@ -238,6 +238,13 @@ CELERY_TASK_MAX_RETRIES = env_int("CELERY_TASK_MAX_RETRIES", 3, minimum=0)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 
+# Evaluation runs: items per Celery chunk task, and retries of a request
+# (exponential backoff with full jitter, capped; a Retry-After header wins).
+EVAL_CHUNK_SIZE = env_int("EVAL_CHUNK_SIZE", 200, minimum=1)
+EVAL_MAX_ATTEMPTS = env_int("EVAL_MAX_ATTEMPTS", 5, minimum=1)
+EVAL_BACKOFF_BASE = float(env_int("EVAL_BACKOFF_BASE_MS", 500, minimum=0)) / 1000
+EVAL_BACKOFF_CAP = float(env_int("EVAL_BACKOFF_CAP_MS", 30000, minimum=0)) / 1000
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -1,0 +1,83 @@
+"""The model registry and researchers' own prompt templates."""
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils.translation import gettext as _
+
+from ..models import ModelConfig, ModelSlot, ModelThrottle, PromptKind, PromptTemplate, Provider
+
+
+@transaction.atomic
+def model_add(
+    *,
+    name: str,
+    provider: str,
+    model_id: str,
+    base_url: str = "",
+    api_key_env: str = "",
+    max_concurrency: int = 4,
+    requests_per_minute: int | None = None,
+    timeout: float = 60.0,
+    user=None,
+    builtin: bool = False,
+) -> ModelConfig:
+    """Register a model. The API key itself is never stored, only the name of its environment variable."""
+    errors = {}
+    if provider not in Provider.values:
+        errors["provider"] = _("one of %(values)s") % {"values": ", ".join(Provider.values)}
+    if provider == Provider.OPENAI and not base_url:
+        errors["base_url"] = _("an OpenAI-compatible model needs a base URL")
+    if not model_id:
+        errors["model_id"] = _("a model id is required")
+    if api_key_env and not api_key_env.replace("_", "").isalnum():
+        errors["api_key_env"] = _("the name of an environment variable, not the key itself")
+    if max_concurrency < 1:
+        errors["max_concurrency"] = _("at least 1")
+    if requests_per_minute is not None and requests_per_minute < 1:
+        errors["requests_per_minute"] = _("at least 1, or empty for no limit")
+    if timeout <= 0:
+        errors["timeout"] = _("a positive number of seconds")
+    if ModelConfig.objects.filter(name=name).exists():
+        errors["name"] = _("a model named '%(name)s' already exists") % {"name": name}
+    if errors:
+        raise ValidationError(errors)
+    model = ModelConfig.objects.create(
+        name=name,
+        provider=provider,
+        model_id=model_id,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        max_concurrency=max_concurrency,
+        requests_per_minute=requests_per_minute,
+        timeout=timeout,
+        created_by=user,
+        builtin=builtin,
+    )
+    model_slots_ensure(model=model)
+    return model
+
+
+def model_slots_ensure(*, model: ModelConfig) -> None:
+    """One lease row per allowed concurrent request, and the pacing row."""
+    existing = set(model.slots.values_list("number", flat=True))
+    ModelSlot.objects.bulk_create(
+        [ModelSlot(model=model, number=n) for n in range(model.max_concurrency) if n not in existing]
+    )
+    model.slots.filter(number__gte=model.max_concurrency).delete()
+    ModelThrottle.objects.get_or_create(model=model)
+
+
+def prompt_add(*, name: str, kind: str, messages: list[dict], reference: str = "", user=None) -> PromptTemplate:
+    """Add a researcher's own template; the same content twice is the same version."""
+    from ..prompts import template_hash
+
+    if kind not in PromptKind.values:
+        raise ValidationError({"kind": _("one of %(values)s") % {"values": ", ".join(PromptKind.values)}})
+    if not messages or not all(isinstance(m, dict) and m.get("role") and "content" in m for m in messages):
+        raise ValidationError({"messages": _("a list of {role, content} messages")})
+    content_hash = template_hash(messages)
+    template, _created = PromptTemplate.objects.get_or_create(
+        content_hash=content_hash,
+        defaults={"name": name, "kind": kind, "messages": messages, "reference": reference, "ours": True, "created_by": user},
+    )
+    return template

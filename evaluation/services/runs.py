@@ -1,0 +1,494 @@
+"""Runs: generation, judging and classification, executed by Celery workers.
+
+A run's items fan out in chunks. Each request goes through the persistent
+response cache, a concurrency lease shared by every worker, requests-per-minute
+pacing, and retries with exponential backoff and jitter that honour
+Retry-After. Each item is written once (guarded by its status), so a worker
+killed mid-run leaves nothing half done and a resume sends no request twice.
+"""
+
+import hashlib
+import json
+import logging
+import random
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, connections, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from annotation.models import Dataset, DatasetVersion, Expression
+
+from ..models import (
+    ItemStatus,
+    ModelConfig,
+    ModelSlot,
+    ModelThrottle,
+    PromptKind,
+    PromptTemplate,
+    ResponseCache,
+    Run,
+    RunItem,
+    RunKind,
+    RunStatus,
+)
+from ..providers import ClientError, Completion, RetryableError, provider_for
+
+logger = logging.getLogger(__name__)
+
+JUDGE_STRATEGIES = ("zero-shot", "demonstration", "cot", "aspect")
+GENERATION_PROMPTS = ("zero-shot", "few-shot")
+CLASSIFICATION_TASKS = ("topic", "traits")
+# Appendix C: generation at temperature 0.7 and 150 tokens; the judge at temperature 0.
+GENERATION_DEFAULTS = {"temperature": 0.7, "max_tokens": 150, "seed": 0}
+JUDGE_DEFAULTS = {"temperature": 0.0, "max_tokens": 10, "seed": 0}
+COT_MAX_TOKENS = 400
+CLASSIFICATION_DEFAULTS = {"temperature": 0.0, "max_tokens": 10, "seed": 0}
+
+
+class RunError(Exception):
+    pass
+
+
+def _latest_prompt(kind: str, name: str) -> PromptTemplate:
+    prompt = PromptTemplate.objects.filter(kind=kind, name=name).order_by("-builtin", "-created_at").first()
+    if prompt is None:
+        raise ValidationError({"prompt": _("no %(kind)s prompt named '%(name)s'") % {"kind": kind, "name": name}})
+    return prompt
+
+
+def _package_versions() -> dict:
+    from importlib.metadata import PackageNotFoundError, version
+
+    versions = {}
+    for package in ("django", "celery", "openai", "transformers", "torch"):
+        try:
+            versions[package] = version(package)
+        except PackageNotFoundError:
+            continue
+    return versions
+
+
+@transaction.atomic
+def run_start(
+    *,
+    kind: str,
+    model: ModelConfig,
+    prompt_name: str,
+    dataset: Dataset | None = None,
+    version: DatasetVersion | None = None,
+    source_run: Run | None = None,
+    params: dict | None = None,
+    limit: int | None = None,
+    user=None,
+) -> Run:
+    """Create a run and its items, and queue it.
+
+    generation: ``prompt_name`` zero-shot|few-shot over a dataset or a frozen version;
+    judge: ``prompt_name`` is the strategy, over the done items of ``source_run``;
+    classification: ``prompt_name`` is the task, topic|traits, over items with gold labels.
+    """
+    if kind == RunKind.GENERATION:
+        if prompt_name not in GENERATION_PROMPTS:
+            raise ValidationError({"prompt": _("zero-shot or few-shot")})
+        prompt = _latest_prompt(PromptKind.GENERATION, prompt_name)
+        defaults = GENERATION_DEFAULTS
+    elif kind == RunKind.JUDGE:
+        if prompt_name not in JUDGE_STRATEGIES:
+            raise ValidationError({"strategy": _("one of %(values)s") % {"values": ", ".join(JUDGE_STRATEGIES)}})
+        if source_run is None or source_run.kind != RunKind.GENERATION:
+            raise ValidationError({"source_run": _("a judge run scores a generation run")})
+        prompt = _latest_prompt(PromptKind.JUDGE, prompt_name)
+        defaults = {**JUDGE_DEFAULTS, "max_tokens": COT_MAX_TOKENS if prompt_name == "cot" else 10}
+        dataset = source_run.dataset
+    elif kind == RunKind.CLASSIFICATION:
+        if prompt_name not in CLASSIFICATION_TASKS:
+            raise ValidationError({"task": _("topic or traits")})
+        prompt = _latest_prompt(PromptKind.CLASSIFICATION, prompt_name)
+        defaults = CLASSIFICATION_DEFAULTS
+    else:
+        raise ValidationError({"kind": _("one of %(values)s") % {"values": ", ".join(RunKind.values)}})
+    if version is not None:
+        dataset = version.round.dataset
+    if dataset is None:
+        raise ValidationError({"dataset": _("a run needs a dataset or a frozen version")})
+    if limit is not None and limit < 1:
+        raise ValidationError({"limit": _("at least 1")})
+
+    run = Run.objects.create(
+        kind=kind,
+        model=model,
+        prompt=prompt,
+        dataset=dataset,
+        version=version,
+        source_run=source_run,
+        strategy=prompt_name,
+        params={**defaults, **(params or {})},
+        limit=limit,
+        created_by=user,
+        reproducibility={
+            "model_name": model.name,
+            "provider": model.provider,
+            "model_id": model.model_id,
+            "base_url": model.base_url,
+            "prompt_hash": prompt.content_hash,
+            "prompt_reference": prompt.reference,
+            "packages": _package_versions(),
+        },
+    )
+    if kind == RunKind.JUDGE:
+        sources = source_run.items.filter(status=ItemStatus.DONE).order_by("id")
+        if limit:
+            sources = sources[:limit]
+        RunItem.objects.bulk_create(
+            [RunItem(run=run, expression_id=s.expression_id, source_item=s) for s in sources], batch_size=1000
+        )
+    else:
+        expressions = _run_expressions(dataset=dataset, version=version, kind=kind, task=prompt_name)
+        if limit:
+            expressions = expressions[:limit]
+        RunItem.objects.bulk_create([RunItem(run=run, expression_id=eid) for eid in expressions], batch_size=1000)
+    if not run.items.exists():
+        raise ValidationError({"items": _("the run would have no items")})
+    transaction.on_commit(lambda: _enqueue_execute(run.pk))
+    return run
+
+
+def _run_expressions(*, dataset, version, kind, task) -> list[int]:
+    if version is not None:
+        ids = list(version.items.exclude(expression=None).order_by("id").values_list("expression_id", flat=True))
+    else:
+        ids = list(dataset.expressions.order_by("id").values_list("id", flat=True))
+    if kind == RunKind.CLASSIFICATION and task == "topic" and version is None:
+        with_theme = set(Expression.objects.filter(pk__in=ids, theme__isnull=False).values_list("id", flat=True))
+        ids = [i for i in ids if i in with_theme]
+    return ids
+
+
+def _enqueue_execute(run_id: int) -> None:
+    from ..tasks import run_execute_task
+
+    run_execute_task.delay(run_id)
+
+
+def run_cancel(*, run: Run, user=None) -> Run:
+    """Stop a queued or running run; items already written stay."""
+    changed = Run.objects.filter(pk=run.pk, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).update(
+        status=RunStatus.CANCELLED, finished_at=timezone.now()
+    )
+    run.refresh_from_db()
+    if not changed:
+        raise RunError(_("the run is %(status)s and cannot be cancelled") % {"status": run.get_status_display().lower()})
+    return run
+
+
+def run_resume(*, run: Run, user=None, retry_failed: bool = False) -> Run:
+    """Queue a cancelled or failed run again: only its pending items are sent (the cache covers the rest)."""
+    with transaction.atomic():
+        changed = Run.objects.filter(pk=run.pk, status__in=[RunStatus.CANCELLED, RunStatus.FAILED]).update(
+            status=RunStatus.QUEUED, finished_at=None, error=""
+        )
+        run.refresh_from_db()
+        if not changed:
+            raise RunError(_("the run is %(status)s and cannot be resumed") % {"status": run.get_status_display().lower()})
+        if retry_failed:
+            run.items.filter(status=ItemStatus.FAILED).update(status=ItemStatus.PENDING, error="")
+        transaction.on_commit(lambda: _enqueue_execute(run.pk))
+    return run
+
+
+def run_execute(*, run_id: int) -> None:
+    """Fan a run's pending items out in chunks. Also resumes a run whose worker died."""
+    claimed = Run.objects.filter(pk=run_id, status=RunStatus.QUEUED).update(
+        status=RunStatus.RUNNING, started_at=timezone.now()
+    )
+    run = Run.objects.get(pk=run_id)
+    if not claimed and run.status != RunStatus.RUNNING:
+        return
+    pending = list(run.items.filter(status=ItemStatus.PENDING).order_by("id").values_list("id", flat=True))
+    if not pending:
+        _run_finish(run_id)
+        return
+    from ..tasks import run_chunk_task
+
+    size = settings.EVAL_CHUNK_SIZE
+    for start in range(0, len(pending), size):
+        run_chunk_task.delay(run_id, pending[start : start + size])
+
+
+def _run_finish(run_id: int) -> None:
+    """Mark a run done once nothing is pending (only a running run: a cancel stays a cancel)."""
+    if RunItem.objects.filter(run_id=run_id, status=ItemStatus.PENDING).exists():
+        return
+    Run.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(status=RunStatus.DONE, finished_at=timezone.now())
+
+
+def run_chunk(*, run_id: int, item_ids: list[int]) -> None:
+    """Execute a chunk of items with up to the model's concurrency in this process."""
+    run = Run.objects.select_related("model", "prompt", "dataset").get(pk=run_id)
+    if run.status != RunStatus.RUNNING:
+        return
+    items = list(
+        RunItem.objects.filter(pk__in=item_ids, status=ItemStatus.PENDING)
+        .select_related("expression__theme", "source_item")
+        .order_by("id")
+    )
+    if not items:
+        _run_finish(run_id)
+        return
+    context = _RunContext(run)
+    workers = max(1, min(run.model.max_concurrency, len(items)))
+    if workers == 1:
+        for item in items:
+            if not context.cancelled():
+                context.process(item)
+    else:
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"run{run_id}") as pool:
+            list(pool.map(context.process_in_thread, items))
+    _run_finish(run_id)
+
+
+class _RunContext:
+    """What every item of a chunk shares: the run, its provider and its shots."""
+
+    def __init__(self, run: Run):
+        from ..prompts import render
+
+        self.run = run
+        self.model = run.model
+        self.render = render
+        self.params = run.params
+        self.provider = provider_for(run.model)
+        self._checked_at = 0.0
+        self._cancelled = False
+        self._lock = threading.Lock()
+        self.shots = _classification_shots(run) if run.kind == RunKind.CLASSIFICATION else None
+
+    def cancelled(self) -> bool:
+        # A cancel from the page takes effect within a second, without a query per item.
+        now = time.monotonic()
+        if now - self._checked_at > 1.0:
+            self._checked_at = now
+            self._cancelled = Run.objects.filter(pk=self.run.pk, status=RunStatus.CANCELLED).exists()
+        return self._cancelled
+
+    def process_in_thread(self, item: RunItem) -> None:
+        try:
+            if not self.cancelled():
+                self.process(item)
+        finally:
+            connections.close_all()
+
+    def messages_for(self, item: RunItem) -> tuple[list[dict], str]:
+        """The exact messages of an item, and the gold answer for classification."""
+        expression = item.expression
+        values = {
+            "phrase": expression.text,
+            "expression": expression.text,
+            "idiom": expression.text,
+            "explanation": expression.explanation,
+            "reference": expression.explanation,
+        }
+        gold = ""
+        if self.run.kind == RunKind.JUDGE:
+            values["response"] = values["candidate"] = item.source_item.response
+        if self.run.kind == RunKind.CLASSIFICATION:
+            from ..prompts import classification_messages
+
+            gold = _gold(expression, self.run.strategy)
+            return classification_messages(self.run.prompt.messages, expression.text, self.shots), gold
+        return self.render(self.run.prompt.messages, **values), gold
+
+    def process(self, item: RunItem) -> None:
+        messages, gold = self.messages_for(item)
+        key = cache_key(self.model, messages, self.params)
+        cached = ResponseCache.objects.filter(key=key).values_list("response", flat=True).first()
+        started = time.monotonic()
+        attempts = 0
+        if cached is not None:
+            completion = Completion(**cached)
+        else:
+            try:
+                completion, attempts = self._request(messages)
+            except ClientError as exc:
+                _item_fail(item, messages, str(exc), attempts=1)
+                return
+            except RetryableError as exc:
+                _item_fail(item, messages, _("gave up after %(n)s attempts: %(error)s") % {"n": settings.EVAL_MAX_ATTEMPTS, "error": exc}, attempts=settings.EVAL_MAX_ATTEMPTS)
+                return
+            try:
+                ResponseCache.objects.create(key=key, response=_completion_json(completion))
+            except IntegrityError:
+                pass  # another worker cached the same request first
+        fields = {
+            "status": ItemStatus.DONE,
+            "messages": messages,
+            "response": completion.text,
+            "cached": cached is not None,
+            "tokens_in": 0 if cached is not None else completion.tokens_in,
+            "tokens_out": 0 if cached is not None else completion.tokens_out,
+            "latency_ms": int((time.monotonic() - started) * 1000),
+            "attempts": attempts,
+            "finished_at": timezone.now(),
+        }
+        if self.run.kind == RunKind.JUDGE:
+            from ..scoring import parse_judge_score
+
+            fields["score"] = parse_judge_score(completion.text)
+        elif self.run.kind == RunKind.CLASSIFICATION:
+            from ..scoring import exact_match, normalise_topic, normalise_traits
+
+            prediction = (normalise_topic if self.run.strategy == "topic" else normalise_traits)(completion.text)
+            fields.update(prediction=prediction[:100], gold=gold, correct=exact_match(prediction, gold))
+        written = RunItem.objects.filter(pk=item.pk, status=ItemStatus.PENDING).update(**fields)
+        if written and cached is None:
+            Run.objects.filter(pk=self.run.pk).update(
+                tokens_in=F("tokens_in") + completion.tokens_in, tokens_out=F("tokens_out") + completion.tokens_out
+            )
+            if completion.fingerprint:
+                self._record_fingerprint(completion.fingerprint)
+
+    def _record_fingerprint(self, fingerprint: str) -> None:
+        with self._lock:
+            facts = Run.objects.get(pk=self.run.pk).reproducibility
+            seen = facts.get("fingerprints", [])
+            if fingerprint not in seen:
+                facts["fingerprints"] = [*seen, fingerprint]
+                if not facts.get("provider_facts"):
+                    facts["provider_facts"] = self.provider.describe()
+                Run.objects.filter(pk=self.run.pk).update(reproducibility=facts)
+
+    def _request(self, messages: list[dict]) -> tuple[Completion, int]:
+        """One request with retries: exponential backoff with full jitter, or the server's Retry-After."""
+        last_error = None
+        for attempt in range(1, settings.EVAL_MAX_ATTEMPTS + 1):
+            with model_slot(self.model):
+                model_throttle_wait(self.model)
+                try:
+                    return (
+                        self.provider.complete(
+                            messages,
+                            temperature=self.params.get("temperature", 0.0),
+                            max_tokens=self.params.get("max_tokens", 150),
+                            seed=self.params.get("seed"),
+                            top_logprobs=self.params.get("top_logprobs"),
+                        ),
+                        attempt,
+                    )
+                except RetryableError as exc:
+                    last_error = exc
+            if attempt == settings.EVAL_MAX_ATTEMPTS:
+                break
+            if last_error.retry_after is not None:
+                delay = last_error.retry_after
+            else:
+                delay = random.uniform(0, min(settings.EVAL_BACKOFF_CAP, settings.EVAL_BACKOFF_BASE * 2 ** (attempt - 1)))
+            time.sleep(delay)
+        raise last_error
+
+
+def _completion_json(completion: Completion) -> dict:
+    return {
+        "text": completion.text,
+        "tokens_in": completion.tokens_in,
+        "tokens_out": completion.tokens_out,
+        "fingerprint": completion.fingerprint,
+        "logprobs": completion.logprobs,
+    }
+
+
+def _item_fail(item: RunItem, messages: list[dict], error: str, *, attempts: int) -> None:
+    RunItem.objects.filter(pk=item.pk, status=ItemStatus.PENDING).update(
+        status=ItemStatus.FAILED, messages=messages, error=error[:2000], attempts=attempts, finished_at=timezone.now()
+    )
+
+
+def cache_key(model: ModelConfig, messages: list[dict], params: dict) -> str:
+    """Identifies a request: the model config that answers it, the messages and the sampling parameters."""
+    payload = {
+        "provider": model.provider,
+        "model_id": model.model_id,
+        "base_url": model.base_url,
+        "messages": messages,
+        "temperature": params.get("temperature"),
+        "max_tokens": params.get("max_tokens"),
+        "seed": params.get("seed"),
+        "top_logprobs": params.get("top_logprobs"),
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def _gold(expression: Expression, task: str) -> str:
+    if task == "topic":
+        return str(expression.theme.number) if expression.theme_id else ""
+    return ",".join(str(n) for n in sorted(expression.traits.values_list("number", flat=True)))
+
+
+def _classification_shots(run: Run) -> list[tuple[str, str]]:
+    """Three demonstrations from the same dataset, fixed by the run's seed (3-shot, as the paper)."""
+    candidates = Expression.objects.filter(dataset=run.dataset).prefetch_related("traits").select_related("theme")
+    if run.strategy == "topic":
+        candidates = candidates.filter(theme__isnull=False)
+    pool = list(candidates.order_by("id")[:500])
+    rng = random.Random(run.params.get("seed", 0))
+    chosen = rng.sample(pool, min(3, len(pool)))
+    return [(e.text, _gold(e, run.strategy)) for e in chosen]
+
+
+class model_slot:
+    """A concurrency lease on a model, honoured by every worker through the database.
+
+    A lease expires after the model's timeout plus a margin, so a killed worker
+    cannot hold a slot for ever.
+    """
+
+    POLL_SECONDS = 0.01
+
+    def __init__(self, model: ModelConfig):
+        self.model = model
+        self.holder = uuid.uuid4().hex
+        self.number = None
+
+    def __enter__(self):
+        numbers = list(range(self.model.max_concurrency))
+        random.shuffle(numbers)
+        while True:
+            now = timezone.now()
+            expires = now + timedelta(seconds=self.model.timeout + 30)
+            for number in numbers:
+                taken = ModelSlot.objects.filter(model=self.model, number=number).filter(
+                    Q(expires_at__isnull=True) | Q(expires_at__lt=now)
+                ).update(holder=self.holder, expires_at=expires)
+                if taken:
+                    self.number = number
+                    return self
+            time.sleep(self.POLL_SECONDS)
+
+    def __exit__(self, *exc):
+        ModelSlot.objects.filter(model=self.model, number=self.number, holder=self.holder).update(
+            holder="", expires_at=None
+        )
+        return False
+
+
+def model_throttle_wait(model: ModelConfig) -> None:
+    """Requests-per-minute pacing: reserve the next start time, then wait for it."""
+    if not model.requests_per_minute:
+        return
+    interval = timedelta(seconds=60.0 / model.requests_per_minute)
+    with transaction.atomic():
+        throttle, _ = ModelThrottle.objects.select_for_update().get_or_create(model=model)
+        now = timezone.now()
+        start = max(now, throttle.next_request_at or now)
+        throttle.next_request_at = start + interval
+        throttle.save(update_fields=["next_request_at"])
+    wait = (start - timezone.now()).total_seconds()
+    if wait > 0:
+        time.sleep(wait)
