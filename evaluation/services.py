@@ -1,1 +1,0 @@
-"""Writes of the evaluation app: business logic shared by views, the API, commands and tasks."""
