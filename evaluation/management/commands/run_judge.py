@@ -1,0 +1,36 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from evaluation.models import ModelConfig, Run, RunKind
+from evaluation.services.runs import JUDGE_STRATEGIES
+
+from ._runs import add_common_arguments, prepare, wait_for
+from .run_generation import lookup, start
+
+
+class Command(BaseCommand):
+    help = "Score a generation run with an LLM judge (temperature 0). Prints the run id first."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--run", type=int, required=True, help="The generation run to judge.")
+        parser.add_argument("--judge", required=True, help="The judge model's name.")
+        parser.add_argument("--strategy", required=True, choices=JUDGE_STRATEGIES)
+        parser.add_argument("--limit", type=int)
+        parser.add_argument("--seed", type=int, default=0)
+        add_common_arguments(parser)
+
+    def handle(self, *args, **o):
+        prepare(o)
+        source = Run.objects.filter(pk=o["run"]).first()
+        if source is None:
+            raise CommandError(f"no run {o['run']}")
+        run = start(
+            self,
+            kind=RunKind.JUDGE,
+            model=lookup(ModelConfig, "name", o["judge"], "model"),
+            prompt_name=o["strategy"],
+            source_run=source,
+            params={"seed": o["seed"]},
+            limit=o["limit"],
+        )
+        if o["wait"]:
+            wait_for(self, run)
