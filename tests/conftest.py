@@ -1,7 +1,11 @@
 """Personas shared by every test: annotator A, annotator B, adjudicator, researcher, outsider."""
 
 import os
+import subprocess
+import sys
+import tempfile
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import Group, User
@@ -132,3 +136,57 @@ def eager(settings):
     settings.CELERY_TASK_ALWAYS_EAGER = True
     with celery_overrides(task_always_eager=True):
         yield
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def worker_database_url() -> str:
+    """The test database as a URL that a worker process can open."""
+    from django.db import connection
+
+    conf = connection.settings_dict
+    if connection.vendor == "postgresql":
+        host = conf["HOST"] or "127.0.0.1"
+        user = conf["USER"] or "postgres"
+        return f"postgres://{user}@{host}:{conf['PORT'] or 5432}/{conf['NAME']}"
+    name = str(conf["NAME"])
+    if "memory" in name or not name:
+        skip_or_fail("the SQLite test database is in memory; set VIVID_TEST_SQLITE so a worker can share it")
+    return f"sqlite:///{name}"
+
+
+def start_worker(*, broker_url: str, queue: str, env: dict | None = None) -> subprocess.Popen:
+    """A real Celery worker process on the test database, consuming one queue."""
+    worker_env = {
+        **os.environ,
+        "DJANGO_ENV": "test",
+        "DATABASE_URL": worker_database_url(),
+        "CELERY_BROKER_URL": broker_url,
+        "CELERY_QUEUE": queue,
+        **(env or {}),
+    }
+    worker_env.pop("VIVID_TEST_SQLITE", None)
+    # A file, not a pipe: a pipe nobody reads fills up and blocks the worker.
+    log = tempfile.NamedTemporaryFile(prefix=f"worker-{queue}-", suffix=".log", delete=False)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "vivid_site", "worker", "--pool=solo", "--loglevel=info",
+         "--without-gossip", "--without-mingle", "--without-heartbeat", "-n", f"{queue}-{os.getpid()}@localhost"],
+        cwd=ROOT, env=worker_env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    process.log_path = log.name
+    return process
+
+
+def worker_log(process: subprocess.Popen) -> str:
+    return Path(process.log_path).read_text(errors="replace")
+
+
+def stop_worker(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=10)

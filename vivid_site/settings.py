@@ -236,6 +236,9 @@ CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 660, minimum=1)
 CELERY_TASK_DEFAULT_RETRY_DELAY = 5
 CELERY_TASK_MAX_RETRIES = env_int("CELERY_TASK_MAX_RETRIES", 3, minimum=0)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    # An unacknowledged task (its worker died) goes back to the queue after this many seconds.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=1)}
 
 
 # Evaluation runs: items per Celery chunk task, and retries of a request
@@ -243,6 +246,8 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 EVAL_CHUNK_SIZE = env_int("EVAL_CHUNK_SIZE", 200, minimum=1)
 EVAL_MAX_ATTEMPTS = env_int("EVAL_MAX_ATTEMPTS", 5, minimum=1)
 EVAL_BACKOFF_BASE = float(env_int("EVAL_BACKOFF_BASE_MS", 500, minimum=0)) / 1000
+# A running run with no item finished for this long may be resumed (its worker died).
+EVAL_STALL_SECONDS = env_int("EVAL_STALL_SECONDS", 300, minimum=1)
 EVAL_BACKOFF_CAP = float(env_int("EVAL_BACKOFF_CAP_MS", 30000, minimum=0)) / 1000
 
 LOGGING = {

@@ -3,6 +3,7 @@ from django.urls import include, path
 
 from annotation.apis import SchemaApi, SchemaDocsApi
 from annotation.urls import api_urlpatterns as annotation_api
+from evaluation.urls import api_urlpatterns as evaluation_api
 
 from . import views
 
@@ -12,6 +13,8 @@ urlpatterns = [
     path("i18n/", include("django.conf.urls.i18n")),
     path("admin/", admin.site.urls),
     path("", include("annotation.urls")),
+    path("evaluation/", include("evaluation.urls")),
+    path("api/evaluation/", include(evaluation_api)),
     path("api/", include(annotation_api)),
     path("api/schema/", SchemaApi.as_view(), name="api-schema"),
     path("api/docs/", SchemaDocsApi.as_view(url_name="api-schema"), name="api-docs"),

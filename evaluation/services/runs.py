@@ -39,7 +39,7 @@ from ..models import (
     RunKind,
     RunStatus,
 )
-from ..providers import ClientError, Completion, RetryableError, provider_for
+from ..providers import ClientError, Completion, ProviderError, RetryableError, provider_for
 
 logger = logging.getLogger(__name__)
 
@@ -190,25 +190,42 @@ def run_cancel(*, run: Run, user=None) -> Run:
 
 
 def run_resume(*, run: Run, user=None, retry_failed: bool = False) -> Run:
-    """Queue a cancelled or failed run again: only its pending items are sent (the cache covers the rest)."""
+    """Queue a run again: only its pending items are sent (the cache covers the rest).
+
+    A cancelled or failed run resumes at once; a running run only when it has
+    stalled (no item finished for EVAL_STALL_SECONDS), which is what a worker
+    killed mid-run looks like, so a live run is never fanned out twice.
+    """
     with transaction.atomic():
         changed = Run.objects.filter(pk=run.pk, status__in=[RunStatus.CANCELLED, RunStatus.FAILED]).update(
             status=RunStatus.QUEUED, finished_at=None, error=""
         )
+        if not changed and run_is_stalled(run=run):
+            changed = Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(status=RunStatus.QUEUED)
         run.refresh_from_db()
         if not changed:
-            raise RunError(_("the run is %(status)s and cannot be resumed") % {"status": run.get_status_display().lower()})
+            raise RunError(
+                _("the run is %(status)s and cannot be resumed") % {"status": run.get_status_display().lower()}
+            )
         if retry_failed:
             run.items.filter(status=ItemStatus.FAILED).update(status=ItemStatus.PENDING, error="")
         transaction.on_commit(lambda: _enqueue_execute(run.pk))
     return run
 
 
+def run_is_stalled(*, run: Run) -> bool:
+    """A running run with pending items and no item finished for EVAL_STALL_SECONDS."""
+    if run.status != RunStatus.RUNNING or not run.items.filter(status=ItemStatus.PENDING).exists():
+        return False
+    last = run.items.exclude(finished_at=None).order_by("-finished_at").values_list("finished_at", flat=True).first()
+    since = last or run.started_at or run.created_at
+    return (timezone.now() - since).total_seconds() > settings.EVAL_STALL_SECONDS
+
+
 def run_execute(*, run_id: int) -> None:
     """Fan a run's pending items out in chunks. Also resumes a run whose worker died."""
-    claimed = Run.objects.filter(pk=run_id, status=RunStatus.QUEUED).update(
-        status=RunStatus.RUNNING, started_at=timezone.now()
-    )
+    claimed = Run.objects.filter(pk=run_id, status=RunStatus.QUEUED).update(status=RunStatus.RUNNING)
+    Run.objects.filter(pk=run_id, started_at=None).update(started_at=timezone.now())
     run = Run.objects.get(pk=run_id)
     if not claimed and run.status != RunStatus.RUNNING:
         return
@@ -244,7 +261,14 @@ def run_chunk(*, run_id: int, item_ids: list[int]) -> None:
     if not items:
         _run_finish(run_id)
         return
-    context = _RunContext(run)
+    try:
+        context = _RunContext(run)
+    except ProviderError as exc:
+        # The model cannot be reached at all (say, its API key variable is unset): no item can succeed.
+        Run.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
+            status=RunStatus.FAILED, error=str(exc)[:2000], finished_at=timezone.now()
+        )
+        return
     workers = max(1, min(run.model.max_concurrency, len(items)))
     if workers == 1:
         for item in items:
@@ -441,8 +465,11 @@ class model_slot:
     """A concurrency lease on a model, honoured by every worker through the database.
 
     A lease expires after the model's timeout plus a margin, so a killed worker
-    cannot hold a slot for ever.
+    cannot hold a slot for ever; a live one never needs longer, since a request
+    cannot outlive its timeout and retries wait outside the lease.
     """
+
+    MARGIN_SECONDS = 5
 
     POLL_SECONDS = 0.01
 
@@ -460,7 +487,7 @@ class model_slot:
         random.shuffle(numbers)
         while True:
             now = timezone.now()
-            expires = now + timedelta(seconds=self.model.timeout + 30)
+            expires = now + timedelta(seconds=self.model.timeout + self.MARGIN_SECONDS)
             for number in numbers:
                 taken = ModelSlot.objects.filter(model=self.model, number=number).filter(
                     Q(expires_at__isnull=True) | Q(expires_at__lt=now)

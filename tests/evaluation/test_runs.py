@@ -258,3 +258,11 @@ def test_it_registers_a_model_from_the_cli_and_refuses_bad_values():
         call_command("add_model", "nourl", "--provider", "openai", "--model-id", "x", stdout=io.StringIO())
     with pytest.raises(CommandError, match="api_key_env"):
         call_command("add_model", "leaky", "--provider", "openai", "--base-url", "http://x", "--model-id", "x", "--api-key-env", "sk-abc123/secret", stdout=io.StringIO())
+
+
+def test_it_fails_the_run_when_the_model_cannot_be_reached(eager, dataset, monkeypatch):
+    monkeypatch.delenv("VIVID_TEST_MISSING_KEY", raising=False)
+    model = model_add(name="keyless", provider="openai", base_url="http://127.0.0.1:9/v1", model_id="m", api_key_env="VIVID_TEST_MISSING_KEY", max_concurrency=1)
+    run = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=dataset)
+    run.refresh_from_db()
+    assert run.status == RunStatus.FAILED and "VIVID_TEST_MISSING_KEY" in run.error

@@ -1,36 +1,20 @@
 """A real Celery worker, over Redis and over the embedded broker, runs an import queued from the web flow."""
 
 import os
-import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
 
 import pytest
-from django.db import connection
 
 from annotation.models import Expression, ImportJob, ImportJobStatus
 from annotation.services import import_job_confirm, import_job_create
-from tests.conftest import celery_overrides, skip_or_fail
+from tests.conftest import celery_overrides, skip_or_fail, start_worker, stop_worker, worker_log
 
 ROOT = Path(__file__).resolve().parents[2]
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
-
-
-def _worker_database_url() -> str:
-    """The test database as a URL the worker process can open."""
-    conf = connection.settings_dict
-    if connection.vendor == "postgresql":
-        host = conf["HOST"] or "127.0.0.1"
-        user = conf["USER"] or "postgres"
-        return f"postgres://{user}@{host}:{conf['PORT'] or 5432}/{conf['NAME']}"
-    name = str(conf["NAME"])
-    if "memory" in name or not name:
-        skip_or_fail("the SQLite test database is in memory; set VIVID_TEST_SQLITE so a worker can share it")
-    return f"sqlite:///{name}"
 
 
 @pytest.fixture(params=["redis", "embedded"])
@@ -55,25 +39,9 @@ def broker(request, tmp_path):
 def worker(broker, settings):
     settings.CELERY_TASK_ALWAYS_EAGER = False
     url, queue = broker
-    env = {
-        **os.environ,
-        "DJANGO_ENV": "test",
-        "DATABASE_URL": _worker_database_url(),
-        "CELERY_BROKER_URL": url,
-        "CELERY_QUEUE": queue,
-    }
-    env.pop("VIVID_TEST_SQLITE", None)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "vivid_site", "worker", "--pool=solo", "--loglevel=info",
-         "--without-gossip", "--without-mingle", "--without-heartbeat", "-n", f"{queue}@localhost"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )
+    process = start_worker(broker_url=url, queue=queue)
     yield process
-    process.terminate()
-    try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        process.kill()
+    stop_worker(process)
 
 
 def test_it_runs_a_confirmed_import_in_a_real_worker(worker, researcher):
@@ -87,11 +55,11 @@ def test_it_runs_a_confirmed_import_in_a_real_worker(worker, researcher):
         if job.status in (ImportJobStatus.DONE, ImportJobStatus.FAILED):
             break
         if worker.poll() is not None:
-            pytest.fail(f"worker exited early:\n{worker.stdout.read()}")
+            pytest.fail(f"worker exited early:\n{worker_log(worker)}")
         time.sleep(0.3)
     else:
-        worker.terminate()
-        pytest.fail(f"the worker did not finish the import in time:\n{worker.communicate(timeout=20)[0]}")
+        stop_worker(worker)
+        pytest.fail(f"the worker did not finish the import in time:\n{worker_log(worker)}")
     assert job.status == ImportJobStatus.DONE, job.report
     assert job.report["summary"] == "created 2, skipped_duplicates 0"
     assert Expression.objects.filter(dataset__name="Worker corpus").count() == 2

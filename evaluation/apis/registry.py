@@ -1,0 +1,123 @@
+"""Models and prompt templates over the API."""
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.apis.common import ApiMixin, error_responses
+from annotation.permissions import IsResearcher
+
+from .. import selectors, services
+from ..models import PromptKind, Provider
+from ..views.registry import api_key_state
+
+
+class ModelSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    provider = serializers.CharField(help_text=f"One of {', '.join(Provider.values)}.")
+    model_id = serializers.CharField()
+    base_url = serializers.CharField()
+    api_key_env = serializers.CharField(help_text="The NAME of the environment variable holding the key; never the key.")
+    api_key_set = serializers.SerializerMethodField(help_text="Whether that variable is set on the server; null when none is named.")
+    max_concurrency = serializers.IntegerField()
+    requests_per_minute = serializers.IntegerField(allow_null=True)
+    timeout = serializers.FloatField()
+    builtin = serializers.BooleanField()
+    n_runs = serializers.IntegerField(required=False, default=0)
+
+    def get_api_key_set(self, model) -> bool | None:
+        return api_key_state(model.api_key_env)
+
+
+class ModelCreateSerializer(serializers.Serializer):
+    name = serializers.SlugField(max_length=100)
+    provider = serializers.ChoiceField(choices=Provider.choices)
+    model_id = serializers.CharField(max_length=500)
+    base_url = serializers.URLField(max_length=500, required=False, allow_blank=True, default="")
+    api_key_env = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
+    max_concurrency = serializers.IntegerField(min_value=1, default=4)
+    requests_per_minute = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None)
+    timeout = serializers.FloatField(min_value=0.1, default=60.0)
+
+
+class ModelListApi(ApiMixin, APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(operation_id="evaluation_models_list", responses={200: ModelSerializer(many=True), **error_responses(401, 403)})
+    def get(self, request):
+        return Response(ModelSerializer(selectors.model_list(), many=True).data)
+
+    @extend_schema(
+        operation_id="evaluation_models_create",
+        request=ModelCreateSerializer,
+        responses={201: ModelSerializer, **error_responses(400, 401, 403)},
+        description="Register a model: an OpenAI-compatible endpoint (base URL, API key variable name) or a local "
+        "transformers model (path). The API key itself is never sent or stored.",
+    )
+    def post(self, request):
+        serializer = ModelCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        model = services.model_add(**serializer.validated_data, user=request.user)
+        return Response(ModelSerializer(model).data, status=status.HTTP_201_CREATED)
+
+
+class MessageSerializer(serializers.Serializer):
+    role = serializers.ChoiceField(choices=["system", "user", "assistant"])
+    content = serializers.CharField(trim_whitespace=False)
+
+
+class PromptSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    kind = serializers.CharField(help_text=f"One of {', '.join(PromptKind.values)}.")
+    messages = MessageSerializer(many=True)
+    content_hash = serializers.CharField(help_text="Identifies this version of the template.")
+    reference = serializers.CharField()
+    ours = serializers.BooleanField(help_text="Written by us, not quoted from the paper.")
+    builtin = serializers.BooleanField()
+    created_at = serializers.DateTimeField()
+
+
+class PromptCreateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=100)
+    # A plain string in the schema: a "kind" enum here would collide with the corpus's own "kind".
+    kind = serializers.CharField(help_text=f"One of {', '.join(PromptKind.values)}.")
+    messages = MessageSerializer(many=True, allow_empty=False)
+    reference = serializers.CharField(max_length=300, required=False, allow_blank=True, default="")
+
+    def validate_kind(self, value):
+        if value not in PromptKind.values:
+            raise serializers.ValidationError(f"One of {', '.join(PromptKind.values)}.")
+        return value
+
+
+class PromptListApi(ApiMixin, APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        operation_id="evaluation_prompts_list",
+        parameters=[OpenApiParameter("kind", OpenApiTypes.STR, enum=PromptKind.values, required=False)],
+        responses={200: PromptSerializer(many=True), **error_responses(401, 403)},
+    )
+    def get(self, request):
+        kind = request.query_params.get("kind") or None
+        return Response(PromptSerializer(selectors.prompt_list(kind=kind), many=True).data)
+
+    @extend_schema(
+        operation_id="evaluation_prompts_create",
+        request=PromptCreateSerializer,
+        responses={201: PromptSerializer, **error_responses(400, 401, 403)},
+        description="Add your own template; the same messages again return the existing version (same content hash).",
+    )
+    def post(self, request):
+        serializer = PromptCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        prompt = services.prompt_add(
+            name=data["name"], kind=data["kind"], messages=[dict(m) for m in data["messages"]], reference=data["reference"],
+            user=request.user,
+        )
+        return Response(PromptSerializer(prompt).data, status=status.HTTP_201_CREATED)

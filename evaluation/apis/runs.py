@@ -1,0 +1,282 @@
+"""Runs over the API: create, follow, cancel, resume, read items and the report."""
+
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.apis.common import ApiMixin, IgnoreFormatParamNegotiation, error_responses
+from annotation.models import Dataset, DatasetVersion
+from annotation.permissions import IsResearcher
+
+from .. import selectors, services
+from ..models import ItemStatus, ModelConfig, Run, RunItem, RunKind, RunStatus
+from ..services.runs import CLASSIFICATION_TASKS, GENERATION_PROMPTS, JUDGE_STRATEGIES
+from ..views.tables import report_csv
+
+PROMPT_NAMES = {RunKind.GENERATION: GENERATION_PROMPTS, RunKind.JUDGE: JUDGE_STRATEGIES, RunKind.CLASSIFICATION: CLASSIFICATION_TASKS}
+
+
+class RunProgressSerializer(serializers.Serializer):
+    n_items = serializers.IntegerField()
+    n_done = serializers.IntegerField()
+    n_failed = serializers.IntegerField()
+    n_unscored = serializers.IntegerField(help_text="Judge items whose reply had no readable score (never counted as 0).")
+    n_cached = serializers.IntegerField(help_text="Items answered from the response cache, without a request.")
+    percent = serializers.IntegerField()
+    tokens_in = serializers.IntegerField()
+    tokens_out = serializers.IntegerField()
+    elapsed_s = serializers.FloatField()
+    eta_s = serializers.FloatField(allow_null=True, help_text="Seconds left at the pace so far; null unless running.")
+    status = serializers.CharField()
+
+
+class RunSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    kind = serializers.CharField(help_text=f"One of {', '.join(RunKind.values)}.")
+    model = serializers.CharField(source="model.name")
+    strategy = serializers.CharField(help_text="Generation prompt, judge strategy or classification task.")
+    prompt = serializers.IntegerField(source="prompt_id")
+    prompt_hash = serializers.CharField(source="prompt.content_hash")
+    dataset = serializers.IntegerField(source="dataset_id")
+    dataset_name = serializers.CharField(source="dataset.name")
+    version = serializers.IntegerField(source="version_id", allow_null=True)
+    source_run = serializers.IntegerField(source="source_run_id", allow_null=True, help_text="The generation run a judge run scores.")
+    params = serializers.DictField()
+    limit = serializers.IntegerField(allow_null=True)
+    status = serializers.CharField(help_text=f"One of {', '.join(RunStatus.values)}.")
+    error = serializers.CharField()
+    tokens_in = serializers.IntegerField()
+    tokens_out = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+
+class RunDetailSerializer(RunSerializer):
+    reproducibility = serializers.DictField(help_text="Model id, base URL, fingerprints or model hash, prompt hash, package versions.")
+    progress = RunProgressSerializer()
+
+
+class RunCreateSerializer(serializers.Serializer):
+    # A plain string in the schema: a "kind" enum here would collide with the corpus's own "kind".
+    kind = serializers.CharField(help_text=f"One of {', '.join(RunKind.values)}.")
+    model = serializers.SlugRelatedField(slug_field="name", queryset=ModelConfig.objects.all(), help_text="Model name (the judge for a judge run).")
+    prompt = serializers.CharField(
+        help_text="generation: zero-shot|few-shot; judge: the strategy zero-shot|demonstration|cot|aspect; classification: the task topic|traits."
+    )
+    dataset = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.all(), required=False, allow_null=True)
+    version = serializers.PrimaryKeyRelatedField(queryset=DatasetVersion.objects.all(), required=False, allow_null=True, help_text="A frozen version (generation).")
+    source_run = serializers.PrimaryKeyRelatedField(queryset=Run.objects.all(), required=False, allow_null=True, help_text="The generation run to judge.")
+    temperature = serializers.FloatField(min_value=0.0, max_value=2.0, required=False, help_text="Generation only; default 0.7.")
+    max_tokens = serializers.IntegerField(min_value=1, max_value=8192, required=False, help_text="Generation only; default 150.")
+    seed = serializers.IntegerField(min_value=0, required=False)
+    limit = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+
+    def validate_kind(self, value):
+        if value not in RunKind.values:
+            raise ValidationError(f"One of {', '.join(RunKind.values)}.")
+        return value
+
+    def validate(self, data):
+        if data["prompt"] not in PROMPT_NAMES[data["kind"]]:
+            raise ValidationError({"prompt": f"For a {data['kind']} run, one of {', '.join(PROMPT_NAMES[data['kind']])}."})
+        return data
+
+    def run_arguments(self) -> dict:
+        data = self.validated_data
+        params = {key: data[key] for key in ("seed",) if key in data}
+        if data["kind"] == RunKind.GENERATION:
+            params.update({key: data[key] for key in ("temperature", "max_tokens") if key in data})
+        return {
+            "kind": data["kind"],
+            "model": data["model"],
+            "prompt_name": data["prompt"],
+            "dataset": data.get("dataset"),
+            "version": data.get("version"),
+            "source_run": data.get("source_run"),
+            "params": params,
+            "limit": data.get("limit"),
+        }
+
+
+class RunResumeSerializer(serializers.Serializer):
+    retry_failed = serializers.BooleanField(default=False, help_text="Send the failed items again too.")
+
+
+class RunItemSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    run = serializers.IntegerField(source="run_id")
+    expression = serializers.IntegerField(source="expression_id")
+    expression_text = serializers.CharField(source="expression.text")
+    source_item = serializers.IntegerField(source="source_item_id", allow_null=True, help_text="The judged generation item.")
+    status = serializers.CharField(help_text=f"One of {', '.join(ItemStatus.values)}.")
+    response = serializers.CharField(help_text="The raw reply.")
+    score = serializers.IntegerField(allow_null=True, help_text="Judge 0-5; null when unscored.")
+    prediction = serializers.CharField()
+    gold = serializers.CharField()
+    correct = serializers.BooleanField(allow_null=True)
+    cached = serializers.BooleanField()
+    tokens_in = serializers.IntegerField()
+    tokens_out = serializers.IntegerField()
+    latency_ms = serializers.IntegerField(allow_null=True)
+    attempts = serializers.IntegerField()
+    error = serializers.CharField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+
+class RunItemDetailSerializer(RunItemSerializer):
+    messages = serializers.ListField(child=serializers.DictField(), help_text="The exact messages sent.")
+
+
+def _run_or_404(pk: int) -> Run:
+    run = selectors.run_list().filter(pk=pk).first()
+    if run is None:
+        raise NotFound("No such run.")
+    return run
+
+
+def _run_detail(run: Run) -> dict:
+    return {**RunSerializer(run).data, "reproducibility": run.reproducibility, "progress": selectors.run_progress(run=run)}
+
+
+class RunListApi(ApiMixin, APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        operation_id="evaluation_runs_list",
+        parameters=[OpenApiParameter("kind", OpenApiTypes.STR, enum=RunKind.values, required=False)],
+        responses={200: RunSerializer(many=True), **error_responses(401, 403)},
+    )
+    def get(self, request):
+        kind = request.query_params.get("kind") or None
+        return Response(RunSerializer(selectors.run_list(kind=kind), many=True).data)
+
+    @extend_schema(
+        operation_id="evaluation_runs_create",
+        request=RunCreateSerializer,
+        responses={201: RunDetailSerializer, **error_responses(400, 401, 403)},
+        description="Start a generation run (model x prompt x dataset or frozen version), a judge run (judge model x "
+        "strategy x generation run, temperature 0) or a classification run (model x task x dataset, 3-shot). "
+        "The run is queued; follow it at its detail.",
+    )
+    def post(self, request):
+        serializer = RunCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        run = services.run_start(**serializer.run_arguments(), user=request.user)
+        return Response(_run_detail(_run_or_404(run.pk)), status=status.HTTP_201_CREATED)
+
+
+class RunDetailApi(ApiMixin, APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(operation_id="evaluation_runs_retrieve", responses={200: RunDetailSerializer, **error_responses(401, 403, 404)})
+    def get(self, request, pk: int):
+        return Response(_run_detail(_run_or_404(pk)))
+
+
+class RunCancelApi(ApiMixin, APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        operation_id="evaluation_runs_cancel",
+        request=None,
+        responses={200: RunDetailSerializer, **error_responses(400, 401, 403, 404)},
+        description="Stop a queued or running run; the items already done are kept.",
+    )
+    def post(self, request, pk: int):
+        run = _run_or_404(pk)
+        try:
+            services.run_cancel(run=run, user=request.user)
+        except services.RunError as exc:
+            raise ValidationError({"status": [str(exc)]}) from exc
+        return Response(_run_detail(_run_or_404(pk)))
+
+
+class RunResumeApi(ApiMixin, APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        operation_id="evaluation_runs_resume",
+        request=RunResumeSerializer,
+        responses={200: RunDetailSerializer, **error_responses(400, 401, 403, 404)},
+        description="Queue a cancelled or failed run again; only its pending items are sent (and the cache answers repeats).",
+    )
+    def post(self, request, pk: int):
+        run = _run_or_404(pk)
+        serializer = RunResumeSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            services.run_resume(run=run, user=request.user, retry_failed=serializer.validated_data["retry_failed"])
+        except services.RunError as exc:
+            raise ValidationError({"status": [str(exc)]}) from exc
+        return Response(_run_detail(_run_or_404(pk)))
+
+
+class RunItemListApi(ApiMixin, APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        operation_id="evaluation_run_items_list",
+        parameters=[
+            OpenApiParameter("status", OpenApiTypes.STR, enum=ItemStatus.values, required=False),
+            OpenApiParameter("unscored", OpenApiTypes.BOOL, required=False, description="Only judge items with no readable score."),
+            OpenApiParameter("cached", OpenApiTypes.BOOL, required=False, description="Only items answered from the cache."),
+            OpenApiParameter("page", OpenApiTypes.INT, required=False),
+        ],
+        responses={200: RunItemSerializer(many=True), **error_responses(401, 403, 404)},
+    )
+    def get(self, request, pk: int):
+        run = _run_or_404(pk)
+        item_status = request.query_params.get("status", "")
+        if item_status and item_status not in ItemStatus.values:
+            raise ValidationError({"status": [f"One of {', '.join(ItemStatus.values)}."]})
+        truthy = {"1", "true", "yes"}
+        items = selectors.run_items(run=run, status=item_status, unscored=request.query_params.get("unscored", "") in truthy)
+        if request.query_params.get("cached", "") in truthy:
+            items = items.filter(cached=True)
+        paginator = PageNumberPagination()
+        page = paginator.paginate_queryset(items, request, view=self)
+        return paginator.get_paginated_response(RunItemSerializer(page, many=True).data)
+
+
+class RunItemDetailApi(ApiMixin, APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        operation_id="evaluation_run_items_retrieve",
+        responses={200: RunItemDetailSerializer, **error_responses(401, 403, 404)},
+        description="One item with the exact messages sent and the raw reply.",
+    )
+    def get(self, request, run_pk: int, pk: int):
+        item = get_object_or_404(RunItem.objects.select_related("expression"), run_id=run_pk, pk=pk)
+        return Response(RunItemDetailSerializer(item).data)
+
+
+class RunReportApi(ApiMixin, APIView):
+    permission_classes = [IsResearcher]
+    content_negotiation_class = IgnoreFormatParamNegotiation
+
+    @extend_schema(
+        operation_id="evaluation_runs_report",
+        parameters=[OpenApiParameter("format", OpenApiTypes.STR, enum=["json", "csv"], required=False)],
+        responses={
+            (200, "application/json"): OpenApiResponse(OpenApiTypes.OBJECT, description="`run` with its counts, `average`, `by_theme`, `by_trait` (judge) or `accuracy` (classification)."),
+            (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="section, code, value"),
+            **error_responses(400, 401, 403, 404),
+        },
+    )
+    def get(self, request, pk: int):
+        run = _run_or_404(pk)
+        fmt = request.query_params.get("format", "json")
+        if fmt not in ("json", "csv"):
+            raise ValidationError({"format": ["json or csv."]})
+        report = selectors.run_report(run=run)
+        if fmt == "csv":
+            return HttpResponse(report_csv(report).encode(), content_type="text/csv; charset=utf-8")
+        return Response(report)

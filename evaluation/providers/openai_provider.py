@@ -1,0 +1,178 @@
+"""Any OpenAI-compatible chat endpoint (OpenAI, vLLM, Ollama, llama.cpp server, gateways) through the official client.
+
+The client never retries (``max_retries=0``): retries, backoff, pacing and
+concurrency belong to the engine, which must see every failure to count it and
+honour Retry-After across workers.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import hashlib
+import math
+import os
+import threading
+import time
+
+import openai
+
+from .base import ClientError, Completion, Provider, RetryableError
+
+# One client (and so one connection pool) per endpoint and key per process: building
+# one per request would open a new TCP connection each time. The key itself is not
+# part of the cache key, only its digest.
+_CLIENTS: dict[tuple, openai.OpenAI] = {}
+_CLIENTS_LOCK = threading.Lock()
+
+
+def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
+    """Seconds to wait from a Retry-After header: delta-seconds or an HTTP-date (RFC 9110 10.2.3)."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when is None:
+            return None
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    if math.isnan(seconds) or math.isinf(seconds):
+        return None
+    return max(0.0, seconds)
+
+
+def _retry_after_of(response) -> float | None:
+    if response is None:
+        return None
+    headers = response.headers
+    # OpenAI also sends the millisecond form; it is more precise when present.
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000.0)
+        except ValueError:
+            pass
+    return parse_retry_after(headers.get("retry-after"))
+
+
+def _server_message(error: openai.APIStatusError) -> str:
+    body = error.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])
+        if isinstance(inner, str) and inner:
+            return inner
+        if body.get("detail"):
+            return str(body["detail"])
+    if isinstance(body, str) and body.strip():
+        return body.strip()[:2000]
+    return error.message
+
+
+def _logprobs_of(choice) -> list | None:
+    content = getattr(getattr(choice, "logprobs", None), "content", None)
+    if content is None:
+        return None
+    return [
+        {
+            "token": entry.token,
+            "logprob": entry.logprob,
+            "top": [{"token": top.token, "logprob": top.logprob} for top in (entry.top_logprobs or [])],
+        }
+        for entry in content
+    ]
+
+
+class OpenAIProvider(Provider):
+    def __init__(self, *, client: openai.OpenAI, model_id: str, base_url: str):
+        self.client = client
+        self.model_id = model_id
+        self.base_url = base_url
+
+    @classmethod
+    def for_config(cls, model_config) -> OpenAIProvider:
+        env_name = (model_config.api_key_env or "").strip()
+        api_key = None
+        if env_name:
+            api_key = os.environ.get(env_name)
+            if not api_key:
+                raise ClientError(
+                    f"The environment variable {env_name} that should hold the API key of "
+                    f"model {model_config.name or model_config.model_id} is not set."
+                )
+        # Local servers (vLLM, Ollama, llama.cpp) accept any key, and the client insists on one.
+        api_key = api_key or "not-needed"
+        base_url = model_config.base_url or None
+        timeout = float(model_config.timeout)
+        cache_key = (base_url, hashlib.sha256(api_key.encode()).hexdigest(), timeout)
+        with _CLIENTS_LOCK:
+            client = _CLIENTS.get(cache_key)
+            if client is None:
+                client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0)
+                _CLIENTS[cache_key] = client
+        return cls(client=client, model_id=model_config.model_id, base_url=str(client.base_url))
+
+    def complete(self, messages: list[dict], *, temperature: float, max_tokens: int, seed: int | None = None,
+                 top_logprobs: int | None = None) -> Completion:
+        kwargs: dict = {"model": self.model_id, "messages": messages, "temperature": temperature,
+                        "max_tokens": max_tokens}
+        if seed is not None:
+            kwargs["seed"] = seed
+        if top_logprobs is not None:
+            kwargs["logprobs"] = True
+            kwargs["top_logprobs"] = top_logprobs
+        try:
+            response = self.client.chat.completions.create(**kwargs)
+        except openai.APITimeoutError as error:
+            raise RetryableError(f"Timed out after {self.client.timeout} s: {error.message}") from error
+        except openai.APIConnectionError as error:
+            cause = error.__cause__ or error.__context__
+            detail = f" ({type(cause).__name__}: {cause})" if cause else ""
+            raise RetryableError(f"Connection failed: {error.message}{detail}") from error
+        except openai.APIStatusError as error:
+            status = error.status_code
+            message = _server_message(error)
+            # Any other 4xx (400, 401, 403, 404, 422 ...) will be answered the same way however often we ask.
+            if status in (408, 429) or status >= 500:
+                raise RetryableError(f"HTTP {status}: {message}", retry_after=_retry_after_of(error.response),
+                                     status=status) from error
+            raise ClientError(message, status=status) from error
+        except openai.APIResponseValidationError as error:
+            raise RetryableError(f"Invalid reply: {error.message}", status=error.status_code) from error
+        except ValueError as error:
+            # The body claimed to be JSON and was not: a proxy hiccup or a truncated reply.
+            raise RetryableError(f"Reply is not valid JSON: {error}") from error
+        return self._completion_of(response)
+
+    def _completion_of(self, response) -> Completion:
+        # Without strict validation the client hands back whatever the server sent,
+        # which may be a plain string or an object without choices.
+        choices = getattr(response, "choices", None)
+        if not isinstance(choices, list) or not choices:
+            preview = response if isinstance(response, str) else type(response).__name__
+            raise RetryableError(f"Reply has no choices: {str(preview)[:200]}")
+        choice = choices[0]
+        message = getattr(choice, "message", None)
+        text = getattr(message, "content", None) if message is not None else None
+        usage = getattr(response, "usage", None)
+        try:
+            raw = response.model_dump(mode="json", exclude_unset=True)
+        except Exception:  # noqa: BLE001 - a record of the reply must never lose the reply itself
+            raw = {"text": text}
+        return Completion(
+            text=text or "",
+            tokens_in=int(getattr(usage, "prompt_tokens", 0) or 0),
+            tokens_out=int(getattr(usage, "completion_tokens", 0) or 0),
+            fingerprint=getattr(response, "system_fingerprint", None) or "",
+            logprobs=_logprobs_of(choice),
+            raw=raw,
+        )
+
+    def describe(self) -> dict:
+        return {"provider": "openai", "model_id": self.model_id, "base_url": self.base_url,
+                "openai_version": openai.__version__}

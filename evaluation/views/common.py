@@ -1,0 +1,43 @@
+"""What the evaluation pages share: service errors on forms, and file downloads."""
+
+import csv
+import io
+import json
+
+from django.core.exceptions import ValidationError
+from django.http import HttpResponse
+from django.utils.http import content_disposition_header
+
+DOWNLOAD_CONTENT_TYPES = {"json": "application/json; charset=utf-8", "csv": "text/csv; charset=utf-8"}
+
+
+def add_service_errors(form, exc: ValidationError) -> None:
+    """A service's ValidationError shown on the form, on the field it names where the form has it."""
+    if hasattr(exc, "error_dict"):
+        for fieldname, messages in exc.message_dict.items():
+            target = fieldname if fieldname in form.fields else None
+            for message in messages:
+                form.add_error(target, message)
+    else:
+        for message in exc.messages:
+            form.add_error(None, message)
+
+
+def download(body: str, *, filename: str, fmt: str) -> HttpResponse:
+    return HttpResponse(
+        body.encode("utf-8"),
+        content_type=DOWNLOAD_CONTENT_TYPES[fmt],
+        headers={"Content-Disposition": content_disposition_header(True, filename)},
+    )
+
+
+def json_text(data) -> str:
+    return json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False, default=str) + "\n"
+
+
+def csv_text(header: list[str], rows: list[list]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(["" if value is None else value for value in row] for row in rows)
+    return out.getvalue()

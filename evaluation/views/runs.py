@@ -1,0 +1,263 @@
+"""Runs: the list, the three new-run forms, the live run page, its items and its report.
+
+A run form carries a one-time token kept in the session: a second submit of
+the same form (a double click, a reload after the POST) lands on the run the
+first one created instead of starting another.
+"""
+
+import secrets
+import time
+
+from django.contrib import messages
+from django.core.cache import cache
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.http import Http404, HttpResponseBadRequest
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from annotation.decorators import role_required
+from annotation.roles import RESEARCHER
+
+from .. import selectors, services
+from ..forms import RUN_FORMS
+from ..models import ItemStatus, RunItem, RunKind, RunStatus
+from .common import DOWNLOAD_CONTENT_TYPES, add_service_errors, download, json_text
+from .tables import report_csv, report_sections
+
+ITEMS_PER_PAGE = 50
+ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
+ITEM_FILTERS = (
+    ("", gettext_lazy("All")),
+    ("failed", gettext_lazy("Failed")),
+    ("unscored", gettext_lazy("Unscored")),
+    ("cached", gettext_lazy("Cached")),
+)
+RUN_TITLES = {
+    RunKind.GENERATION: gettext_lazy("New generation run"),
+    RunKind.JUDGE: gettext_lazy("New judge run"),
+    RunKind.CLASSIFICATION: gettext_lazy("New classification run"),
+}
+SESSION_TOKENS = "evaluation_run_tokens"
+TOKENS_KEPT = 50
+# How long a second request waits for the first one holding the same token to create its run.
+TOKEN_WAIT_SECONDS = 10.0
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "—"
+    seconds = int(round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours} h {minutes:02d} min"
+    if minutes:
+        return f"{minutes} min {secs:02d} s"
+    return f"{secs} s"
+
+
+def _progress_context(run) -> dict:
+    progress = selectors.run_progress(run=run)
+    progress["elapsed"] = duration(progress["elapsed_s"])
+    progress["eta"] = duration(progress["eta_s"])
+    return {"run": run, "progress": progress, "polling": run.status in ACTIVE}
+
+
+def _run_or_404(pk: int):
+    return get_object_or_404(selectors.run_list().select_related("version", "created_by"), pk=pk)
+
+
+@require_GET
+@role_required(RESEARCHER)
+def run_list(request):
+    kind = request.GET.get("kind", "")
+    if kind and kind not in RunKind.values:
+        kind = ""
+    page = Paginator(selectors.run_list(kind=kind or None), ITEMS_PER_PAGE).get_page(request.GET.get("page"))
+    rows = [{"run": run, **selectors.run_progress(run=run)} for run in page.object_list]
+    return render(
+        request, "evaluation/run_list.html", {"rows": rows, "page": page, "kind": kind, "kinds": RunKind.choices}
+    )
+
+
+def _token_issue(request) -> str:
+    token = secrets.token_urlsafe(16)
+    tokens = request.session.get(SESSION_TOKENS, {})
+    tokens[token] = None
+    request.session[SESSION_TOKENS] = dict(list(tokens.items())[-TOKENS_KEPT:])
+    return token
+
+
+def _token_cache_key(token: str) -> str:
+    return f"evaluation:run-token:{token}"
+
+
+def _run_of_token(request, token: str):
+    """The run the same form already created, waiting a little when the first submit is still at work."""
+    run_id = request.session.get(SESSION_TOKENS, {}).get(token) or cache.get(_token_cache_key(token))
+    deadline = time.monotonic() + TOKEN_WAIT_SECONDS
+    while not run_id and time.monotonic() < deadline and cache.get(_token_cache_key(token)) is not None:
+        time.sleep(0.2)
+        run_id = cache.get(_token_cache_key(token))
+    return run_id
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(RESEARCHER)
+def run_new(request, kind: str):
+    if kind not in RUN_FORMS:
+        raise Http404
+    form_class = RUN_FORMS[kind]
+    if request.method == "GET":
+        initial = {"token": _token_issue(request)}
+        for key in ("source_run", "dataset", "model", "version"):
+            if request.GET.get(key, "").isdigit():
+                initial[key] = int(request.GET[key])
+        form = form_class(initial=initial)
+        return render(request, "evaluation/run_new.html", {"form": form, "kind": kind, "title": RUN_TITLES[kind]})
+
+    form = form_class(request.POST)
+    token = request.POST.get("token", "")
+    tokens = request.session.get(SESSION_TOKENS, {})
+    if token not in tokens:
+        form.is_valid()
+        form.add_error(None, _("This form has expired. Check the values and submit it again."))
+        form = _with_fresh_token(request, form_class, form)
+        return render(request, "evaluation/run_new.html", {"form": form, "kind": kind, "title": RUN_TITLES[kind]}, status=400)
+    if tokens[token] or not cache.add(_token_cache_key(token), 0, timeout=3600):
+        # The same form again: go where the first submit went.
+        token_run = _run_of_token(request, token)
+        messages.info(request, _("This form was already submitted: here is the run it started."))
+        return redirect("evaluation:run_detail", pk=token_run) if token_run else redirect("evaluation:run_list")
+
+    if form.is_valid():
+        try:
+            run = services.run_start(**form.run_arguments(), user=request.user)
+        except ValidationError as exc:
+            add_service_errors(form, exc)
+        else:
+            cache.set(_token_cache_key(token), run.pk, timeout=3600)
+            tokens = request.session.get(SESSION_TOKENS, {})
+            tokens[token] = run.pk
+            request.session[SESSION_TOKENS] = tokens
+            messages.success(request, _("Run #%(id)s started.") % {"id": run.pk})
+            return redirect("evaluation:run_detail", pk=run.pk)
+    # The token is free again so the corrected form can be submitted.
+    cache.delete(_token_cache_key(token))
+    return render(request, "evaluation/run_new.html", {"form": form, "kind": kind, "title": RUN_TITLES[kind]}, status=400)
+
+
+def _with_fresh_token(request, form_class, form):
+    data = form.data.copy()
+    data["token"] = _token_issue(request)
+    fresh = form_class(data)
+    fresh.is_valid()
+    for error in form.non_field_errors():
+        fresh.add_error(None, error)
+    return fresh
+
+
+def _filtered_items(run, item_filter: str):
+    if item_filter == "failed":
+        return selectors.run_items(run=run, status=ItemStatus.FAILED)
+    if item_filter == "unscored":
+        return selectors.run_items(run=run, unscored=True)
+    if item_filter == "cached":
+        return selectors.run_items(run=run).filter(cached=True)
+    return selectors.run_items(run=run)
+
+
+@require_GET
+@role_required(RESEARCHER)
+def run_detail(request, pk: int):
+    run = _run_or_404(pk)
+    fmt = request.GET.get("format", "")
+    if fmt:
+        if fmt not in DOWNLOAD_CONTENT_TYPES:
+            return HttpResponseBadRequest(
+                _("Unknown download format “%(format)s”; use ?format=json or ?format=csv.") % {"format": fmt},
+                content_type="text/plain; charset=utf-8",
+            )
+        report = selectors.run_report(run=run)
+        body = json_text(report) if fmt == "json" else report_csv(report)
+        return download(body, filename=f"run-{run.pk}-report.{fmt}", fmt=fmt)
+    item_filter = request.GET.get("items", "")
+    if item_filter not in dict(ITEM_FILTERS):
+        item_filter = ""
+    page = Paginator(_filtered_items(run, item_filter), ITEMS_PER_PAGE).get_page(request.GET.get("page"))
+    report = selectors.run_report(run=run)
+    context = {
+        **_progress_context(run),
+        "page": page,
+        "item_filter": item_filter,
+        "item_filters": [(key, label) for key, label in ITEM_FILTERS if key != "unscored" or run.kind == RunKind.JUDGE],
+        "report": report,
+        **report_sections(report),
+        "accuracy_percent": round(100 * report["accuracy"], 1) if report.get("accuracy") is not None else None,
+        "reproducibility_json": json_text(run.reproducibility),
+        "items_query": f"items={item_filter}" if item_filter else "",
+        "judge_runs": run.judge_runs.select_related("model") if run.kind == RunKind.GENERATION else [],
+    }
+    return render(request, "evaluation/run_detail.html", context)
+
+
+@require_GET
+@role_required(RESEARCHER)
+def run_progress(request, pk: int):
+    """The progress fragment the run page polls every second while the run is queued or running."""
+    run = _run_or_404(pk)
+    context = _progress_context(run)
+    context["finished_now"] = bool(request.htmx) and not context["polling"]
+    return render(request, "evaluation/run_detail.html#run-progress", context)
+
+
+@require_POST
+@role_required(RESEARCHER)
+def run_cancel(request, pk: int):
+    run = _run_or_404(pk)
+    try:
+        services.run_cancel(run=run, user=request.user)
+    except services.RunError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, _("Run #%(id)s cancelled; the items already done are kept.") % {"id": run.pk})
+    return redirect("evaluation:run_detail", pk=run.pk)
+
+
+@require_POST
+@role_required(RESEARCHER)
+def run_resume(request, pk: int):
+    run = _run_or_404(pk)
+    try:
+        services.run_resume(run=run, user=request.user, retry_failed=request.POST.get("retry_failed") == "on")
+    except services.RunError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, _("Run #%(id)s resumed: only the items not yet done are sent.") % {"id": run.pk})
+    return redirect("evaluation:run_detail", pk=run.pk)
+
+
+@require_GET
+@role_required(RESEARCHER)
+def item_detail(request, run_pk: int, pk: int):
+    run = _run_or_404(run_pk)
+    item = get_object_or_404(
+        RunItem.objects.select_related("expression__theme", "source_item__run__model").prefetch_related("expression__traits"),
+        run=run,
+        pk=pk,
+    )
+    neighbours = run.items.order_by("id")
+    context = {
+        "run": run,
+        "item": item,
+        "previous": neighbours.filter(id__lt=item.pk).order_by("-id").values_list("id", flat=True).first(),
+        "next": neighbours.filter(id__gt=item.pk).values_list("id", flat=True).first(),
+        "source_url": reverse("evaluation:item_detail", args=[item.source_item.run_id, item.source_item_id])
+        if item.source_item_id
+        else "",
+    }
+    return render(request, "evaluation/item_detail.html", context)

@@ -1,0 +1,387 @@
+"""A small OpenAI-compatible chat server on loopback, for tests and benchmarks.
+
+Standard library only, so it also runs as a script:
+
+    python tests/evaluation/fake_openai.py --port 8999 --latency-ms 50
+
+In tests::
+
+    with FakeOpenAI(latency_ms=20) as server:
+        server.fail(429, times=2)            # the next two requests get 429 + Retry-After: 1
+        ... OpenAI(base_url=server.base_url) ...
+        assert server.count == 3
+
+Scripted faults are consumed in order, one per request: ``fail(status)``,
+``malformed()`` (a 200 whose body is not JSON), ``html()``, ``drop()`` (the socket is closed
+without a reply), ``no_choices()`` and ``slow(ms)``. Every request is recorded
+(path, headers, body, what was done), so a test can assert that no request was
+sent twice. ``GET /_stats`` and ``GET /_requests`` expose the same to a process
+that runs the server as a script; ``POST /_reset`` clears it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import ipaddress
+import json
+import re
+import signal
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+CHAT_PATHS = {"/v1/chat/completions", "/chat/completions"}
+
+# Words a judge prompt of the VIVID protocol uses (Vietnamese and English).
+_JUDGE_MARKERS = re.compile(r"điểm|thang điểm|độ tương đồng|score|rate|0\s*[-–]\s*5", re.IGNORECASE)
+
+
+def message_text(message: dict) -> str:
+    content = message.get("content")
+    if isinstance(content, list):
+        return " ".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return content or ""
+
+
+def default_reply(body: dict) -> str:
+    """Deterministic: "4" for a judge-looking prompt, otherwise an echo of the last user message."""
+    messages = body.get("messages") or []
+    last_user = next((m for m in reversed(messages) if m.get("role") == "user"), messages[-1] if messages else {})
+    text = message_text(last_user)
+    if _JUDGE_MARKERS.search(text):
+        return "4"
+    words = text.split()
+    return "Giải thích: " + " ".join(words[:40]) if words else "Giải thích."
+
+
+def count_tokens(text: str) -> int:
+    # Whitespace words stand in for tokens: what matters is that usage is reported and stable.
+    return len(text.split())
+
+
+class _Fault:
+    __slots__ = ("kind", "status", "message", "retry_after", "ms")
+
+    def __init__(self, kind: str, *, status: int | None = None, message: str = "", retry_after: str | None = None,
+                 ms: int = 0):
+        self.kind = kind
+        self.status = status
+        self.message = message
+        self.retry_after = retry_after
+        self.ms = ms
+
+    def label(self) -> str:
+        return f"{self.kind}:{self.status}" if self.status else self.kind
+
+
+class FakeOpenAI:
+    """The server's state and script. Attributes may be changed while it runs."""
+
+    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, latency_ms: float = 0,
+                 reply: Callable[[dict], str] | None = None, fingerprint: str = "fp_fake_0001",
+                 model: str = "fake-model", log_file: str | None = None):
+        if not ipaddress.ip_address(socket.gethostbyname(host)).is_loopback:
+            raise ValueError(f"The fake server listens on loopback only, not {host}.")
+        self.host = host
+        self.port = port
+        self.latency_ms = latency_ms
+        self.reply = reply or default_reply
+        self.fingerprint = fingerprint
+        self.model = model
+        self.log_file = log_file
+        self.requests: list[dict] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._faults: collections.deque[_Fault] = collections.deque()
+        self._lock = threading.Lock()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- the script -------------------------------------------------------
+
+    def fail(self, status: int, *, times: int = 1, message: str | None = None, retry_after: str | None = None):
+        """Answer the next ``times`` requests with ``status`` (429 sends Retry-After: 1 unless told otherwise)."""
+        if status == 429 and retry_after is None:
+            retry_after = "1"
+        message = message or {429: "Rate limit reached.", 500: "The server had an error."}.get(status, f"Error {status}")
+        self._script(times, _Fault("status", status=status, message=message, retry_after=retry_after))
+
+    def malformed(self, *, times: int = 1):
+        """A 200 with a JSON content type and a body that is not JSON."""
+        self._script(times, _Fault("malformed"))
+
+    def html(self, *, times: int = 1):
+        """A 200 with an HTML page, as a misconfigured proxy sends."""
+        self._script(times, _Fault("html"))
+
+    def no_choices(self, *, times: int = 1):
+        """A valid JSON object that is not a chat completion."""
+        self._script(times, _Fault("no_choices"))
+
+    def drop(self, *, times: int = 1):
+        """Read the request, then close the socket without a reply."""
+        self._script(times, _Fault("drop"))
+
+    def slow(self, ms: int, *, times: int = 1):
+        """Add ``ms`` milliseconds to the latency of the next requests (e.g. beyond the client's timeout)."""
+        self._script(times, _Fault("slow", ms=ms))
+
+    def _script(self, times: int, fault: _Fault):
+        with self._lock:
+            self._faults.extend([fault] * times)
+
+    def reset(self):
+        with self._lock:
+            self.requests.clear()
+            self._faults.clear()
+            self.max_in_flight = self.in_flight
+
+    # -- what was asked ---------------------------------------------------
+
+    @property
+    def count(self) -> int:
+        with self._lock:
+            return len(self.requests)
+
+    def bodies(self) -> list[dict]:
+        with self._lock:
+            return [r["body"] for r in self.requests if r["body"] is not None]
+
+    def duplicates(self) -> list[dict]:
+        """Request bodies that arrived more than once and were answered with a completion each time."""
+        seen: collections.Counter = collections.Counter()
+        with self._lock:
+            answered = [r for r in self.requests if r["outcome"] == "ok"]
+        for request in answered:
+            seen[json.dumps(request["body"], sort_keys=True, ensure_ascii=False)] += 1
+        return [json.loads(key) for key, n in seen.items() if n > 1]
+
+    # -- life -------------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    def start(self) -> FakeOpenAI:
+        server = self
+
+        class Handler(_Handler):
+            fake = server
+
+        httpd = _Server((self.host, self.port), Handler)
+        self.port = httpd.server_address[1]
+        self._httpd = httpd
+        self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name=f"fake-openai-{self.port}", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self):
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> FakeOpenAI:
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    # -- called by the handler --------------------------------------------
+
+    def _begin(self, record: dict) -> _Fault | None:
+        with self._lock:
+            self.requests.append(record)
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            return self._faults.popleft() if self._faults else None
+
+    def _end(self, record: dict, outcome: str):
+        with self._lock:
+            self.in_flight -= 1
+            record["outcome"] = outcome
+        if self.log_file:
+            line = json.dumps({k: record[k] for k in ("at", "path", "outcome", "body")}, ensure_ascii=False)
+            with self._lock, open(self.log_file, "a", encoding="utf-8") as log:
+                log.write(line + "\n")
+
+    def completion_body(self, body: dict) -> dict:
+        text = self.reply(body)
+        max_tokens = body.get("max_tokens") or body.get("max_completion_tokens")
+        words = text.split()
+        finish = "stop"
+        if max_tokens and len(words) > max_tokens:
+            text, finish = " ".join(words[:max_tokens]), "length"
+        prompt_tokens = sum(count_tokens(message_text(m)) for m in body.get("messages") or [])
+        completion_tokens = count_tokens(text)
+        choice: dict = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish,
+                        "logprobs": None}
+        if body.get("logprobs"):
+            n_top = int(body.get("top_logprobs") or 0)
+            content = []
+            for i, word in enumerate(text.split()):
+                logprob = -0.05 * (i + 1)
+                top = [{"token": word, "logprob": logprob, "bytes": list(word.encode())}]
+                top += [{"token": f"{word}~{k}", "logprob": logprob - k, "bytes": None} for k in range(1, n_top)]
+                content.append({"token": word, "logprob": logprob, "bytes": list(word.encode()),
+                                "top_logprobs": top[:n_top]})
+            choice["logprobs"] = {"content": content}
+        return {
+            "id": f"chatcmpl-fake-{len(self.requests)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model") or self.model,
+            "system_fingerprint": self.fingerprint,
+            "choices": [choice],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                      "total_tokens": prompt_tokens + completion_tokens},
+        }
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    # The benchmark opens 64+ connections at once; the default backlog of 5 would refuse some.
+    request_queue_size = 256
+    allow_reuse_address = True
+
+
+class _Handler(BaseHTTPRequestHandler):
+    fake: FakeOpenAI
+    # Keep-alive, as real endpoints do: the client's pool reuses connections.
+    protocol_version = "HTTP/1.1"
+
+    def setup(self):
+        super().setup()
+        # Headers and body go out in two writes; with Nagle on, each reply would wait ~40 ms for an ACK.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def log_message(self, format, *args):
+        pass
+
+    def _send_json(self, status: int, payload, headers: dict | None = None):
+        data = payload if isinstance(payload, bytes) else json.dumps(payload, ensure_ascii=False).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _read_body(self) -> bytes:
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def do_GET(self):
+        fake = self.fake
+        if self.path == "/_stats":
+            with fake._lock:
+                payload = {"requests": len(fake.requests), "in_flight": fake.in_flight,
+                           "max_in_flight": fake.max_in_flight}
+            return self._send_json(200, payload)
+        if self.path == "/_requests":
+            with fake._lock:
+                payload = [{k: r.get(k) for k in ("at", "path", "outcome", "body")} for r in fake.requests]
+            return self._send_json(200, payload)
+        if self.path in {"/v1/models", "/models"}:
+            return self._send_json(200, {"object": "list", "data": [{"id": fake.model, "object": "model"}]})
+        return self._send_json(404, {"error": {"message": f"No route {self.path}", "type": "not_found"}})
+
+    def do_POST(self):
+        fake = self.fake
+        raw = self._read_body()
+        if self.path == "/_reset":
+            fake.reset()
+            return self._send_json(200, {"ok": True})
+        if self.path not in CHAT_PATHS:
+            return self._send_json(404, {"error": {"message": f"No route {self.path}", "type": "not_found"}})
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            body = None
+        record = {"at": time.time(), "path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body,
+                  "outcome": "pending"}
+        fault = fake._begin(record)
+        outcome = "ok"
+        try:
+            delay = fake.latency_ms + (fault.ms if fault and fault.kind == "slow" else 0)
+            if delay:
+                time.sleep(delay / 1000.0)
+            if body is None or not isinstance(body.get("messages"), list) or not body.get("messages"):
+                outcome = "invalid"
+                return self._send_json(400, {"error": {"message": "'messages' must be a non-empty array.",
+                                                       "type": "invalid_request_error", "param": "messages"}})
+            if fault is None or fault.kind == "slow":
+                return self._send_json(200, fake.completion_body(body))
+            outcome = fault.label()
+            if fault.kind == "drop":
+                self.close_connection = True
+                try:
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                return
+            if fault.kind == "malformed":
+                return self._send_json(200, b'{"id": "chatcmpl-broken", "choices": [{"mess')
+            if fault.kind == "html":
+                page = b"<html><body>502 Bad Gateway</body></html>"
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(page)))
+                self.end_headers()
+                self.wfile.write(page)
+                return
+            if fault.kind == "no_choices":
+                return self._send_json(200, {"id": "chatcmpl-empty", "object": "chat.completion"})
+            headers = {"Retry-After": fault.retry_after} if fault.retry_after else {}
+            error_type = "invalid_request_error" if fault.status < 500 else "server_error"
+            return self._send_json(fault.status, {"error": {"message": fault.message, "type": error_type}}, headers)
+        except (BrokenPipeError, ConnectionResetError):
+            # The client gave up first (its timeout): nothing to answer.
+            outcome = "client_gone"
+            self.close_connection = True
+        finally:
+            fake._end(record, outcome)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="OpenAI-compatible fake chat server on loopback.")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8999)
+    parser.add_argument("--latency-ms", type=float, default=0)
+    parser.add_argument("--fingerprint", default="fp_fake_0001")
+    parser.add_argument("--reply", help="Answer every request with this text instead of the default reply.")
+    parser.add_argument("--fail-429", type=int, default=0, metavar="K", help="Answer the first K requests with 429.")
+    parser.add_argument("--fail-500", type=int, default=0, metavar="K", help="Answer the first K requests with 500.")
+    parser.add_argument("--log", help="Append one JSON line per request to this file.")
+    parser.add_argument("--max-seconds", type=float, default=3600,
+                        help="Stop by itself after this long (0: until interrupted).")
+    args = parser.parse_args(argv)
+
+    reply = (lambda body: args.reply) if args.reply is not None else None
+    server = FakeOpenAI(host=args.host, port=args.port, latency_ms=args.latency_ms, reply=reply,
+                        fingerprint=args.fingerprint, log_file=args.log)
+    if args.fail_429:
+        server.fail(429, times=args.fail_429)
+    if args.fail_500:
+        server.fail(500, times=args.fail_500)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    with server:
+        print(f"fake OpenAI server on {server.base_url} (latency {args.latency_ms} ms)", flush=True)
+        stop.wait(args.max_seconds or None)
+    print(f"served {server.count} requests, at most {server.max_in_flight} at once", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

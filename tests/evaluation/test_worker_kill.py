@@ -1,0 +1,97 @@
+"""A worker killed in the middle of a run: a fresh worker finishes it, one result per item, no request answered twice."""
+
+import os
+import signal
+import time
+import uuid
+
+import pytest
+
+from annotation.models import Dataset
+from annotation.services import expression_import
+from evaluation.models import ItemStatus, Run, RunItem, RunStatus
+from evaluation.services import RunError, model_add, run_resume, run_start
+from evaluation.services.runs import run_is_stalled
+from tests.conftest import celery_overrides, skip_or_fail, start_worker, stop_worker, worker_log
+from tests.evaluation.fake_openai import FakeOpenAI
+
+REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/14")
+N_ITEMS = 40
+
+pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
+
+
+@pytest.fixture
+def redis_queue(settings):
+    import redis
+
+    try:
+        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2).ping()
+    except redis.exceptions.ConnectionError:
+        skip_or_fail(f"Redis is not reachable at {REDIS_URL}")
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    queue = f"kill-{uuid.uuid4().hex[:8]}"
+    with celery_overrides(broker_url=REDIS_URL, task_default_queue=queue, task_always_eager=False):
+        yield queue
+
+
+def wait_until(condition, *, timeout: float, workers=()) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.1)
+    logs = "\n\n".join(worker_log(w)[-3000:] for w in workers)
+    pytest.fail(f"timed out after {timeout} s\n{logs}")
+
+
+def test_it_finishes_a_run_after_its_worker_is_killed(redis_queue, settings):
+    settings.EVAL_STALL_SECONDS = 3
+    corpus = "expression,explanation\n" + "".join(f"Câu thử {n},Giải nghĩa {n}\n" for n in range(N_ITEMS))
+    expression_import(dataset_name="Kill corpus", filename="k.csv", content=corpus.encode())
+    worker_env = {"EVAL_CHUNK_SIZE": "4", "CELERY_VISIBILITY_TIMEOUT": "3"}
+    with FakeOpenAI(latency_ms=150) as server:
+        model = model_add(name="slow", provider="openai", base_url=server.base_url, model_id="m", max_concurrency=2, timeout=3)
+        first = start_worker(broker_url=REDIS_URL, queue=redis_queue, env=worker_env)
+        try:
+            run = run_start(
+                kind="generation", model=model, prompt_name="zero-shot", dataset=Dataset.objects.get(name="Kill corpus")
+            )
+            done = lambda: RunItem.objects.filter(run=run, status=ItemStatus.DONE).count()  # noqa: E731
+            wait_until(lambda: done() >= 6, timeout=60, workers=[first])
+            os.kill(first.pid, signal.SIGKILL)  # no warm shutdown: tasks in flight are lost with it
+            first.wait(timeout=10)
+            time.sleep(0.5)  # let the server finish answering the dead worker's requests
+            finished_before = list(
+                RunItem.objects.filter(run=run, status=ItemStatus.DONE).values_list("messages", flat=True)
+            )
+            sent_before = server.count
+            assert len(finished_before) < N_ITEMS, "the run finished before the kill; make items slower"
+            second = start_worker(broker_url=REDIS_URL, queue=redis_queue, env=worker_env)
+            try:
+                # The broker would hand the lost chunk back after its visibility timeout;
+                # a researcher's "resume" on the stalled run does not wait for that.
+                with pytest.raises(RunError):
+                    run_resume(run=run)  # not stalled yet: a live run is never fanned out twice
+                wait_until(lambda: run_is_stalled(run=Run.objects.get(pk=run.pk)), timeout=30, workers=[second])
+                run_resume(run=Run.objects.get(pk=run.pk))
+                wait_until(
+                    lambda: Run.objects.get(pk=run.pk).status == RunStatus.DONE
+                    or not RunItem.objects.filter(run=run, status=ItemStatus.PENDING).exists(),
+                    timeout=120,
+                    workers=[first, second],
+                )
+            finally:
+                stop_worker(second)
+        finally:
+            stop_worker(first)
+        run.refresh_from_db()
+        assert RunItem.objects.filter(run=run).count() == N_ITEMS
+        assert RunItem.objects.filter(run=run, status=ItemStatus.DONE).count() == N_ITEMS
+        assert run.status == RunStatus.DONE
+        # Nothing finished before the kill was asked again; only what died in
+        # flight with the worker (at most its concurrency) was sent twice.
+        after_kill = [r["body"]["messages"] for r in server.requests[sent_before:]]
+        assert not [m for m in after_kill if m in finished_before]
+        assert len(server.duplicates()) <= model.max_concurrency
+        assert len({str(r["body"]["messages"]) for r in server.requests}) == N_ITEMS
