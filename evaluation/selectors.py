@@ -2,7 +2,7 @@
 
 from collections import defaultdict
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
 from annotation.models import Theme, Trait
@@ -31,7 +31,11 @@ def run_counts(*, run: Run) -> dict:
         n_failed=Count("id", filter=Q(status=ItemStatus.FAILED)),
         n_cached=Count("id", filter=Q(cached=True)),
         n_unscored=Count("id", filter=Q(status=ItemStatus.DONE, score__isnull=True)),
+        tokens_in=Sum("tokens_in"),
+        tokens_out=Sum("tokens_out"),
     )
+    counts["tokens_in"] = counts["tokens_in"] or 0
+    counts["tokens_out"] = counts["tokens_out"] or 0
     if run.kind != RunKind.JUDGE:
         counts["n_unscored"] = 0  # only a judge reply carries a score
     return counts
@@ -50,8 +54,6 @@ def run_progress(*, run: Run) -> dict:
     return {
         **counts,
         "percent": int(100 * finished / counts["n_items"]) if counts["n_items"] else 0,
-        "tokens_in": run.tokens_in,
-        "tokens_out": run.tokens_out,
         "elapsed_s": round(elapsed, 1),
         "eta_s": round(eta, 1) if eta is not None else None,
         "status": run.status,

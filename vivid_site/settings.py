@@ -255,6 +255,8 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    # The openai client logs every HTTP request at INFO: thousands of lines per run.
+    "loggers": {"httpx": {"level": "WARNING"}},
 }
 
 if PRODUCTION:

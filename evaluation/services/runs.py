@@ -7,6 +7,7 @@ Retry-After. Each item is written once (guarded by its status), so a worker
 killed mid-run leaves nothing half done and a resume sends no request twice.
 """
 
+import collections
 import hashlib
 import json
 import logging
@@ -14,13 +15,12 @@ import random
 import threading
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connections, transaction
-from django.db.models import F, Q
+from django.db.models import Q, Subquery, Sum
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -244,7 +244,13 @@ def _run_finish(run_id: int) -> None:
     """Mark a run done once nothing is pending (only a running run: a cancel stays a cancel)."""
     if RunItem.objects.filter(run_id=run_id, status=ItemStatus.PENDING).exists():
         return
-    Run.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(status=RunStatus.DONE, finished_at=timezone.now())
+    totals = RunItem.objects.filter(run_id=run_id).aggregate(tokens_in=Sum("tokens_in"), tokens_out=Sum("tokens_out"))
+    Run.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
+        status=RunStatus.DONE,
+        finished_at=timezone.now(),
+        tokens_in=totals["tokens_in"] or 0,
+        tokens_out=totals["tokens_out"] or 0,
+    )
 
 
 def run_chunk(*, run_id: int, item_ids: list[int]) -> None:
@@ -269,14 +275,19 @@ def run_chunk(*, run_id: int, item_ids: list[int]) -> None:
             status=RunStatus.FAILED, error=str(exc)[:2000], finished_at=timezone.now()
         )
         return
+    context.prepare(items)
     workers = max(1, min(run.model.max_concurrency, len(items)))
     if workers == 1:
-        for item in items:
-            if not context.cancelled():
-                context.process(item)
+        context.work(collections.deque(items), close_connections=False)
     else:
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"run{run_id}") as pool:
-            list(pool.map(context.process_in_thread, items))
+        queue = collections.deque(items)
+        threads = [
+            threading.Thread(target=context.work, args=(queue,), name=f"run{run_id}-{n}") for n in range(workers)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
     _run_finish(run_id)
 
 
@@ -294,6 +305,8 @@ class _RunContext:
         self._checked_at = 0.0
         self._cancelled = False
         self._lock = threading.Lock()
+        self._local = threading.local()
+        self._fingerprints: set[str] = set(run.reproducibility.get("fingerprints", []))
         self.shot_pool = _classification_pool(run) if run.kind == RunKind.CLASSIFICATION else None
 
     def cancelled(self) -> bool:
@@ -304,12 +317,22 @@ class _RunContext:
             self._cancelled = Run.objects.filter(pk=self.run.pk, status=RunStatus.CANCELLED).exists()
         return self._cancelled
 
-    def process_in_thread(self, item: RunItem) -> None:
+    def work(self, queue: collections.deque, *, close_connections: bool = True) -> None:
+        """Take items until none is left. A thread keeps its database connection and its
+        concurrency lease from item to item: per-item setup would cost more than the work."""
+        lease = SlotLease(self.model)
+        self._local.lease = lease
         try:
-            if not self.cancelled():
+            while not self.cancelled():
+                try:
+                    item = queue.popleft()
+                except IndexError:
+                    break
                 self.process(item)
         finally:
-            connections.close_all()
+            lease.release()
+            if close_connections:
+                connections.close_all()
 
     def messages_for(self, item: RunItem) -> tuple[list[dict], str]:
         """The exact messages of an item, and the gold answer for classification."""
@@ -334,10 +357,18 @@ class _RunContext:
             return classification_messages(self.run.prompt.messages, expression.text, shots), gold
         return self.render(self.run.prompt.messages, **values), gold
 
+    def prepare(self, items: list[RunItem]) -> None:
+        """Build every item's messages and look the whole chunk up in the cache with one query."""
+        self._prepared = {}
+        for item in items:
+            messages, gold = self.messages_for(item)
+            self._prepared[item.pk] = (messages, gold, cache_key(self.model, messages, self.params))
+        keys = [key for _, _, key in self._prepared.values()]
+        self._cached = dict(ResponseCache.objects.filter(key__in=keys).values_list("key", "response"))
+
     def process(self, item: RunItem) -> None:
-        messages, gold = self.messages_for(item)
-        key = cache_key(self.model, messages, self.params)
-        cached = ResponseCache.objects.filter(key=key).values_list("response", flat=True).first()
+        messages, gold, key = self._prepared[item.pk]
+        cached = self._cached.get(key)
         started = time.monotonic()
         attempts = 0
         if cached is not None:
@@ -375,16 +406,17 @@ class _RunContext:
 
             prediction = (normalise_topic if self.run.strategy == "topic" else normalise_traits)(completion.text)
             fields.update(prediction=prediction[:100], gold=gold, correct=exact_match(prediction, gold))
+        # Token totals are summed from the items (see run_progress): one shared
+        # counter row updated by every thread would serialise them on its lock.
         written = RunItem.objects.filter(pk=item.pk, status=ItemStatus.PENDING).update(**fields)
-        if written and cached is None:
-            Run.objects.filter(pk=self.run.pk).update(
-                tokens_in=F("tokens_in") + completion.tokens_in, tokens_out=F("tokens_out") + completion.tokens_out
-            )
-            if completion.fingerprint:
-                self._record_fingerprint(completion.fingerprint)
+        if written and cached is None and completion.fingerprint and completion.fingerprint not in self._fingerprints:
+            self._record_fingerprint(completion.fingerprint)
 
     def _record_fingerprint(self, fingerprint: str) -> None:
         with self._lock:
+            if fingerprint in self._fingerprints:
+                return
+            self._fingerprints.add(fingerprint)
             facts = Run.objects.get(pk=self.run.pk).reproducibility
             seen = facts.get("fingerprints", [])
             if fingerprint not in seen:
@@ -396,24 +428,26 @@ class _RunContext:
     def _request(self, messages: list[dict]) -> tuple[Completion, int]:
         """One request with retries: exponential backoff with full jitter, or the server's Retry-After."""
         last_error = None
+        lease = self._local.lease
         for attempt in range(1, settings.EVAL_MAX_ATTEMPTS + 1):
-            with model_slot(self.model):
-                model_throttle_wait(self.model)
-                try:
-                    return (
-                        self.provider.complete(
-                            messages,
-                            temperature=self.params.get("temperature", 0.0),
-                            max_tokens=self.params.get("max_tokens", 150),
-                            seed=self.params.get("seed"),
-                            top_logprobs=self.params.get("top_logprobs"),
-                        ),
-                        attempt,
-                    )
-                except RetryableError as exc:
-                    last_error = exc
+            lease.ensure()
+            model_throttle_wait(self.model)
+            try:
+                return (
+                    self.provider.complete(
+                        messages,
+                        temperature=self.params.get("temperature", 0.0),
+                        max_tokens=self.params.get("max_tokens", 150),
+                        seed=self.params.get("seed"),
+                        top_logprobs=self.params.get("top_logprobs"),
+                    ),
+                    attempt,
+                )
+            except RetryableError as exc:
+                last_error = exc
             if attempt == settings.EVAL_MAX_ATTEMPTS:
                 break
+            lease.release()  # a backoff must not hold capacity that other requests could use
             if last_error.retry_after is not None:
                 delay = last_error.retry_after
             else:
@@ -461,47 +495,60 @@ def _classification_pool(run: Run) -> list:
     return shot_pool(run.strategy, candidates.order_by("id"))
 
 
-class model_slot:
+class SlotLease:
     """A concurrency lease on a model, honoured by every worker through the database.
 
-    A lease expires after the model's timeout plus a margin, so a killed worker
-    cannot hold a slot for ever; a live one never needs longer, since a request
-    cannot outlive its timeout and retries wait outside the lease.
+    A lease expires a margin after the model's timeout, so a killed worker
+    cannot hold a slot for ever; a live holder renews it before that, between
+    requests (a request cannot outlive its timeout).
     """
 
     MARGIN_SECONDS = 5
-
     POLL_SECONDS = 0.01
 
     def __init__(self, model: ModelConfig):
         self.model = model
         self.holder = uuid.uuid4().hex
-        self.number = None
+        self.expires_at = None
 
-    def __enter__(self):
+    def _lifetime(self) -> timedelta:
+        return timedelta(seconds=self.model.timeout + self.MARGIN_SECONDS)
+
+    def ensure(self) -> None:
+        """Hold a slot for the next request: renew a lease about to lapse, or take a free slot."""
+        now = timezone.now()
+        if self.expires_at is not None:
+            if self.expires_at - now > timedelta(seconds=self.MARGIN_SECONDS):
+                return
+            renewed = ModelSlot.objects.filter(model=self.model, holder=self.holder, expires_at__gt=now).update(
+                expires_at=now + self._lifetime()
+            )
+            if renewed:
+                self.expires_at = now + self._lifetime()
+                return
+        self._acquire()
+
+    def _acquire(self) -> None:
         from .models import model_slots_ensure
 
         if not ModelSlot.objects.filter(model=self.model).exists():
             model_slots_ensure(model=self.model)  # a model created without model_add
-        numbers = list(range(self.model.max_concurrency))
-        random.shuffle(numbers)
         while True:
             now = timezone.now()
-            expires = now + timedelta(seconds=self.model.timeout + self.MARGIN_SECONDS)
-            for number in numbers:
-                taken = ModelSlot.objects.filter(model=self.model, number=number).filter(
-                    Q(expires_at__isnull=True) | Q(expires_at__lt=now)
-                ).update(holder=self.holder, expires_at=expires)
-                if taken:
-                    self.number = number
-                    return self
+            free = Q(expires_at__isnull=True) | Q(expires_at__lt=now)
+            candidate = ModelSlot.objects.filter(free, model=self.model).order_by("?").values("pk")[:1]
+            # One statement picks and takes a free slot; the repeated condition makes
+            # a race between two takers end with one winner.
+            expires = now + self._lifetime()
+            if ModelSlot.objects.filter(free, pk=Subquery(candidate)).update(holder=self.holder, expires_at=expires):
+                self.expires_at = expires
+                return
             time.sleep(self.POLL_SECONDS)
 
-    def __exit__(self, *exc):
-        ModelSlot.objects.filter(model=self.model, number=self.number, holder=self.holder).update(
-            holder="", expires_at=None
-        )
-        return False
+    def release(self) -> None:
+        if self.expires_at is not None:
+            ModelSlot.objects.filter(model=self.model, holder=self.holder).update(holder="", expires_at=None)
+            self.expires_at = None
 
 
 def model_throttle_wait(model: ModelConfig) -> None:

@@ -352,10 +352,10 @@ def test_it_starts_a_classification_run_and_shows_its_accuracy(
 def test_it_polls_the_progress_while_running_and_stops_when_done(researcher_client, queued_run):
     url = reverse("evaluation:run_progress", args=[queued_run.pk])
     Run.objects.filter(pk=queued_run.pk).update(
-        status=RunStatus.RUNNING, started_at=timezone.now() - timezone.timedelta(seconds=30), tokens_in=300, tokens_out=120)
+        status=RunStatus.RUNNING, started_at=timezone.now() - timezone.timedelta(seconds=30))
     first, second = queued_run.items.order_by("id")[:2]
     RunItem.objects.filter(pk=first.pk).update(status=ItemStatus.DONE, cached=True, response="a")
-    RunItem.objects.filter(pk=second.pk).update(status=ItemStatus.FAILED, error="400: bad request")
+    RunItem.objects.filter(pk=second.pk).update(status=ItemStatus.FAILED, error="400: bad request", tokens_in=300, tokens_out=120)
     response = researcher_client.get(url, headers={"HX-Request": "true"})
     html = response.content.decode()
     assert html.lstrip().startswith('<section id="run-progress"') and "<html" not in html
