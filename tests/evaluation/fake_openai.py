@@ -142,6 +142,16 @@ class FakeOpenAI:
 
     # -- what was asked ---------------------------------------------------
 
+    def wait_idle(self, timeout: float = 5.0) -> None:
+        """Wait until every request has its outcome recorded: the server records it
+        after sending the reply, so a client may read the reply first."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._lock:
+                if self.in_flight == 0:
+                    return
+            time.sleep(0.005)
+
     @property
     def count(self) -> int:
         with self._lock:

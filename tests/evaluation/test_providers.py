@@ -131,6 +131,7 @@ def test_it_turns_a_malformed_body_into_a_retryable_error(fake_openai):
         complete(fake_openai)
     with pytest.raises(RetryableError, match="no choices: <html>"):
         complete(fake_openai)
+    fake_openai.wait_idle()
     assert [r["outcome"] for r in fake_openai.requests] == ["malformed", "no_choices", "html"]
 
 
@@ -141,6 +142,7 @@ def test_it_turns_a_dropped_connection_into_a_retryable_error(fake_openai):
         complete(fake_openai)
 
     assert caught.value.status is None
+    fake_openai.wait_idle()
     assert fake_openai.requests[0]["outcome"] == "drop"
     assert complete(fake_openai).fingerprint == "fp_fake_0001"
 
