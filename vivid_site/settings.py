@@ -244,6 +244,8 @@ if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
 # Evaluation runs: items per Celery chunk task, and retries of a request
 # (exponential backoff with full jitter, capped; a Retry-After header wins).
 EVAL_CHUNK_SIZE = env_int("EVAL_CHUNK_SIZE", 200, minimum=1)
+# A local transformers model generates this many items in one padded batch.
+EVAL_LOCAL_BATCH = env_int("EVAL_LOCAL_BATCH", 8, minimum=1)
 EVAL_MAX_ATTEMPTS = env_int("EVAL_MAX_ATTEMPTS", 5, minimum=1)
 EVAL_BACKOFF_BASE = float(env_int("EVAL_BACKOFF_BASE_MS", 500, minimum=0)) / 1000
 # A running run with no item finished for this long may be resumed (its worker died).

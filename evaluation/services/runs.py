@@ -323,12 +323,15 @@ class _RunContext:
         lease = SlotLease(self.model)
         self._local.lease = lease
         try:
+            batch_size = settings.EVAL_LOCAL_BATCH if hasattr(self.provider, "complete_batch") else 1
             while not self.cancelled():
-                try:
-                    item = queue.popleft()
-                except IndexError:
+                batch = [queue.popleft() for _ in range(min(batch_size, len(queue)))]
+                if not batch:
                     break
-                self.process(item)
+                if len(batch) == 1:
+                    self.process(batch[0])
+                else:
+                    self.process_batch(batch)
         finally:
             lease.release()
             if close_connections:
@@ -382,17 +385,46 @@ class _RunContext:
             except RetryableError as exc:
                 _item_fail(item, messages, _("gave up after %(n)s attempts: %(error)s") % {"n": settings.EVAL_MAX_ATTEMPTS, "error": exc}, attempts=settings.EVAL_MAX_ATTEMPTS)
                 return
-            try:
-                ResponseCache.objects.create(key=key, response=_completion_json(completion))
-            except IntegrityError:
-                pass  # another worker cached the same request first
+            _cache_store(key, completion)
+        self._write(item, messages, gold, completion, cached=cached is not None, attempts=attempts, started=started)
+
+    def process_batch(self, items: list[RunItem]) -> None:
+        """A local model generates several uncached items in one padded batch."""
+        fresh = []
+        for item in items:
+            if self._cached.get(self._prepared[item.pk][2]) is not None:
+                self.process(item)
+            else:
+                fresh.append(item)
+        if not fresh:
+            return
+        started = time.monotonic()
+        self._local.lease.ensure()
+        try:
+            completions = self.provider.complete_batch(
+                [self._prepared[item.pk][0] for item in fresh],
+                temperature=self.params.get("temperature", 0.0),
+                max_tokens=self.params.get("max_tokens", 150),
+                seed=self.params.get("seed"),
+                top_logprobs=self.params.get("top_logprobs"),
+            )
+        except ProviderError:
+            for item in fresh:  # one at a time, so one bad conversation fails alone
+                self.process(item)
+            return
+        for item, completion in zip(fresh, completions, strict=True):
+            messages, gold, key = self._prepared[item.pk]
+            _cache_store(key, completion)
+            self._write(item, messages, gold, completion, cached=False, attempts=1, started=started)
+
+    def _write(self, item, messages, gold, completion: Completion, *, cached: bool, attempts: int, started: float) -> None:
         fields = {
             "status": ItemStatus.DONE,
             "messages": messages,
             "response": completion.text,
-            "cached": cached is not None,
-            "tokens_in": 0 if cached is not None else completion.tokens_in,
-            "tokens_out": 0 if cached is not None else completion.tokens_out,
+            "cached": cached,
+            "tokens_in": 0 if cached else completion.tokens_in,
+            "tokens_out": 0 if cached else completion.tokens_out,
             "latency_ms": int((time.monotonic() - started) * 1000),
             "attempts": attempts,
             "finished_at": timezone.now(),
@@ -409,7 +441,7 @@ class _RunContext:
         # Token totals are summed from the items (see run_progress): one shared
         # counter row updated by every thread would serialise them on its lock.
         written = RunItem.objects.filter(pk=item.pk, status=ItemStatus.PENDING).update(**fields)
-        if written and cached is None and completion.fingerprint and completion.fingerprint not in self._fingerprints:
+        if written and not cached and completion.fingerprint and completion.fingerprint not in self._fingerprints:
             self._record_fingerprint(completion.fingerprint)
 
     def _record_fingerprint(self, fingerprint: str) -> None:
@@ -454,6 +486,13 @@ class _RunContext:
                 delay = random.uniform(0, min(settings.EVAL_BACKOFF_CAP, settings.EVAL_BACKOFF_BASE * 2 ** (attempt - 1)))
             time.sleep(delay)
         raise last_error
+
+
+def _cache_store(key: str, completion: Completion) -> None:
+    try:
+        ResponseCache.objects.create(key=key, response=_completion_json(completion))
+    except IntegrityError:
+        pass  # another worker cached the same request first
 
 
 def _completion_json(completion: Completion) -> dict:

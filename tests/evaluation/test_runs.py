@@ -266,3 +266,21 @@ def test_it_fails_the_run_when_the_model_cannot_be_reached(eager, dataset, monke
     run = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=dataset)
     run.refresh_from_db()
     assert run.status == RunStatus.FAILED and "VIVID_TEST_MISSING_KEY" in run.error
+
+
+def test_it_batches_a_local_model(eager, dataset, provider, model, settings):
+    settings.EVAL_LOCAL_BATCH = 4
+    batches = []
+
+    def complete_batch(conversations, **params):
+        batches.append(len(conversations))
+        return [Completion(text="Lời giải thích theo lô.", tokens_in=7, tokens_out=3) for _ in conversations]
+
+    provider.complete_batch = complete_batch
+    run = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=dataset)
+    run.refresh_from_db()
+    assert run.status == RunStatus.DONE and batches == [4]
+    assert len(requests_sent(provider)) == 1  # the fifth item, alone, goes through complete()
+    assert run.items.filter(response="Lời giải thích theo lô.").count() == 4
+    again = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=dataset)
+    assert batches == [4] and run_progress(run=again)["n_cached"] == 5
