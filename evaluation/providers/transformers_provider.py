@@ -328,8 +328,7 @@ class TransformersProvider(Provider):
             finish = "stop" if length is not None else "length"
             length = length if length is not None else len(tokens)
             kept = tokens[:length]
-            # max_tokens can cut a character's byte sequence: drop the half character.
-            text = tokenizer.decode(kept, skip_special_tokens=True).strip().rstrip("\ufffd")
+            text = tokenizer.decode(kept, skip_special_tokens=True).strip()
             if finish == "length":
                 # A cut in the middle of a multi-byte character (Vietnamese diacritics) decodes to U+FFFD.
                 text = text.rstrip("\ufffd")
