@@ -184,3 +184,58 @@ class ModelThrottle(models.Model):
 
     def __str__(self):
         return f"{self.model_id} next {self.next_request_at}"
+
+
+class ScoringTask(models.Model):
+    """Human scoring of a generation run's explanations (VIVID §4.1.1): a seeded random
+    sample of items, split between raters with a shared overlap."""
+
+    name = models.CharField(max_length=200, unique=True)
+    run = models.ForeignKey(Run, on_delete=models.PROTECT, related_name="scoring_tasks")
+    raters = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="scoring_tasks")
+    n_items = models.PositiveIntegerField()
+    n_shared = models.PositiveIntegerField(help_text=_("Items every rater scores (inter-rater reliability)."))
+    seed = models.BigIntegerField()
+    # The sampled generation items, in sample order, kept for the record.
+    sample = models.JSONField(default=list)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return self.name
+
+
+class RatingStatus(models.TextChoices):
+    PENDING = "pending", _("Not started")
+    DRAFT = "draft", _("Draft")
+    SUBMITTED = "submitted", _("Submitted")
+
+
+class HumanRating(models.Model):
+    """One rater's 0-5 scores of one generated explanation. Raters never see each other's
+    scores or any judge score."""
+
+    task = models.ForeignKey(ScoringTask, null=True, blank=True, on_delete=models.CASCADE, related_name="ratings")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="human_ratings")
+    item = models.ForeignKey(RunItem, on_delete=models.CASCADE, related_name="human_ratings")
+    rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="human_ratings")
+    position = models.PositiveIntegerField(default=0, help_text=_("Order in the rater's queue (random per rater)."))
+    status = models.CharField(max_length=10, choices=RatingStatus.choices, default=RatingStatus.PENDING)
+    score = models.PositiveSmallIntegerField(null=True, blank=True)
+    accuracy = models.PositiveSmallIntegerField(null=True, blank=True)
+    completeness = models.PositiveSmallIntegerField(null=True, blank=True)
+    native_alignment = models.PositiveSmallIntegerField(null=True, blank=True)
+    note = models.TextField(blank=True)
+    draft = models.JSONField(default=dict, blank=True)
+    revision = models.PositiveIntegerField(default=0)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["rater_id", "position"]
+        constraints = [models.UniqueConstraint(fields=["item", "rater"], name="human_rating_unique_rater")]
+
+    def __str__(self):
+        return f"{self.item_id} by {self.rater_id}"

@@ -59,6 +59,7 @@ MESSAGES = {
     "duplicate_item": _("the same expression as row %(first_row)s"),
     "unknown_annotator_item": _("annotator '%(annotator)s' already labelled this expression in row %(first_row)s"),
     "annotator_missing": _("the annotator is empty"),
+    "bad_score": _("%(detail)s"),
 }
 
 
