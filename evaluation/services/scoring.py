@@ -50,6 +50,10 @@ def scoring_task_create(
     done = list(run.items.filter(status=ItemStatus.DONE).order_by("id").values_list("id", flat=True))
     if n_items < 1 or n_shared < 0 or n_shared > n_items:
         errors["n_shared"] = _("0 <= shared <= items, and at least one item")
+    taken = HumanRating.objects.filter(run=run, rater__in=raters).values_list("rater__username", flat=True).distinct()
+    if taken:
+        # One score per rater and item keeps the pairing rule of the report unambiguous.
+        errors["raters"] = _("already scoring this run: %(names)s") % {"names": ", ".join(sorted(taken))}
     if errors:
         raise ValidationError(errors)
     seed = random.SystemRandom().randrange(2**31) if seed is None else seed

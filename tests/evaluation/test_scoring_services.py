@@ -1,6 +1,7 @@
 """Human scoring services: sampling and overlap, ratings, and the import_ratings CLI."""
 
 import io
+import random
 from collections import Counter
 
 import pytest
@@ -44,8 +45,10 @@ def test_it_samples_200_items_with_50_shared_and_the_rest_split(annotator_a, ann
     assert sum(1 for n in shared.values() if n == 2) == 50
     orders = [list(task.ratings.filter(rater=r).order_by("position").values_list("item_id", flat=True)) for r in (annotator_a, annotator_b)]
     assert orders[0][:50] != orders[1][:50]  # each rater has an own random order
-    again = scoring_task_create(name="T2", run=run, raters=[annotator_a, annotator_b], seed=11)
-    assert again.sample == task.sample
+    done = list(run.items.order_by("id").values_list("id", flat=True))
+    assert task.sample == random.Random(11).sample(done, 200)  # the seed reproduces the sample
+    with pytest.raises(ValidationError, match="already scoring this run"):
+        scoring_task_create(name="T2", run=run, raters=[annotator_a], seed=11)
 
 
 def test_it_refuses_a_bad_task(annotator_a):
