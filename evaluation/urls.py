@@ -3,7 +3,9 @@
 from django.urls import path
 
 from . import apis
-from .views import registry, results, runs
+from .apis import scoring as scoring_apis
+from .views import registry, report, results, runs
+from .views import scoring as scoring_views
 
 app_name = "evaluation"
 
@@ -21,6 +23,15 @@ urlpatterns = [
     path("runs/<int:pk>/resume/", runs.run_resume, name="run_resume"),
     path("runs/<int:run_pk>/items/<int:pk>/", runs.item_detail, name="item_detail"),
     path("results/", results.results, name="results"),
+    path("scoring/", scoring_views.task_list_page, name="scoring_task_list"),
+    path("scoring/new/", scoring_views.task_new, name="scoring_task_new"),
+    path("scoring/<int:pk>/", scoring_views.task_detail, name="scoring_task_detail"),
+    path("scoring/mine/", scoring_views.my_tasks, name="scoring_mine"),
+    path("scoring/<int:task_pk>/queue/", scoring_views.queue, name="scoring_queue"),
+    path("scoring/<int:task_pk>/ratings/<int:pk>/", scoring_views.item, name="scoring_item"),
+    path("scoring/<int:task_pk>/ratings/<int:pk>/draft/", scoring_views.draft, name="scoring_draft"),
+    path("runs/<int:pk>/human-report/", report.human_report, name="human_report"),
+    path("runs/<int:pk>/human-report/repeat/", report.human_report_repeat, name="human_report_repeat"),
 ]
 
 # Included by vivid_site under /api/evaluation/ with the namespace "evaluation-api".
@@ -36,6 +47,11 @@ api_urlpatterns = (
         path("runs/<int:run_pk>/items/<int:pk>/", apis.RunItemDetailApi.as_view(), name="item_detail"),
         path("runs/<int:pk>/report/", apis.RunReportApi.as_view(), name="run_report"),
         path("results/<str:table>/", apis.ResultsTableApi.as_view(), name="results_table"),
+        path("scoring/tasks/", scoring_apis.ScoringTaskListApi.as_view(), name="scoring_task_list"),
+        path("scoring/tasks/<int:pk>/", scoring_apis.ScoringTaskDetailApi.as_view(), name="scoring_task_detail"),
+        path("scoring/tasks/<int:pk>/ratings/", scoring_apis.MyRatingListApi.as_view(), name="scoring_my_ratings"),
+        path("scoring/ratings/<int:pk>/", scoring_apis.RatingSubmitApi.as_view(), name="scoring_rating"),
+        path("runs/<int:pk>/human-report/", apis.HumanReportApi.as_view(), name="human_report"),
     ],
     "evaluation-api",
 )

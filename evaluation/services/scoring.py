@@ -37,7 +37,8 @@ def scoring_task_create(
 ) -> ScoringTask:
     """Sample items of a generation run and hand them to raters.
 
-    The paper's design is the default: 200 items, two raters, 150 each, 50 shared.
+    Defaults follow the paper (§4.1.1): 200 items and a 50-item overlap. Its "150 each" does not add up
+    with 200 items (150 + 150 - 50 = 250), so two raters get 125 each; ask for 250 items to get 150.
     """
     raters = list(dict.fromkeys(raters))
     errors = {}
@@ -125,9 +126,14 @@ def rating_submit(*, rating: HumanRating, user, values: dict, note: str = "", re
     """Record a rater's scores; submitting again edits them. A stale tab is refused, not overwritten."""
     rating = HumanRating.objects.select_for_update(of=("self",)).get(pk=rating.pk)
     _check_rater(rating, user)
+    scores = _clean_scores(values, require_overall=True)
+    unchanged = rating.status == RatingStatus.SUBMITTED and note.strip() == rating.note and all(
+        getattr(rating, field) == value for field, value in scores.items()
+    )
+    if unchanged:
+        return rating  # a double submit, or the same answer from a second tab: nothing to change
     if revision is not None and revision != rating.revision:
         raise RatingConflict(_("These scores were saved from another tab or window; reload to see them."))
-    scores = _clean_scores(values, require_overall=True)
     for field, value in scores.items():
         setattr(rating, field, value)
     rating.note = note.strip()

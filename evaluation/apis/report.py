@@ -1,0 +1,48 @@
+"""The judge-versus-human report of a generation run over the API (researchers only)."""
+
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.apis.common import ApiMixin, IgnoreFormatParamNegotiation, error_responses
+from annotation.permissions import IsResearcher
+
+from .. import selectors, selectors_report
+from ..models import RunKind
+
+
+class HumanReportApi(ApiMixin, APIView):
+    permission_classes = [IsResearcher]
+    content_negotiation_class = IgnoreFormatParamNegotiation
+
+    @extend_schema(
+        operation_id="evaluation_runs_human_report",
+        parameters=[OpenApiParameter("format", OpenApiTypes.STR, enum=["json", "csv"], required=False)],
+        responses={
+            (200, "application/json"): OpenApiResponse(
+                OpenApiTypes.OBJECT,
+                description="`human` (`n_ratings`, `mean`, `inter_rater`), `judges` keyed by judge run id (`strategy`, "
+                "`judge_model`, `n`, `mean`, `human_mean`, `cohen_kappa`, `cohen_kappa_linear`, `cohen_kappa_quadratic`, "
+                "`kendall_tau`, `spearman_rho`, `cohen_kappa_ci`, `kendall_tau_ci`, `confusion`), `noise`, "
+                "`disagreements`, `table1`. Undefined figures are null with a reason in `reasons`.",
+            ),
+            (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="One row per judge run, then a `human` row."),
+            **error_responses(400, 401, 403, 404),
+        },
+        description="How far each finished judge run on this generation run is from the submitted human scores "
+        "(VIVID §4.1.1, Table 1), with 95% bootstrap intervals over items.",
+    )
+    def get(self, request, pk: int):
+        run = selectors.run_list(kind=RunKind.GENERATION).filter(pk=pk).first()
+        if run is None:
+            raise NotFound("No such generation run.")
+        fmt = request.query_params.get("format", "json")
+        if fmt not in ("json", "csv"):
+            raise ValidationError({"format": ["json or csv."]})
+        report = selectors_report.human_report(run=run)
+        if fmt == "csv":
+            return HttpResponse(selectors_report.human_report_csv(report).encode(), content_type="text/csv; charset=utf-8")
+        return Response(report)

@@ -1,0 +1,135 @@
+"""The judge-versus-human report of a generation run (VIVID §4.1.1, Table 1), and "repeat this judge run".
+
+Researchers only: raters never see it (it shows every rater's scores and every judge score).
+"""
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.http import HttpResponseBadRequest
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_POST
+
+from annotation.decorators import role_required
+from annotation.roles import RESEARCHER
+
+from .. import selectors, selectors_report, services
+from ..models import Run, RunKind
+from .common import DOWNLOAD_CONTENT_TYPES, download, json_text
+
+SCORE_MAX = 5
+
+
+def _generation_run_or_404(pk: int) -> Run:
+    return get_object_or_404(selectors.run_list(kind=RunKind.GENERATION), pk=pk)
+
+
+def _bar(value, lowest: float, highest: float) -> dict:
+    """A bar's width in percent of the scale (values below the scale's start draw no bar)."""
+    if value is None:
+        return {"value": None, "percent": 0.0}
+    share = (max(lowest, min(highest, value)) - lowest) / (highest - lowest)
+    return {"value": value, "percent": round(100 * share, 1), "negative": value < 0}
+
+
+def _chart(table1: list[dict]) -> list[dict]:
+    rows = []
+    for index, row in enumerate(table1):
+        rows.append(
+            {
+                **row,
+                "series": index % 8,
+                "mean_bar": _bar(row["mean"], 0.0, SCORE_MAX),
+                "kappa_bar": _bar(row["cohen_kappa"], 0.0, 1.0),
+            }
+        )
+    return rows
+
+
+def _confusion_rows(matrix: list[list[int]]) -> list[dict]:
+    highest = max((count for row in matrix for count in row), default=0) or 1
+    return [
+        {"score": score, "cells": [{"count": count, "shade": round(count / highest, 2)} for count in row], "total": sum(row)}
+        for score, row in enumerate(matrix)
+    ]
+
+
+@require_GET
+@role_required(RESEARCHER)
+def human_report(request, pk: int):
+    run = _generation_run_or_404(pk)
+    fmt = request.GET.get("format", "")
+    if fmt and fmt not in DOWNLOAD_CONTENT_TYPES:
+        return HttpResponseBadRequest(
+            _("Unknown download format “%(format)s”; use ?format=json or ?format=csv.") % {"format": fmt},
+            content_type="text/plain; charset=utf-8",
+        )
+    report = selectors_report.human_report(run=run)
+    if fmt == "json":
+        return download(json_text(report), filename=f"run-{run.pk}-human-report.json", fmt="json")
+    if fmt == "csv":
+        return download(selectors_report.human_report_csv(report), filename=f"run-{run.pk}-human-report.csv", fmt="csv")
+
+    judges = []
+    for key, judge in report["judges"].items():
+        judges.append(
+            {
+                **judge,
+                "confusion_rows": _confusion_rows(judge["confusion"]),
+                "disagreements": report["disagreements"].get(key, []),
+            }
+        )
+    inter = report["human"]["inter_rater"]
+    context = {
+        "run": run,
+        "report": report,
+        "human": report["human"],
+        "inter": inter,
+        "inter_confusion_rows": _confusion_rows(inter["confusion"]),
+        "judges": judges,
+        "noise": report["noise"],
+        "table1": _chart(report["table1"]),
+        "labels": list(range(SCORE_MAX + 1)),
+    }
+    return render(request, "evaluation/report_human.html", context)
+
+
+def repeat_seed(judge: Run) -> int:
+    """The next seed of a judge run's repeat group: one more than the highest seed used so far."""
+    group = Run.objects.filter(
+        kind=RunKind.JUDGE, source_run_id=judge.source_run_id, strategy=judge.strategy, model_id=judge.model_id
+    )
+    seeds = [run.params.get("seed") for run in group.only("params")]
+    seeds = [seed for seed in seeds if isinstance(seed, int)]
+    return (max(seeds) + 1) if seeds else 1
+
+
+@require_POST
+@role_required(RESEARCHER)
+def human_report_repeat(request, pk: int):
+    """Start another judge run like the one named, with the next seed, to measure the judge's noise."""
+    run = _generation_run_or_404(pk)
+    judge_id = request.POST.get("judge_run", "")
+    if not judge_id.isdigit():
+        return HttpResponseBadRequest(_("Name the judge run to repeat."), content_type="text/plain; charset=utf-8")
+    judge = get_object_or_404(Run.objects.select_related("model"), pk=int(judge_id), kind=RunKind.JUDGE, source_run=run)
+    seed = repeat_seed(judge)
+    try:
+        repeat = services.run_start(
+            kind=RunKind.JUDGE,
+            model=judge.model,
+            prompt_name=judge.strategy,
+            source_run=run,
+            params={**judge.params, "seed": seed},
+            limit=judge.limit,
+            user=request.user,
+        )
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+        return redirect("evaluation:human_report", pk=run.pk)
+    messages.success(
+        request,
+        _("Judge run #%(id)s started: a repeat of #%(source)s with seed %(seed)s.")
+        % {"id": repeat.pk, "source": judge.pk, "seed": seed},
+    )
+    return redirect("evaluation:human_report", pk=run.pk)

@@ -1,0 +1,306 @@
+"""Human scoring of generated explanations (VIVID §4.1.1): the researcher's tasks and the rater's queue.
+
+Researchers create a task from a finished generation run and follow each
+rater's progress. A rater scores one explanation at a time: the expression,
+the reference explanation and the model's explanation (the model is never
+named), a 0-5 score per dimension and overall. With htmx a submit answers with
+the next item's panel and pushes its URL; without JavaScript the same form
+works by POST/redirect/GET. Input is autosaved as a draft, and the rating's
+revision turns a stale second tab into a message instead of an overwrite.
+
+Blindness: a rater reads only their own ratings, looked up with ``rater=user``;
+another rater's rating is a 404, and no judge score, no other rater's score and
+no model name reaches these pages.
+"""
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.db.models import Count, Q
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.vary import vary_on_headers
+from django_htmx.http import push_url
+
+from annotation.decorators import role_required
+from annotation.roles import ANNOTATOR, RESEARCHER
+
+from ..forms_scoring import DIMENSIONS, RatingForm, ScoringTaskForm, draft_from, posted_revision, rating_as_draft
+from ..models import HumanRating, RatingStatus, ScoringTask
+from ..services.scoring import RatingConflict, rating_draft_save, rating_submit, scoring_task_create
+from .common import add_service_errors
+
+# --- Queries (shared with the API) ---------------------------------------------------------
+
+
+def task_list():
+    return ScoringTask.objects.select_related("run__model", "run__dataset", "created_by").prefetch_related("raters")
+
+
+def task_progress(task: ScoringTask) -> list[dict]:
+    """Per rater: submitted of total, in username order."""
+    rows = (
+        HumanRating.objects.filter(task=task)
+        .values("rater_id", "rater__username")
+        .annotate(total=Count("id"), submitted=Count("id", filter=Q(status=RatingStatus.SUBMITTED)))
+        .order_by("rater__username")
+    )
+    return [
+        {
+            "rater": row["rater__username"],
+            "rater_id": row["rater_id"],
+            "submitted": row["submitted"],
+            "total": row["total"],
+            "percent": round(100 * row["submitted"] / row["total"]) if row["total"] else 0,
+        }
+        for row in rows
+    ]
+
+
+def rater_tasks(user):
+    return ScoringTask.objects.filter(raters=user).order_by("-created_at")
+
+
+def rater_ratings(*, task: ScoringTask, user):
+    """The rater's own ratings of a task, in queue order. Never anyone else's."""
+    return (
+        HumanRating.objects.filter(task=task, rater=user)
+        .select_related("item__expression")
+        .order_by("position", "id")
+    )
+
+
+def rater_next(*, task: ScoringTask, user, after: HumanRating | None = None) -> HumanRating | None:
+    """The next rating not submitted yet: after ``after`` in queue order, then from the start."""
+    open_ratings = HumanRating.objects.filter(task=task, rater=user).exclude(status=RatingStatus.SUBMITTED)
+    if after is not None:
+        following = open_ratings.filter(position__gt=after.position).order_by("position", "id").first()
+        if following is not None:
+            return following
+        open_ratings = open_ratings.exclude(pk=after.pk)
+    return open_ratings.order_by("position", "id").first()
+
+
+def rater_progress(*, task: ScoringTask, user) -> dict:
+    counts = HumanRating.objects.filter(task=task, rater=user).aggregate(
+        total=Count("id"), done=Count("id", filter=Q(status=RatingStatus.SUBMITTED))
+    )
+    total, done = counts["total"], counts["done"]
+    return {"total": total, "done": done, "percent": round(100 * done / total) if total else 0}
+
+
+def rater_task_or_404(request, task_pk: int) -> ScoringTask:
+    task = rater_tasks(request.user).filter(pk=task_pk).first()
+    if task is None:
+        raise Http404
+    return task
+
+
+def rating_or_404(user, *, pk: int, task_pk: int | None = None) -> HumanRating:
+    """One of the user's own ratings; anyone else's does not exist for them."""
+    ratings = HumanRating.objects.select_related("item__expression", "task").filter(pk=pk, rater=user, task__isnull=False)
+    if task_pk is not None:
+        ratings = ratings.filter(task_id=task_pk)
+    rating = ratings.first()
+    if rating is None:
+        raise Http404
+    return rating
+
+
+# --- Researcher pages ----------------------------------------------------------------------
+
+
+@require_GET
+@role_required(RESEARCHER)
+def task_list_page(request):
+    rows = [{"task": task, "progress": task_progress(task)} for task in task_list()]
+    return render(request, "evaluation/scoring_task_list.html", {"rows": rows})
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(RESEARCHER)
+def task_new(request):
+    if request.method == "GET":
+        initial = {}
+        if request.GET.get("run", "").isdigit():
+            initial["run"] = int(request.GET["run"])
+        return render(request, "evaluation/scoring_task_new.html", {"form": ScoringTaskForm(initial=initial)})
+    form = ScoringTaskForm(request.POST)
+    if form.is_valid():
+        try:
+            task = scoring_task_create(**form.create_kwargs(), user=request.user)
+        except ValidationError as exc:
+            add_service_errors(form, exc)
+        else:
+            messages.success(request, _("Scoring task “%(name)s” created.") % {"name": task.name})
+            return redirect("evaluation:scoring_task_detail", pk=task.pk)
+    return render(request, "evaluation/scoring_task_new.html", {"form": form}, status=400)
+
+
+@require_GET
+@role_required(RESEARCHER)
+def task_detail(request, pk: int):
+    task = get_object_or_404(task_list(), pk=pk)
+    progress = task_progress(task)
+    context = {
+        "task": task,
+        "progress": progress,
+        "submitted": sum(row["submitted"] for row in progress),
+        "total": sum(row["total"] for row in progress),
+        "per_rater_unique": task.n_items - task.n_shared,
+    }
+    return render(request, "evaluation/scoring_task_detail.html", context)
+
+
+# --- Rater pages ---------------------------------------------------------------------------
+
+
+def _wants_fragment(request) -> bool:
+    # A history restore without a cached snapshot needs the whole page.
+    return bool(request.htmx) and not request.htmx.history_restore_request
+
+
+def _item_url(rating: HumanRating) -> str:
+    return reverse("evaluation:scoring_item", args=[rating.task_id, rating.pk])
+
+
+def _saved_summary(rating: HumanRating) -> list[dict]:
+    return [{"label": d["label"], "value": getattr(rating, d["field"])} for d in DIMENSIONS]
+
+
+def _item_context(request, rating: HumanRating, *, form=None, **extra) -> dict:
+    task = rating.task
+    if form is None:
+        form = RatingForm(initial=RatingForm.initial_for(rating))
+    following = rater_next(task=task, user=request.user, after=rating)
+    submitted = rating.status == RatingStatus.SUBMITTED
+    conflict = extra.get("conflict")
+    return {
+        "task": task,
+        "rating": rating,
+        "expression": rating.item.expression,
+        "model_explanation": rating.item.response,
+        "form": form,
+        "dimensions": DIMENSIONS,
+        "progress": rater_progress(task=task, user=request.user),
+        "submitted": submitted,
+        "has_draft": bool(rating.draft) and submitted,
+        "next_url": _item_url(following) if following else "",
+        "fragment": _wants_fragment(request),
+        "conflict_scores": _saved_summary(conflict) if conflict else None,
+        **extra,
+    }
+
+
+def _render_item(request, rating, *, status=200, **kwargs):
+    context = _item_context(request, rating, **kwargs)
+    template = "evaluation/scoring_item.html"
+    if context["fragment"]:
+        template += "#scoring-panel"
+    return render(request, template, context, status=status)
+
+
+def _queue_context(request, task) -> dict:
+    return {
+        "task": task,
+        "progress": rater_progress(task=task, user=request.user),
+        "ratings": rater_ratings(task=task, user=request.user),
+        "fragment": _wants_fragment(request),
+    }
+
+
+def _advance(request, task, *, after, saved=None):
+    """The next item: its panel for htmx (with its URL pushed), a redirect otherwise."""
+    following = rater_next(task=task, user=request.user, after=after)
+    message = _("Saved “%(text)s”.") % {"text": saved.item.expression.text} if saved is not None else ""
+    if following is not None:
+        url = _item_url(following)
+        if not _wants_fragment(request):
+            if message:
+                messages.success(request, message)
+            return redirect(url)
+        following = rating_or_404(request.user, pk=following.pk)
+        return push_url(_render_item(request, following, saved=saved), url)
+    url = reverse("evaluation:scoring_queue", args=[task.pk])
+    if not _wants_fragment(request):
+        if message:
+            messages.success(request, message)
+        return redirect(url)
+    context = {**_queue_context(request, task), "saved": saved}
+    return push_url(render(request, "evaluation/scoring_queue.html#queue-panel", context), url)
+
+
+@require_GET
+@role_required(ANNOTATOR)
+def my_tasks(request):
+    rows = [{"task": task, "progress": rater_progress(task=task, user=request.user)} for task in rater_tasks(request.user)]
+    return render(request, "evaluation/scoring_mine.html", {"rows": rows})
+
+
+@require_GET
+@role_required(ANNOTATOR)
+def queue(request, task_pk: int):
+    """Straight to the next unscored item; the rater's own list when nothing is left."""
+    task = rater_task_or_404(request, task_pk)
+    following = rater_next(task=task, user=request.user)
+    if following is not None:
+        return redirect(_item_url(following))
+    return render(request, "evaluation/scoring_queue.html", _queue_context(request, task))
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(ANNOTATOR)
+@vary_on_headers("HX-Request")
+def item(request, task_pk: int, pk: int):
+    rating = rating_or_404(request.user, pk=pk, task_pk=task_pk)
+    if request.method == "GET":
+        return _render_item(request, rating)
+
+    task = rating.task
+    form = RatingForm(request.POST)
+    error_status = 200 if _wants_fragment(request) else 400
+    if not form.is_valid():
+        return _render_item(request, rating, form=form, status=error_status)
+    if form.matches(rating):
+        # The saved scores already: a resent form or a double click. No new revision.
+        if rating.draft:
+            rating_draft_save(rating=rating, user=request.user, data={})
+        return _advance(request, task, after=rating, saved=rating)
+    try:
+        saved = rating_submit(rating=rating, user=request.user, **form.submit_kwargs())
+    except RatingConflict:
+        current = rating_or_404(request.user, pk=rating.pk)
+        if form.matches(current):
+            return _advance(request, task, after=current, saved=current)
+        return _render_item(
+            request,
+            current,
+            form=form.with_revision(current.revision),
+            conflict=current,
+            status=200 if _wants_fragment(request) else 409,
+        )
+    except ValidationError as exc:
+        add_service_errors(form, exc)
+        return _render_item(request, rating, form=form, status=error_status)
+    saved = rating_or_404(request.user, pk=saved.pk)
+    return _advance(request, task, after=saved, saved=saved)
+
+
+@require_POST
+@role_required(ANNOTATOR)
+def draft(request, task_pk: int, pk: int):
+    """Autosave of the form as it is filled in; answers with a one-line status."""
+    rating = rating_or_404(request.user, pk=pk, task_pk=task_pk)
+    context = {"rating": rating}
+    if posted_revision(request.POST) != rating.revision:
+        # Submitted meanwhile from another tab: this older form must not write over it.
+        context["state"] = "stale"
+    else:
+        data = draft_from(request.POST)
+        if rating.status == RatingStatus.SUBMITTED and data == rating_as_draft(rating):
+            data = {}  # back to the submitted scores: nothing unsubmitted to keep
+        rating_draft_save(rating=rating, user=request.user, data=data)
+        context["state"] = "saved"
+    return render(request, "evaluation/scoring_item.html#draft-status", context)
