@@ -153,6 +153,10 @@
   // expression, so screen readers announce it and shortcuts apply to it.
   document.addEventListener("htmx:afterSettle", function (event) {
     if (!event.detail || !event.detail.target || event.detail.target.id !== "review-panel") return;
+    // htmx may re-focus an element of the new item that has the old focused id:
+    // start the new item's rows afresh rather than where the last item ended.
+    var f = form();
+    if (f) setCurrent(f, null);
     initRows();
     var heading = document.getElementById("review-expression") || document.getElementById("queue-title");
     if (heading) heading.focus({ preventScroll: true });

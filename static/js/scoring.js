@@ -124,6 +124,10 @@
   // the new expression, so screen readers announce it and shortcuts apply to it.
   document.addEventListener("htmx:afterSettle", function (event) {
     if (!event.detail || !event.detail.target || event.detail.target.id !== "scoring-panel") return;
+    // htmx re-focuses an element with the old focused id in the new item, which would
+    // make the old item's last dimension current: start the new item afresh.
+    var f = form();
+    if (f) setCurrent(f, null, false);
     init();
     var heading = document.getElementById("scoring-expression") || document.getElementById("queue-title");
     if (heading) heading.focus({ preventScroll: true });
