@@ -70,3 +70,20 @@ def context_for(browser, live_server):
     yield open_for
     for context in contexts:
         context.close()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _close_live_server_sessions(django_db_setup, django_db_blocker):
+    """Chromium keeps HTTP connections alive, and a live-server thread waiting on one
+    still holds the database connection of its last request when the server stops;
+    PostgreSQL then refuses to drop the test database. End those sessions first."""
+    yield
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
