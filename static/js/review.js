@@ -80,40 +80,14 @@
     if (label) choose(label.querySelector('input[type="checkbox"]'));
   }
 
-  function digit(event) {
-    var match = /^(?:Digit|Numpad)([0-9])$/.exec(event.code || "");
-    if (match) return match[1];
-    return /^[0-9]$/.test(event.key) ? event.key : null;
-  }
-
-  function isTyping(target) {
-    if (!target || !target.tagName) return false;
-    if (target.isContentEditable || target.tagName === "TEXTAREA" || target.tagName === "SELECT") return true;
-    return target.tagName === "INPUT" && !/^(radio|checkbox|button|submit|reset|hidden)$/.test(target.type);
-  }
-
   document.addEventListener("keydown", function (event) {
     var f = form();
-    if (!f || event.altKey || event.metaKey || event.defaultPrevented) return;
-    if (f.querySelector("fieldset[disabled]")) return;
+    if (!f || f.querySelector("fieldset[disabled]")) return;
+    if (window.VividKeys.passThrough(event, f)) return;
     var target = event.target;
 
-    if (isTyping(target)) {
-      if (event.key === "Escape") {
-        target.blur();
-        event.preventDefault();
-      } else if (event.key === "Enter" && event.ctrlKey && f.contains(target)) {
-        f.requestSubmit();
-        event.preventDefault();
-      }
-      return;
-    }
-    if (event.ctrlKey) return;
-    // Leave the header (language, sign out) and links to their own keys.
-    if (target && target.closest && target.closest("body > header, a, summary")) return;
-
     var key = event.key;
-    var number = digit(event);
+    var number = window.VividKeys.digit(event);
     var handled = true;
     if (number && event.shiftKey) {
       trait(f, number);
