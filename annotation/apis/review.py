@@ -81,11 +81,13 @@ class AssignmentConflictSerializer(serializers.Serializer):
     current = AssignmentSerializer(help_text="Your answer as it is saved now.")
 
 
-def _with_suggestions(assignment):
-    """Attach what the serializer shows about the suggestions (computed by the review service)."""
+def _with_suggestions(assignment, codes: dict[int, list[str]] | None = None):
+    """Attach what the serializer shows about the suggestions; a list passes the codes of all its rows."""
     item = assignment.item
     assignment.suggestions_shown = not item.suggestions_hidden and item.round.suggestion_set_id is not None
-    assignment.suggested_traits = services.suggested_codes(item) if assignment.suggestions_shown else []
+    if codes is None:
+        codes = selectors.suggested_codes_for(items=[item])
+    assignment.suggested_traits = codes[item.pk]
     return assignment
 
 
@@ -109,7 +111,9 @@ class AssignmentListApi(ApiMixin, GenericAPIView):
             raise Http404
         queue = selectors.annotator_queue(round=round_, user=request.user).select_related("item__round")
         page = self.paginate_queryset(queue)
-        return self.get_paginated_response(AssignmentSerializer([_with_suggestions(a) for a in page], many=True).data)
+        codes = selectors.suggested_codes_for(items=[a.item for a in page])
+        rows = [_with_suggestions(a, codes) for a in page]
+        return self.get_paginated_response(AssignmentSerializer(rows, many=True).data)
 
 
 class AssignmentDetailApi(ApiMixin, APIView):

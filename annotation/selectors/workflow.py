@@ -135,6 +135,37 @@ def version_list() -> QuerySet[DatasetVersion]:
     return DatasetVersion.objects.select_related("round__dataset", "created_by").annotate(n_items=Count("items"))
 
 
+def suggested_codes_for(*, items) -> dict[int, list[str]]:
+    """The suggested trait codes an annotator decides on, per round item, in one query.
+
+    Empty where the suggestions are hidden (the anchoring control) or the round has none.
+    """
+    from collections import defaultdict
+
+    from ..models import Suggestion
+
+    shown = [i for i in items if not i.suggestions_hidden and i.round.suggestion_set_id is not None]
+    codes: dict[int, list[str]] = {i.pk: [] for i in items}
+    if not shown:
+        return codes
+    by_key = {(i.round.suggestion_set_id, i.expression_id): i.pk for i in shown}
+    links = (
+        Suggestion.traits.through.objects.filter(
+            suggestion__suggestion_set_id__in={k[0] for k in by_key},
+            suggestion__expression_id__in={k[1] for k in by_key},
+        )
+        .order_by("trait__number")
+        .values_list("suggestion__suggestion_set_id", "suggestion__expression_id", "trait__code")
+    )
+    found = defaultdict(list)
+    for set_id, expression_id, code in links:
+        item_id = by_key.get((set_id, expression_id))
+        if item_id is not None:
+            found[item_id].append(code)
+    codes.update(found)
+    return codes
+
+
 def round_submitted_labels(*, round: AnnotationRound) -> list[dict]:
     """Submitted labels, one row per item and annotator, for the agreement statistics."""
     rows = (
@@ -165,6 +196,7 @@ def round_submitted_labels(*, round: AnnotationRound) -> list[dict]:
 
 
 __all__ = [
+    "suggested_codes_for",
     "round_list",
     "round_get",
     "round_funnel",

@@ -65,12 +65,9 @@ def assignment_labels(assignment: Assignment) -> Labels:
 
 def suggested_codes(item: RoundItem) -> list[str]:
     """The suggested traits an annotator must decide on ([] when hidden or no set)."""
-    if item.suggestions_hidden or item.round.suggestion_set_id is None:
-        return []
-    suggestion = item.expression.suggestions.filter(suggestion_set_id=item.round.suggestion_set_id).first()
-    if suggestion is None:
-        return []
-    return [t.code for t in suggestion.traits.order_by("number")]
+    from ..selectors.workflow import suggested_codes_for
+
+    return suggested_codes_for(items=[item])[item.pk]
 
 
 def _log(*, item, actor, field, old, new, assignment=None):

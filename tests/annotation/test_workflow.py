@@ -257,3 +257,18 @@ def test_it_recomputes_cached_statistics_after_a_label_changes(two_round, annota
     submit(changed, annotator_b, theme="other", revision=changed.revision)
     after = round_agreement_stats(round=two_round, n_resamples=50)
     assert after["theme"]["percent_agreement"] < 100
+
+
+def test_it_reads_the_suggestions_of_many_items_in_one_query(dataset, suggestions, annotator_a, annotator_b, django_assert_num_queries):
+    from annotation.selectors import suggested_codes_for
+
+    round_ = round_create(name="Bulk", dataset=dataset, annotators=[annotator_a, annotator_b], suggestion_set=suggestions, hide_suggestions_fraction=0.25, seed=5)
+    items = list(round_.items.select_related("round"))
+    with django_assert_num_queries(1):
+        codes = suggested_codes_for(items=items)
+    for item in items:
+        if item.suggestions_hidden:
+            assert codes[item.pk] == []
+        else:
+            expected = ["pragmatic"] if item.expression_id % 2 else ["literal", "folk_knowledge"]
+            assert codes[item.pk] == expected
