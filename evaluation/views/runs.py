@@ -199,7 +199,6 @@ def run_detail(request, pk: int):
         **report_sections(report),
         "accuracy_percent": round(100 * report["accuracy"], 1) if report.get("accuracy") is not None else None,
         "reproducibility_json": json_text(run.reproducibility),
-        "items_query": f"items={item_filter}" if item_filter else "",
         "judge_runs": run.judge_runs.select_related("model") if run.kind == RunKind.GENERATION else [],
     }
     return render(request, "evaluation/run_detail.html", context)
