@@ -149,6 +149,9 @@ class DescriptionPair(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["artwork", "listener"], name="pair_unique_listener")]
 
+    def __str__(self):
+        return f"{self.artwork} ({self.listener})"
+
 
 class TermSource(models.TextChoices):
     PACKAGE = "package", _("Study package")
@@ -193,6 +196,9 @@ class WikidataLookup(models.Model):
     label_language = models.CharField(max_length=10, blank=True)
     raw = models.JSONField(default=dict)
     fetched_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self):
+        return f"{self.query} → {self.qid or '-'}"
 
 
 class ParticipantStatus(models.TextChoices):
@@ -271,6 +277,9 @@ class Assignment(models.Model):
             models.UniqueConstraint(fields=["participant", "artwork"], name="assignment_unique_artwork"),
         ]
 
+    def __str__(self):
+        return f"{self.participant} #{self.order}"
+
 
 class Phase(models.TextChoices):
     PRE = "pre", _("Without description")
@@ -297,6 +306,9 @@ class Answer(models.Model):
             models.UniqueConstraint(fields=["assignment", "question", "phase"], name="answer_unique_phase")
         ]
 
+    def __str__(self):
+        return f"{self.assignment} {self.question} {self.phase}"
+
 
 class Criterion(models.TextChoices):
     COMPREHENSION = "comprehension", _("Comprehension")
@@ -319,6 +331,9 @@ class Preference(models.Model):
             models.UniqueConstraint(fields=["assignment", "criterion"], name="preference_unique_criterion")
         ]
 
+    def __str__(self):
+        return f"{self.assignment} {self.criterion}"
+
 
 class PageVisit(models.Model):
     """Time on each page: first shown, submitted, and the seconds between."""
@@ -333,3 +348,6 @@ class PageVisit(models.Model):
     class Meta:
         ordering = ["participant", "shown_at"]
         constraints = [models.UniqueConstraint(fields=["participant", "step"], name="visit_unique_step")]
+
+    def __str__(self):
+        return f"{self.participant} {self.step}"

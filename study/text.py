@@ -25,3 +25,31 @@ def split_sentences(text: str) -> list[str]:
     if tail:
         sentences.append(tail)
     return sentences
+
+
+def gloss_html(sentence: str, glosses: dict[str, str]) -> str:
+    """The sentence as HTML with each culture term followed by its Chinese label.
+
+    Longest terms first, matched case-insensitively on word boundaries, so "plum blossom"
+    wins over "plum" and no term is glossed inside another word.
+    """
+    from django.utils.html import escape
+
+    if not glosses:
+        return escape(sentence)
+    terms = sorted((t for t in glosses if t.strip()), key=len, reverse=True)
+    if not terms:
+        return escape(sentence)
+    pattern = re.compile(r"(?<!\w)(" + "|".join(re.escape(t) for t in terms) + r")(?!\w)", re.IGNORECASE)
+    lowered = {t.lower(): z for t, z in glosses.items()}
+    parts, last = [], 0
+    for match in pattern.finditer(sentence):
+        parts.append(escape(sentence[last : match.start()]))
+        label = lowered.get(match.group(0).lower(), "")
+        parts.append(
+            f'<span class="term">{escape(match.group(0))}'
+            f'<span class="gloss" lang="zh-Hans">（{escape(label)}）</span></span>'
+        )
+        last = match.end()
+    parts.append(escape(sentence[last:]))
+    return "".join(parts)

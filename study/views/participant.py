@@ -1,6 +1,229 @@
-from django.http import Http404
+"""The participant's pages: the Prolific entry link, one page per step, the finish redirect.
+
+Participants are anonymous: their session is found through the Django session (set by
+the entry link), never through an id in the URL, so no one can open another's session.
+Chinese-group participants get every page in Simplified Chinese.
+"""
+
+from django.contrib import messages
+from django.http import FileResponse, Http404, HttpResponseRedirect
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import translation
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_http_methods, require_POST
+
+from annotation.decorators import role_required
+from annotation.roles import RESEARCHER, has_role
+
+from ..models import Culture, Participant, ParticipantStatus, Study, StudyStatus
+from ..selectors.participants import participant_progress, step_context
+from ..services import participants as flow
+
+ENTRY_MESSAGES = {
+    "bad_pid": (
+        gettext_noop("This link is missing your Prolific ID"),
+        gettext_noop("Please open the study from Prolific again: the link must carry your PROLIFIC_PID."),
+    ),
+    "bad_params": (
+        gettext_noop("This link is not valid"),
+        gettext_noop("Please open the study from Prolific again."),
+    ),
+    "bad_group": (
+        gettext_noop("This link is not valid"),
+        gettext_noop("Please open the study from Prolific again."),
+    ),
+    "draft": (
+        gettext_noop("This study has not started yet"),
+        gettext_noop("Please come back when it is published on Prolific."),
+    ),
+    "paused": (
+        gettext_noop("This study is paused"),
+        gettext_noop("Please come back in a little while; your answers so far are saved."),
+    ),
+    "closed": (
+        gettext_noop("This study is closed"),
+        gettext_noop("Thank you for your interest. Please return the study on Prolific."),
+    ),
+    "full": (
+        gettext_noop("This study is full"),
+        gettext_noop("All places for your group are taken. Please return the study on Prolific."),
+    ),
+    "no_session": (
+        gettext_noop("We could not find your session"),
+        gettext_noop("Please open the study again from the link on Prolific; you will continue where you left off."),
+    ),
+}
 
 
-def _todo(request, *args, **kwargs):
-    raise Http404("not yet")
-entry = run = preview_start = artwork_image = _todo
+def _session_key(slug: str) -> str:
+    return f"study:{slug}"
+
+
+def _language(group: str) -> str:
+    return "zh-hans" if group == Culture.CHINESE else "en"
+
+
+def _message(request, reason: str, *, language: str = "en", status: int = 400):
+    with translation.override(language):
+        title, text = ENTRY_MESSAGES[reason]
+        response = render(
+            request,
+            "study/participant/message.html",
+            {"title": _(title), "text": _(text), "reason": reason},
+            status=status,
+        )
+        response["Content-Language"] = language
+    return response
+
+
+@never_cache
+@require_http_methods(["GET"])
+def entry(request, slug):
+    """Prolific's link: /s/<slug>/?PROLIFIC_PID=…&STUDY_ID=…&SESSION_ID=…[&group=…]."""
+    group = request.GET.get("group", "")
+    language = _language(group)
+    study = Study.objects.filter(slug=slug).first()
+    if study is None:
+        return _message(request, "bad_params", language=language, status=404)
+    try:
+        participant = flow.participant_enter(
+            study=study,
+            pid=request.GET.get("PROLIFIC_PID", "").strip(),
+            prolific_study_id=request.GET.get("STUDY_ID", "").strip(),
+            session_id=request.GET.get("SESSION_ID", "").strip(),
+            group=group,
+            is_test=flow.test_token_valid(request.GET.get("test_token", ""), slug),
+        )
+    except flow.EntryError as exc:
+        return _message(request, exc.reason, language=language, status=403 if exc.reason == "full" else 400)
+    request.session[_session_key(slug)] = participant.pk
+    return redirect("study:run", slug=slug)
+
+
+def _current_participant(request, slug) -> Participant | None:
+    pk = request.session.get(_session_key(slug))
+    if not pk:
+        return None
+    return Participant.objects.select_related("study").filter(pk=pk, study__slug=slug).first()
+
+
+@never_cache
+@require_http_methods(["GET", "POST"])
+def run(request, slug):
+    participant = _current_participant(request, slug)
+    if participant is None:
+        return _message(request, "no_session")
+    language = _language(participant.group)
+    with translation.override(language):
+        response = _run(request, participant)
+        response["Content-Language"] = language
+    return response
+
+
+def _run(request, participant: Participant):
+    study = participant.study
+    if request.method == "POST":
+        return _submit(request, participant)
+    if participant.status in flow.UNFINISHED and not flow.participant_accepts_answers(participant):
+        # Paused or closed: answers so far are kept; the participant may come back when it is live again.
+        return _message(request, study.status, language=_language(participant.group), status=200)
+    step = flow.participant_step(participant)
+    if step.kind == "finish":
+        participant = flow.participant_finish(participant=participant)
+        step = flow.participant_step(participant)
+    if step.kind in ("done", "declined"):
+        return _finished(request, participant)
+    flow.participant_touch(participant=participant, step=step)
+    return _render_step(request, participant, step)
+
+
+def _render_step(request, participant, step, *, errors=None, values=None, status=200):
+    context = {
+        "participant": participant,
+        "study": participant.study,
+        "step": step,
+        "errors": errors or {},
+        "values": values,
+        "progress": participant_progress(participant),
+        "preview": participant.is_preview,
+        "draft_key": f"vivid:{participant.pseudonym}:{step.key}",
+    }
+    if step.order is not None:
+        context.update(step_context(participant, step, values=values, errors=errors))
+    if step.kind == "group":
+        context["groups"] = [(g, Culture(g).label if g in Culture.values else g) for g in participant.study.groups]
+    return render(request, f"study/participant/{step.kind}.html", context, status=status)
+
+
+def _submit(request, participant: Participant):
+    step_key = request.POST.get("step", "")
+    try:
+        if step_key == "group":
+            flow.group_choose(participant=participant, group=request.POST.get("group", ""))
+        elif step_key == "consent":
+            if request.POST.get("consent") == "yes":
+                flow.consent_give(participant=participant)
+            elif request.POST.get("consent") == "no":
+                flow.consent_decline(participant=participant)
+            else:
+                raise flow.StepError({"consent": _("Please choose whether you agree to take part.")})
+        else:
+            if participant.status in flow.UNFINISHED and not flow.participant_accepts_answers(participant):
+                return _message(request, participant.study.status, language=_language(participant.group), status=200)
+            flow.step_submit(participant=participant, step_key=step_key, data=request.POST)
+    except flow.StaleStep:
+        # Another tab or a double click already stored this page: show the current page, store nothing.
+        return redirect("study:run", slug=participant.study.slug)
+    except flow.EntryError as exc:
+        return _message(request, exc.reason, language=_language(participant.group), status=403)
+    except flow.StepError as exc:
+        step = flow.participant_step(participant)
+        return _render_step(
+            request,
+            participant,
+            step,
+            errors={key: _(message) for key, message in exc.errors.items()},
+            values=request.POST,
+            status=422,
+        )
+    participant.refresh_from_db()
+    if participant.status in (ParticipantStatus.COMPLETED, ParticipantStatus.EXCLUDED_QC, ParticipantStatus.NO_CONSENT):
+        return _finished(request, participant)
+    return HttpResponseRedirect(reverse("study:run", args=[participant.study.slug]), status=303)
+
+
+def _finished(request, participant: Participant):
+    url = flow.participant_finish_url(participant=participant)
+    if url is None:
+        return redirect("study:run", slug=participant.study.slug)
+    if participant.is_preview:
+        return render(request, "study/participant/preview_done.html", {"participant": participant, "url": url})
+    return HttpResponseRedirect(url, status=303)
+
+
+@require_POST
+@role_required(RESEARCHER)
+def preview_start(request, slug):
+    study = get_object_or_404(Study, slug=slug)
+    try:
+        participant = flow.preview_start(study=study, user=request.user, group=request.POST.get("group", ""))
+    except flow.EntryError:
+        messages.error(request, _("Choose one of the study's groups to preview."))
+        return redirect("study:detail", slug=slug)
+    request.session[_session_key(slug)] = participant.pk
+    return redirect("study:run", slug=slug)
+
+
+def artwork_image(request, slug, key):
+    study = get_object_or_404(Study, slug=slug)
+    if study.status == StudyStatus.DRAFT and not (
+        has_role(request.user, RESEARCHER) or request.session.get(_session_key(slug))
+    ):
+        raise Http404
+    artwork = get_object_or_404(study.artworks, key=key)
+    response = FileResponse(artwork.image.open("rb"))
+    response["Cache-Control"] = "private, max-age=3600"
+    return response

@@ -1,0 +1,43 @@
+"""python manage.py generate_test_responses SLUG --n N [--seed S] [--qc-fail-rate F]"""
+
+from collections import Counter
+
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from study.models import Participant, Study
+from study.services.simulation import SimulationError, test_responses_generate
+
+
+class Command(BaseCommand):
+    help = "Send N synthetic participants through the study's real pages; their rows are marked as test data."
+
+    def add_arguments(self, parser):
+        parser.add_argument("slug")
+        parser.add_argument("--n", type=int, required=True, help="Number of synthetic participants.")
+        parser.add_argument("--seed", type=int, default=None, help="Random seed, for a repeatable set of answers.")
+        parser.add_argument(
+            "--qc-fail-rate", type=float, default=0.0, help="Share of participants who fail quality control (0-1)."
+        )
+
+    def handle(self, *args, slug, n, seed, qc_fail_rate, **options):
+        study = Study.objects.filter(slug=slug).first()
+        if study is None:
+            raise CommandError(f"No study with slug {slug!r}.")
+        with tqdm(total=n, desc="test responses", disable=options["verbosity"] < 1, file=self.stderr) as bar:
+            try:
+                outcomes = test_responses_generate(
+                    study=study, n=n, seed=seed, qc_fail_rate=qc_fail_rate, progress=bar.update
+                )
+            except SimulationError as exc:
+                raise CommandError(str(exc)) from exc
+        failures = [o for o in outcomes if o.errors]
+        pids = [o.pid for o in outcomes]
+        statuses = Counter(Participant.objects.filter(study=study, prolific_pid__in=pids).values_list("status", flat=True))
+        for status, count in sorted(statuses.items()):
+            self.stdout.write(f"{status}: {count}")
+        for outcome in failures:
+            self.stderr.write(f"{outcome.pid}: {'; '.join(outcome.errors)}")
+        if failures:
+            raise CommandError(f"{len(failures)} of {n} synthetic participants did not finish.")
+        self.stdout.write(f"{n} test responses stored for {slug}")

@@ -1,0 +1,150 @@
+"""What each participant page shows: the artwork, its elements and questions, the descriptions.
+
+Everything here reads what import and preparation stored; nothing calls a model or the
+network while a participant waits.
+"""
+
+from django.utils.safestring import mark_safe
+from django.utils.translation import gettext_lazy
+
+from ..models import Answer, Assignment, Criterion, Culture, DescriptionPair, Participant, Phase, TermStatus
+from ..services.participants import Step, element_order, question_options
+from ..text import gloss_html
+
+# Matching colours of highlighted sentence pairs, in the order the pairs appear.
+HIGHLIGHT_COLOURS = 6
+
+
+def participant_progress(participant: Participant) -> dict:
+    """Artwork n of N, and how far along the whole session is."""
+    plan = participant.plan or []
+    total_artworks = len({key.split(":", 1)[0] for key in plan if ":" in key})
+    return {
+        "done": participant.step_index,
+        "total": len(plan),
+        "percent": round(100 * participant.step_index / len(plan)) if plan else 0,
+        "artworks": total_artworks,
+    }
+
+
+def _glosses(artwork) -> dict[str, str]:
+    if artwork.culture != Culture.CHINESE:
+        return {}
+    return {
+        term.term: term.zh
+        for term in artwork.terms.all()
+        if term.status == TermStatus.CONFIRMED and term.zh.strip()
+    }
+
+
+def description_view(description, *, glosses: dict, colours: dict[int, int] | None = None) -> dict:
+    colours = colours or {}
+    return {
+        "id": description.pk,
+        "sentences": [
+            {"html": mark_safe(gloss_html(sentence, glosses)), "colour": colours.get(index)}
+            for index, sentence in enumerate(description.sentences or [description.text])
+        ],
+    }
+
+
+def _pair_colours(assignment: Assignment) -> tuple[dict, dict]:
+    """Sentence index -> colour number for the left and the right description."""
+    pair = DescriptionPair.objects.filter(artwork=assignment.artwork, listener=assignment.participant.group).first()
+    if pair is None:
+        return {}, {}
+    base_colours, pragmatic_colours = {}, {}
+    for colour, (base_index, pragmatic_index, _cosine) in enumerate(pair.matches):
+        base_colours[base_index] = colour % HIGHLIGHT_COLOURS + 1
+        pragmatic_colours[pragmatic_index] = colour % HIGHLIGHT_COLOURS + 1
+    by_description = {pair.base_id: base_colours, pair.pragmatic_id: pragmatic_colours}
+    return by_description.get(assignment.left_id, {}), by_description.get(assignment.right_id, {})
+
+
+CONFIDENCE_SCALE = [
+    ("1", gettext_lazy("Not confident at all")),
+    ("2", gettext_lazy("Slightly confident")),
+    ("3", gettext_lazy("Moderately confident")),
+    ("4", gettext_lazy("Very confident")),
+    ("5", gettext_lazy("Completely confident")),
+]
+# The exact questions of the paper's section 5.2.
+CRITERIA = [
+    (
+        Criterion.COMPREHENSION,
+        gettext_lazy(
+            "Comprehension: which description better helps you understand the main meaning of the artwork "
+            "(and its symbolism)?"
+        ),
+    ),
+    (
+        Criterion.KNOWLEDGE_GAIN,
+        gettext_lazy(
+            "Knowledge gain: which description provides more explanation of cultural symbols in the artwork "
+            "that you did not already know?"
+        ),
+    ),
+    (
+        Criterion.PRIOR_KNOWLEDGE,
+        gettext_lazy(
+            "Prior knowledge: which description provides more explanation of cultural symbols in the artwork "
+            "that you were already familiar with?"
+        ),
+    ),
+]
+
+
+def _first(values, name: str) -> str:
+    if values is None:
+        return ""
+    if hasattr(values, "getlist"):
+        found = values.getlist(name)
+        return found[0] if found else ""
+    return values.get(name, "")
+
+
+def step_context(participant: Participant, step: Step, *, values=None, errors=None) -> dict:
+    """The template context of an artwork page; ``values`` are the answers of a rejected submit, shown again."""
+    errors = errors or {}
+    assignment = (
+        Assignment.objects.select_related("artwork", "shown", "left", "right", "participant")
+        .prefetch_related("artwork__questions", "artwork__terms")
+        .get(participant=participant, order=step.order)
+    )
+    artwork = assignment.artwork
+    glosses = _glosses(artwork)
+    context = {
+        "assignment": assignment,
+        "artwork": artwork,
+        "elements": element_order(participant=participant, artwork=artwork),
+        "locked_symbols": assignment.symbols_pre if step.kind in ("post_symbols", "post_qa") else None,
+        "selected_symbols": values.getlist("symbols") if values is not None and hasattr(values, "getlist") else [],
+        "selected_none": _first(values, "none") == "1",
+        "confidence_scale": CONFIDENCE_SCALE,
+    }
+    if step.kind in ("qa", "post_qa"):
+        pre = {}
+        if step.kind == "post_qa":
+            pre = {a.question_id: a for a in Answer.objects.filter(assignment=assignment, phase=Phase.PRE)}
+        context["questions"] = []
+        for question in artwork.questions.all():
+            names = {part: f"q{question.pk}-{part}" for part in ("choice", "confidence", "knew")}
+            context["questions"].append(
+                {
+                    "question": question,
+                    "options": question_options(participant=participant, question=question),
+                    "locked": pre.get(question.pk),
+                    "names": names,
+                    "selected": {part: _first(values, name) for part, name in names.items()},
+                    "has_error": any(name in errors for name in names.values()),
+                }
+            )
+    if step.kind in ("post_symbols", "post_qa") and assignment.shown_id:
+        context["description"] = description_view(assignment.shown, glosses=glosses)
+    if step.kind == "compare":
+        left_colours, right_colours = _pair_colours(assignment)
+        context["left"] = description_view(assignment.left, glosses=glosses, colours=left_colours)
+        context["right"] = description_view(assignment.right, glosses=glosses, colours=right_colours)
+        context["criteria"] = [(criterion, label, _first(values, criterion)) for criterion, label in CRITERIA]
+    context["has_glosses"] = bool(glosses)
+    return context
