@@ -155,6 +155,17 @@ def participant_enter(
         raise EntryError("bad_group")
     existing = Participant.objects.filter(study=study, prolific_pid=pid, is_preview=False).first()
     if existing is not None:
+        # The PID alone does not reopen a session: Prolific's SESSION_ID must match too, so
+        # knowing someone's PID is not enough to read their answers. A returned session may
+        # come back from a new Prolific session.
+        if (
+            existing.prolific_session_id
+            and session_id != existing.prolific_session_id
+            and existing.status != ParticipantStatus.RETURNED
+        ):
+            raise EntryError("other_session")
+        if existing.status == ParticipantStatus.RETURNED and session_id:
+            Participant.objects.filter(pk=existing.pk).update(prolific_session_id=session_id)
         return _participant_resume(existing, study=study)
     if not _open_to(study, is_test=is_test):
         raise EntryError(study.status)
@@ -292,6 +303,7 @@ def consent_give(*, participant: Participant) -> Participant:
     with transaction.atomic():
         # One arrival at a time per study, so two arrivals cannot both take the last place.
         study = Study.objects.select_for_update().get(pk=study.pk)
+        participants_mark_returned(study=study)
         participant = Participant.objects.select_for_update().get(pk=participant.pk)
         if participant.plan:
             raise StaleStep(participant_step(participant))
@@ -367,6 +379,7 @@ def _assign(participant: Participant, study: Study) -> list[str]:
     shown_counts = _speaker_counts(study, group)
     plan: list[str] = []
     speakers_here = {Speaker.BASE: 0, Speaker.PRAGMATIC: 0}
+    pragmatic_left_here = {True: 0, False: 0}
     for order, artwork in enumerate(sequence, start=1):
         pair = pairs.get(artwork.pk)
         assignment = Assignment(participant=participant, artwork=artwork, order=order, is_qc=artwork.is_qc)
@@ -380,12 +393,15 @@ def _assign(participant: Participant, study: Study) -> list[str]:
             )
             speakers_here[speaker] += 1
             assignment.shown = pair.base if speaker == Speaker.BASE else pair.pragmatic
-            pragmatic_left = c.get("pragmatic_left", 0)
-            pragmatic_right = c.get("pragmatic_right", 0)
-            if pragmatic_left == pragmatic_right:
-                left_is_pragmatic = rng.random() < 0.5
-            else:
-                left_is_pragmatic = pragmatic_left < pragmatic_right
+            left_is_pragmatic = min(
+                (True, False),
+                key=lambda left: (
+                    c.get("pragmatic_left" if left else "pragmatic_right", 0),
+                    pragmatic_left_here[left],
+                    rng.random(),
+                ),
+            )
+            pragmatic_left_here[left_is_pragmatic] += 1
             assignment.left, assignment.right = (
                 (pair.pragmatic, pair.base) if left_is_pragmatic else (pair.base, pair.pragmatic)
             )

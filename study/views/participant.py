@@ -51,6 +51,13 @@ ENTRY_MESSAGES = {
         gettext_noop("This study is full"),
         gettext_noop("All places for your group are taken. Please return the study on Prolific."),
     ),
+    "other_session": (
+        gettext_noop("You have already started this study"),
+        gettext_noop(
+            "Your Prolific ID is taking part from another Prolific session. Please continue from the link "
+            "of the session where you started, or contact the researchers on Prolific."
+        ),
+    ),
     "no_session": (
         gettext_noop("We could not find your session"),
         gettext_noop("Please open the study again from the link on Prolific; you will continue where you left off."),
@@ -98,7 +105,7 @@ def entry(request, slug):
             is_test=flow.test_token_valid(request.GET.get("test_token", ""), slug),
         )
     except flow.EntryError as exc:
-        return _message(request, exc.reason, language=language, status=403 if exc.reason == "full" else 400)
+        return _message(request, exc.reason, language=language, status=403 if exc.reason in ("full", "other_session") else 400)
     request.session[_session_key(slug)] = participant.pk
     return redirect("study:run", slug=slug)
 
@@ -176,7 +183,7 @@ def _submit(request, participant: Participant):
             flow.step_submit(participant=participant, step_key=step_key, data=request.POST)
     except flow.StaleStep:
         # Another tab or a double click already stored this page: show the current page, store nothing.
-        return redirect("study:run", slug=participant.study.slug)
+        return _to_run(participant)
     except flow.EntryError as exc:
         return _message(request, exc.reason, language=_language(participant.group), status=403)
     except flow.StepError as exc:
@@ -192,6 +199,11 @@ def _submit(request, participant: Participant):
     participant.refresh_from_db()
     if participant.status in (ParticipantStatus.COMPLETED, ParticipantStatus.EXCLUDED_QC, ParticipantStatus.NO_CONSENT):
         return _finished(request, participant)
+    return _to_run(participant)
+
+
+def _to_run(participant: Participant):
+    # 303: the browser follows with a GET, so a refresh never sends the answers again.
     return HttpResponseRedirect(reverse("study:run", args=[participant.study.slug]), status=303)
 
 
