@@ -1,3 +1,110 @@
-"""Study API (results)."""
+"""Study results and long-format responses over the API (researchers only)."""
 
-urlpatterns = []
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
+from django.urls import path
+from django.utils.http import content_disposition_header
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.exceptions import ValidationError
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.apis.common import ApiMixin, IgnoreFormatParamNegotiation, error_responses
+from annotation.permissions import IsResearcher
+
+from ..models import Study
+from ..selectors.results import EXPORT_COLUMNS, study_export_csv, study_export_rows, study_results
+
+TRUE_VALUES = {"1", "true", "yes", "on"}
+
+INCLUDE_TEST = OpenApiParameter(
+    "include_test", OpenApiTypes.BOOL, required=False, description="Count synthetic test participants too."
+)
+
+
+def _flag(request, name: str) -> bool:
+    return request.query_params.get(name, "").strip().lower() in TRUE_VALUES
+
+
+class StudyResultsApi(ApiMixin, APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        operation_id="study_results",
+        parameters=[INCLUDE_TEST],
+        responses={
+            200: OpenApiResponse(
+                OpenApiTypes.OBJECT,
+                description="`participants` (`started`, `completed`, `valid`, `excluded_qc`, `returned`, `by_group`), "
+                "`preferences` keyed `comprehension`, `knowledge_gain`, `prior_knowledge` (each `pragmatic_rate`, `n`, "
+                "`ci`) plus `by_group`, `position_bias` (`left_rate`, `n`, `ci`), `qa_accuracy` keyed `familiar`, "
+                "`unfamiliar` (each `without` and `with`, each `mean`, `ci`, `n`) plus `by_speaker` and `by_group`, "
+                "`qc_accuracy`, `kendall` keyed by the three questions and `qa_gain` (each `tau`, `ci`, `n`, "
+                "`p_value`). Intervals are 95%; undefined figures are null.",
+            ),
+            **error_responses(401, 403, 404),
+        },
+        description="The study's results (Pragmatics Meets Culture, Figure 3 and Tables 2–3) over completed sessions.",
+    )
+    def get(self, request, slug: str):
+        study = get_object_or_404(Study, slug=slug)
+        return Response(study_results(study=study, include_test=_flag(request, "include_test")))
+
+
+class ResponsePagination(PageNumberPagination):
+    page_size_query_param = "page_size"
+    max_page_size = 1000
+
+
+class StudyResponsesApi(ApiMixin, APIView):
+    permission_classes = [IsResearcher]
+    content_negotiation_class = IgnoreFormatParamNegotiation
+
+    @extend_schema(
+        operation_id="study_responses",
+        parameters=[
+            OpenApiParameter("format", OpenApiTypes.STR, enum=["json", "csv"], required=False),
+            INCLUDE_TEST,
+            OpenApiParameter(
+                "raw_pid", OpenApiTypes.BOOL, required=False, description="Add the raw Prolific id (personal data)."
+            ),
+            OpenApiParameter("page", OpenApiTypes.INT, required=False),
+            OpenApiParameter("page_size", OpenApiTypes.INT, required=False),
+        ],
+        responses={
+            (200, "application/json"): OpenApiResponse(
+                OpenApiTypes.OBJECT,
+                description="A page: `count`, `next`, `previous`, `results` (rows with the columns "
+                + ", ".join(f"`{column}`" for column in EXPORT_COLUMNS)
+                + ", and `prolific_pid` with `raw_pid`).",
+            ),
+            (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="Every row, one per answer."),
+            **error_responses(400, 401, 403, 404),
+        },
+        description="The long-format responses: one row per symbol selection, multiple-choice answer and preference, "
+        "with the stimulus provenance. Excluded sessions are included and marked; previews never.",
+    )
+    def get(self, request, slug: str):
+        study = get_object_or_404(Study, slug=slug)
+        fmt = request.query_params.get("format", "json")
+        if fmt not in ("json", "csv"):
+            raise ValidationError({"format": ["json or csv."]})
+        include_test, raw_pid = _flag(request, "include_test"), _flag(request, "raw_pid")
+        if fmt == "csv":
+            return HttpResponse(
+                study_export_csv(study=study, include_test=include_test, raw_pid=raw_pid).encode(),
+                content_type="text/csv; charset=utf-8",
+                headers={"Content-Disposition": content_disposition_header(True, f"{study.slug}-responses.csv")},
+            )
+        rows = study_export_rows(study=study, include_test=include_test, raw_pid=raw_pid)
+        paginator = ResponsePagination()
+        page = paginator.paginate_queryset(rows, request, view=self)
+        return paginator.get_paginated_response(page)
+
+
+urlpatterns = [
+    path("<slug:slug>/results/", StudyResultsApi.as_view(), name="results"),
+    path("<slug:slug>/responses/", StudyResponsesApi.as_view(), name="responses"),
+]

@@ -11,7 +11,6 @@ from pathlib import Path
 
 from django.core.files.base import ContentFile
 
-from study.text import split_sentences
 from study.models import (
     Artwork,
     Description,
@@ -24,6 +23,7 @@ from study.models import (
     TermSource,
     TermStatus,
 )
+from study.text import split_sentences
 
 GROUPS = ["american", "chinese"]
 

@@ -1,0 +1,336 @@
+"""The study's statistics: counts, preference rates, position bias, QA accuracy, Kendall's tau.
+
+Responses are written straight with the ORM (no participant flow) so every expected figure
+can be counted by hand from the scenario below.
+"""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+from scipy import stats
+from statsmodels.stats.proportion import proportion_confint
+
+from study import analysis
+from study.models import (
+    Answer,
+    Artwork,
+    Assignment,
+    Description,
+    Participant,
+    ParticipantStatus,
+    Preference,
+    Question,
+)
+from study.selectors.results import study_results
+
+from .factories import make_study, package_dict
+
+pytestmark = pytest.mark.django_db
+
+COMPLETED = ParticipantStatus.COMPLETED
+CRITERIA = ("comprehension", "knowledge_gain", "prior_knowledge")
+
+
+@pytest.fixture(autouse=True)
+def _media(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+
+
+def _wilson(k: int, n: int) -> list[float]:
+    low, high = proportion_confint(k, n, alpha=0.05, method="wilson")
+    return [round(low, 4), round(high, 4)]
+
+
+def participate(study, pid: str, group: str, *, status=COMPLETED, is_test=False, is_preview=False, items=(),
+                qc=(), consented=True, last_seen_minutes_ago=0):
+    """A participant with their answers. Each item is a dict:
+
+    ``artwork`` key; ``shown`` and ``left`` speakers; ``choices`` {criterion: speaker};
+    ``pre`` and ``post``: correctness of the artwork's two questions in order;
+    ``symbols``: the elements picked (pre and post alike). ``qc`` lists QC artwork keys
+    with the correctness of their two answers: ``[("qc1", [True, True])]``.
+    """
+    now = timezone.now()
+    participant = Participant.objects.create(
+        study=study,
+        prolific_pid=pid,
+        group=group,
+        status=status,
+        is_test=is_test,
+        is_preview=is_preview,
+        consented_at=now if consented else None,
+        finished_at=now if status in (COMPLETED, ParticipantStatus.EXCLUDED_QC) else None,
+    )
+    Participant.objects.filter(pk=participant.pk).update(
+        last_seen_at=now - timedelta(minutes=last_seen_minutes_ago)
+    )
+    order = 0
+    for item in items:
+        artwork = Artwork.objects.get(study=study, key=item["artwork"])
+        descriptions = {d.speaker: d for d in Description.objects.filter(artwork=artwork, listener=group)}
+        left = descriptions[item.get("left", "base")]
+        right = descriptions["pragmatic" if left.speaker == "base" else "base"]
+        symbols = item.get("symbols")
+        assignment = Assignment.objects.create(
+            participant=participant,
+            artwork=artwork,
+            order=order,
+            shown=descriptions[item.get("shown", "pragmatic")],
+            left=left,
+            right=right,
+            symbols_pre=symbols,
+            symbols_post=symbols,
+        )
+        order += 1
+        _answer(assignment, "pre", item.get("pre", []))
+        _answer(assignment, "post", item.get("post", []))
+        for criterion, speaker in item.get("choices", {}).items():
+            chosen = descriptions[speaker]
+            Preference.objects.create(
+                assignment=assignment, criterion=criterion, side="left" if chosen == left else "right", chosen=chosen
+            )
+    for key, correct in qc:
+        artwork = Artwork.objects.get(study=study, key=key)
+        assignment = Assignment.objects.create(participant=participant, artwork=artwork, order=order, is_qc=True)
+        order += 1
+        _answer(assignment, "pre", correct)
+    return participant
+
+
+def _answer(assignment, phase: str, correct: list[bool]):
+    questions = list(Question.objects.filter(artwork=assignment.artwork).order_by("position"))
+    for question, is_correct in zip(questions, correct, strict=False):
+        Answer.objects.create(
+            assignment=assignment,
+            question=question,
+            phase=phase,
+            options=[question.answer, *question.distractors],
+            choice=question.answer if is_correct else question.distractors[0],
+            is_correct=is_correct,
+            confidence=4 if is_correct else 2,
+            knew_before=is_correct and phase == "pre",
+        )
+
+
+def prefs(comprehension, knowledge_gain, prior_knowledge) -> dict:
+    return {"comprehension": comprehension, "knowledge_gain": knowledge_gain, "prior_knowledge": prior_knowledge}
+
+
+P, B = "pragmatic", "base"
+
+
+def build_scenario(study):
+    """Three valid participants (five artworks), plus one of each kind that must not count."""
+    participate(study, "P1", "american", items=[
+        {"artwork": "am1", "shown": P, "left": B, "choices": prefs(P, P, B), "pre": [False, False], "post": [True, True],
+         "symbols": ["am1 symbol"]},
+        {"artwork": "cn1", "shown": B, "left": P, "choices": prefs(P, B, B), "pre": [False, False], "post": [True, False],
+         "symbols": ["cn1 symbol", "cn1 tree"]},
+    ], qc=[("qc1", [True, True])])
+    participate(study, "P2", "chinese", items=[
+        {"artwork": "cn2", "shown": P, "left": P, "choices": prefs(P, P, P), "pre": [True, False], "post": [True, True]},
+        {"artwork": "am2", "shown": B, "left": B, "choices": prefs(B, P, B), "pre": [False, False], "post": [False, True]},
+    ])
+    participate(study, "P3", "american", items=[
+        {"artwork": "am3", "shown": B, "left": P, "choices": prefs(P, P, P), "pre": [True, True], "post": [True, True]},
+    ])
+    # Failed quality control: counted, never analysed (except its QC answers).
+    participate(study, "P4", "american", status=ParticipantStatus.EXCLUDED_QC, items=[
+        {"artwork": "am4", "shown": P, "left": B, "choices": prefs(P, P, P), "pre": [True, True], "post": [True, True]},
+    ], qc=[("qc1", [False, False])])
+    participate(study, "P5", "chinese", status=ParticipantStatus.RETURNED)
+    # Idle past STUDY_ABANDON_MINUTES: returned even though nobody marked it yet.
+    participate(study, "P6", "chinese", status=ParticipantStatus.IN_PROGRESS, last_seen_minutes_ago=10_000)
+    participate(study, "P7", "american", status=ParticipantStatus.IN_PROGRESS)
+    # Left before consenting, long ago: returned, but never started.
+    participate(study, "P10", "american", status=ParticipantStatus.ENTERED, consented=False,
+                last_seen_minutes_ago=10_000)
+    participate(study, "P8", "american", status=ParticipantStatus.NO_CONSENT, consented=False)
+    participate(study, "P9", "american", is_test=True, items=[
+        {"artwork": "am5", "shown": B, "left": B, "choices": prefs(B, B, B), "pre": [True, True], "post": [False, False]},
+    ])
+    participate(study, "researcher", "american", is_preview=True, items=[
+        {"artwork": "am6", "shown": B, "left": B, "choices": prefs(B, B, B), "pre": [True, True], "post": [False, False]},
+    ])
+
+
+@pytest.fixture
+def scenario(_media):
+    study = make_study(package_dict(slug="pref-study"))
+    build_scenario(study)
+    return study
+
+
+# analysis.py -----------------------------------------------------------------------------
+
+
+def test_it_gives_a_wilson_interval_like_statsmodels():
+    share = analysis.proportion(7, 9)
+    assert share["rate"] == round(7 / 9, 4) and share["n"] == 9
+    assert share["ci"] == _wilson(7, 9)
+    assert analysis.proportion(0, 0) == {"rate": None, "ci": [None, None], "n": 0, "k": 0}
+    assert analysis.accuracy([True, False, True, True]) == {"mean": 0.75, "ci": _wilson(3, 4), "n": 4}
+
+
+def test_it_gives_kendall_tau_with_a_bootstrap_interval():
+    x = [1, 2, 3, 4, 5, 6, 7, 8]
+    y = [1, 3, 2, 4, 6, 5, 8, 7]
+    result = analysis.kendall(x, y, n_resamples=500, seed=1)
+    expected = stats.kendalltau(x, y)
+    assert result["tau"] == round(expected.statistic, 4) and result["n"] == 8
+    assert result["p_value"] == round(expected.pvalue, 4)
+    low, high = result["ci"]
+    assert -1 <= low <= result["tau"] <= high <= 1 and low < high
+    # Seeded: the same rows give the same interval.
+    assert analysis.kendall(x, y, n_resamples=500, seed=1) == result
+
+
+def test_it_leaves_kendall_undefined_for_few_or_constant_rows():
+    empty = {"tau": None, "ci": [None, None], "p_value": None}
+    assert analysis.kendall([1, 2], [1, 2]) == {**empty, "n": 2}
+    assert analysis.kendall([1, 2, 3], [1, 1, 1]) == {**empty, "n": 3}
+    assert analysis.kendall([0.5, 0.5, 0.5, 0.5], [0, 1, 0, 1]) == {**empty, "n": 4}
+    assert analysis.kendall([1, None, 3], [1, 2, None])["n"] == 1
+    assert analysis.clean(float("nan")) is None and analysis.clean(float("inf")) is None
+
+
+# study_results ----------------------------------------------------------------------------
+
+
+def test_it_counts_participants_by_status_and_group(scenario):
+    counts = study_results(study=scenario)["participants"]
+    # Started = consented: P1–P7 (P8 declined, P9 is a test, the preview never counts).
+    assert {key: counts[key] for key in ("started", "completed", "valid", "excluded_qc", "returned")} == {
+        "started": 7, "completed": 3, "valid": 3, "excluded_qc": 1, "returned": 3,
+    }
+    assert counts["in_progress"] == 1 and counts["no_consent"] == 1
+    american, chinese = counts["by_group"]["american"], counts["by_group"]["chinese"]
+    assert (american["completed"], american["excluded_qc"], american["returned"], american["started"]) == (2, 1, 1, 4)
+    assert (chinese["completed"], chinese["returned"], chinese["started"]) == (1, 2, 3)
+
+
+def test_it_rates_the_pragmatic_preference_per_question(scenario):
+    results = study_results(study=scenario)
+    preferences = results["preferences"]
+    for criterion, k in (("comprehension", 4), ("knowledge_gain", 4), ("prior_knowledge", 2)):
+        assert preferences[criterion] == {"pragmatic_rate": round(k / 5, 4), "n": 5, "ci": _wilson(k, 5)}, criterion
+    by_group = preferences["by_group"]
+    # American: P1 (two artworks) and P3; Chinese: P2.
+    assert by_group["american"]["comprehension"]["pragmatic_rate"] == 1.0
+    assert by_group["american"]["prior_knowledge"] == {"pragmatic_rate": round(1 / 3, 4), "n": 3, "ci": _wilson(1, 3)}
+    assert by_group["chinese"]["comprehension"] == {"pragmatic_rate": 0.5, "n": 2, "ci": _wilson(1, 2)}
+
+
+def test_it_measures_the_position_bias(scenario):
+    bias = study_results(study=scenario)["position_bias"]
+    assert bias == {"left_rate": round(10 / 15, 4), "n": 15, "ci": _wilson(10, 15)}
+
+
+def test_it_splits_qa_accuracy_by_familiarity_and_phase(scenario):
+    qa = study_results(study=scenario)["qa_accuracy"]
+    assert qa["familiar"]["without"] == {"mean": 0.5, "ci": _wilson(3, 6), "n": 6}
+    assert qa["familiar"]["with"] == {"mean": 1.0, "ci": _wilson(6, 6), "n": 6}
+    assert qa["unfamiliar"]["without"] == {"mean": 0.0, "ci": _wilson(0, 4), "n": 4}
+    assert qa["unfamiliar"]["with"] == {"mean": 0.5, "ci": _wilson(2, 4), "n": 4}
+    # Table 3 rows: by the speaker of the description shown.
+    pragmatic, base = qa["by_speaker"]["pragmatic"], qa["by_speaker"]["base"]
+    assert pragmatic["familiar"]["without"] == {"mean": 0.25, "ci": _wilson(1, 4), "n": 4}
+    assert pragmatic["unfamiliar"]["with"] == {"mean": None, "ci": [None, None], "n": 0}
+    assert base["familiar"]["with"]["n"] == 2 and base["unfamiliar"]["with"]["mean"] == 0.5
+
+
+def test_it_counts_qc_answers_of_finished_sessions_only_in_qc_accuracy(scenario):
+    results = study_results(study=scenario)
+    assert results["qc_accuracy"] == {"mean": 0.5, "ci": _wilson(2, 4), "n": 4}
+    assert results["qa_accuracy"]["familiar"]["without"]["n"] == 6
+
+
+def test_it_includes_test_participants_only_on_request(scenario):
+    without = study_results(study=scenario)
+    with_test = study_results(study=scenario, include_test=True)
+    assert without["include_test"] is False and with_test["include_test"] is True
+    assert with_test["participants"]["completed"] == 4 and with_test["participants"]["started"] == 8
+    assert with_test["preferences"]["comprehension"]["pragmatic_rate"] == round(4 / 6, 4)
+    assert with_test["preferences"]["comprehension"]["n"] == 6
+    # The preview answered too, but never counts, not even with test data.
+    assert with_test["position_bias"]["n"] == 18
+
+
+def test_it_has_the_keys_of_the_cli_contract(scenario):
+    results = study_results(study=scenario)
+    assert {"participants", "preferences", "position_bias", "qa_accuracy", "kendall", "study"} <= set(results)
+    assert {"started", "completed", "valid", "excluded_qc", "returned", "by_group"} <= set(results["participants"])
+    for criterion in CRITERIA:
+        assert {"pragmatic_rate", "n", "ci"} <= set(results["preferences"][criterion])
+    assert {"left_rate", "n", "ci"} <= set(results["position_bias"])
+    for familiarity in ("familiar", "unfamiliar"):
+        for phase in ("without", "with"):
+            assert {"mean", "ci", "n"} <= set(results["qa_accuracy"][familiarity][phase])
+    for key in (*CRITERIA, "qa_gain"):
+        assert set(results["kendall"][key]) == {"tau", "ci", "n", "p_value"}
+    assert results["study"] == {"slug": "pref-study", "title": scenario.title}
+
+
+def test_it_reports_an_empty_study_without_errors(_media):
+    study = make_study(package_dict(slug="empty"))
+    results = study_results(study=study)
+    assert results["participants"]["started"] == 0
+    assert results["preferences"]["comprehension"] == {"pragmatic_rate": None, "n": 0, "ci": [None, None]}
+    assert results["position_bias"]["left_rate"] is None
+    assert results["qa_accuracy"]["familiar"]["with"]["mean"] is None
+    assert results["kendall"]["qa_gain"] == {"tau": None, "ci": [None, None], "n": 0, "p_value": None}
+
+
+def _set_scores(study, key: str, pragmatic: float, base: float):
+    artwork = Artwork.objects.get(study=study, key=key)
+    Description.objects.filter(artwork=artwork, speaker="pragmatic").update(self_eval_score=pragmatic)
+    Description.objects.filter(artwork=artwork, speaker="base").update(self_eval_score=base)
+
+
+def test_it_correlates_self_evaluation_with_preferences_and_qa_gain(_media):
+    study = make_study(package_dict(slug="monotone"))
+    # Binary fractions keep the differences exact, so equal differences tie as the choices do.
+    scores = {"am1": (0.25, 0.5), "am2": (0.375, 0.625), "am3": (0.625, 0.375), "am4": (0.75, 0.5)}
+    for key, (pragmatic, base) in scores.items():
+        _set_scores(study, key, pragmatic, base)
+    # Pragmatic chosen for comprehension exactly where its score is higher; the opposite for
+    # knowledge gain; always for prior knowledge (constant, so undefined).
+    plan = [
+        ("am1", prefs(B, P, P), [True, True], [False, False]),  # gain -1
+        ("am2", prefs(B, P, P), [False, False], [False, False]),  # gain 0
+        ("am3", prefs(P, B, P), [False, False], [True, False]),  # gain 0.5
+        ("am4", prefs(P, B, P), [False, False], [True, True]),  # gain 1
+    ]
+    for n, (key, choices, pre, post) in enumerate(plan):
+        participate(study, f"K{n}", "american", items=[
+            {"artwork": key, "shown": P, "left": B, "choices": choices, "pre": pre, "post": post},
+        ])
+    # Unscored pairs are skipped, not counted as zero.
+    _set_scores(study, "am5", None, 0.5)
+    participate(study, "K9", "american", items=[
+        {"artwork": "am5", "shown": P, "left": B, "choices": prefs(P, P, P), "pre": [False, False], "post": [True, True]},
+    ])
+
+    kendall = study_results(study=study)["kendall"]
+    assert kendall["comprehension"]["tau"] == 1.0 and kendall["comprehension"]["n"] == 4
+    assert kendall["comprehension"]["ci"] == [1.0, 1.0]
+    expected_p = stats.kendalltau([-0.25, -0.25, 0.25, 0.25], [0, 0, 1, 1]).pvalue
+    assert kendall["comprehension"]["p_value"] == round(expected_p, 4)
+    assert kendall["knowledge_gain"]["tau"] == -1.0
+    assert kendall["prior_knowledge"] == {"tau": None, "ci": [None, None], "n": 4, "p_value": None}
+    assert kendall["qa_gain"]["tau"] == 1.0 and kendall["qa_gain"]["n"] == 4
+    assert kendall["qa_gain"]["ci"] == [1.0, 1.0]
+
+
+def test_it_leaves_kendall_undefined_below_three_pairs(_media):
+    study = make_study(package_dict(slug="tiny"))
+    _set_scores(study, "am1", 0.25, 0.5)
+    _set_scores(study, "am2", 0.75, 0.5)
+    participate(study, "T1", "american", items=[
+        {"artwork": "am1", "shown": P, "choices": prefs(B, B, B), "pre": [False, False], "post": [False, False]},
+        {"artwork": "am2", "shown": P, "choices": prefs(P, P, P), "pre": [False, False], "post": [True, True]},
+    ])
+    kendall = study_results(study=study)["kendall"]
+    for key in (*CRITERIA, "qa_gain"):
+        assert kendall[key] == {"tau": None, "ci": [None, None], "n": 2, "p_value": None}, key
