@@ -1,0 +1,426 @@
+"""The demo study package, made in code: artworks drawn with Pillow and our own texts.
+
+Nothing here comes from the paper's stimuli. Every image carries the label
+"DEMO ARTWORK – drawn by code" so nobody mistakes it for real art; questions,
+descriptions and self-evaluation scores were written for the demo.
+``write_demo_package(folder)`` writes study.json and images/; the same inputs give
+the same bytes, so writing it again changes nothing.
+"""
+
+import json
+from pathlib import Path
+
+from .drawings import DRAWINGS, png
+
+SLUG = "demo-artworks"
+LABEL = "DEMO ARTWORK – drawn by code"
+
+
+def _question(key, symbol, kind, question, answer, distractors):
+    return {"id": key, "symbol": symbol, "type": kind, "question": question, "answer": answer, "distractors": distractors}
+
+
+def _descriptions(key: str, base: str, american: str, chinese: str, scores: tuple[float, float, float]) -> list[dict]:
+    # The base speaker does not know its listener, so both groups get the same base text;
+    # the pragmatic speaker writes for each group.
+    return [
+        {"id": f"{key}-american-base", "speaker": "base", "listener": "american", "model": "demo-writer",
+         "text": base, "self_eval_score": scores[0]},
+        {"id": f"{key}-american-pragmatic", "speaker": "pragmatic", "listener": "american", "model": "demo-writer",
+         "text": american, "self_eval_score": scores[1]},
+        {"id": f"{key}-chinese-base", "speaker": "base", "listener": "chinese", "model": "demo-writer",
+         "text": base, "self_eval_score": scores[0]},
+        {"id": f"{key}-chinese-pragmatic", "speaker": "pragmatic", "listener": "chinese", "model": "demo-writer",
+         "text": chinese, "self_eval_score": scores[2]},
+    ]
+
+
+def _elements(*items: tuple[str, bool]) -> list[dict]:
+    return [{"name": name, "is_symbol": is_symbol} for name, is_symbol in items]
+
+
+ARTWORKS = [
+    {
+        "id": "cn-lotus",
+        "title": "Lotus Pond in Summer",
+        "culture": "chinese",
+        "elements": _elements(("lotus flowers", True), ("mandarin ducks", True), ("lotus leaves", False),
+                              ("dragonfly", False), ("pond water", False)),
+        "questions": [
+            _question("cn-lotus-q1", "lotus flowers", "attuned", "What does the lotus stand for in Chinese art?",
+                      "Purity that rises out of the mud",
+                      ["Wealth and good fortune", "Victory in battle", "Mourning for the dead",
+                       "The arrival of winter", "The emperor's power"]),
+            _question("cn-lotus-q2", "mandarin ducks", "attuned", "What do the two mandarin ducks stand for?",
+                      "A loving, faithful couple",
+                      ["A good harvest", "Success in the imperial exams", "Protection from evil spirits",
+                       "A long journey", "Loneliness and exile"]),
+            _question("cn-lotus-q3", "", "agnostic", "Which insect hovers over the pond?", "A dragonfly",
+                      ["A butterfly", "A bee", "A moth", "A grasshopper", "A ladybird"]),
+        ],
+        "descriptions": _descriptions(
+            "cn-lotus",
+            "Pink lotus flowers rise above broad green leaves on a calm summer pond. Two mandarin ducks swim side "
+            "by side between the stems. A blue dragonfly hovers over the water. The painting is quiet and balanced, "
+            "with soft colours.",
+            "Pink lotus flowers rise above broad green leaves on a calm summer pond. In China the lotus stands for "
+            "purity, because it grows out of the mud yet blooms clean, much as a white lily stands for innocence in "
+            "the West. Two mandarin ducks swim side by side between the stems; they are said to pair for life, so "
+            "they are a Chinese emblem of a faithful couple and a common wedding wish. A blue dragonfly hovers over "
+            "the water.",
+            "Pink lotus flowers rise above broad green leaves on a calm summer pond. The scene recalls Zhou Dunyi's "
+            "praise of the lotus that grows out of the mud unstained, the symbol of purity you know well. Two "
+            "mandarin ducks swim side by side between the stems, the familiar picture of a loving, faithful couple. "
+            "A blue dragonfly hovers over the water.",
+            (0.42, 0.81, 0.66),
+        ),
+        "terms": [
+            {"term": "lotus", "zh": "莲花", "wikidata": "Q16528"},
+            {"term": "mandarin duck", "zh": "鸳鸯", "wikidata": ""},
+        ],
+    },
+    {
+        "id": "cn-plum",
+        "title": "Plum Branch in Snow",
+        "culture": "chinese",
+        "elements": _elements(("plum blossoms", True), ("magpie", True), ("snow", False), ("gnarled branch", False)),
+        "questions": [
+            _question("cn-plum-q1", "plum blossoms", "attuned", "What does the plum blossom stand for in Chinese art?",
+                      "Endurance and hope in hard times",
+                      ["Youth and first love", "Wealth from trade", "The emperor's favour", "Sorrow at parting",
+                       "A good rice harvest"]),
+            _question("cn-plum-q2", "magpie", "attuned", "What does a magpie on a branch announce in Chinese tradition?",
+                      "Joy and good news",
+                      ["A death in the family", "Coming rain", "A thief nearby", "A poor harvest", "An unwelcome guest"]),
+            _question("cn-plum-q3", "", "agnostic", "What covers the branch?", "Snow",
+                      ["Moss", "Sand", "Ash", "Vines", "Cobwebs"]),
+        ],
+        "descriptions": _descriptions(
+            "cn-plum",
+            "A gnarled plum branch reaches across the picture. Its white and pink blossoms open while snow still "
+            "covers the wood. A black-and-white magpie perches near the tip of the branch. The background is left "
+            "pale and empty.",
+            "A gnarled plum branch reaches across the picture. Its white and pink blossoms open while snow still "
+            "covers the wood. In Chinese art the plum blossom is loved because it flowers in the cold of late winter, "
+            "so it stands for endurance and hope in hard times. The magpie on the branch is a Chinese bird of good "
+            "luck whose call is said to announce happy news.",
+            "A gnarled plum branch reaches across the picture. Its white and pink blossoms open while snow still "
+            "covers the wood, the plum's familiar strength in the cold. The magpie on the plum branch brings to mind "
+            "the old picture of joy arriving with good news. The pale, empty background leaves room for the "
+            "viewer's own mood.",
+            (0.38, 0.77, 0.71),
+        ),
+        "terms": [
+            {"term": "plum blossom", "zh": "梅花", "wikidata": ""},
+            {"term": "magpie", "zh": "喜鹊", "wikidata": ""},
+        ],
+    },
+    {
+        "id": "cn-crane",
+        "title": "Cranes at Sunrise",
+        "culture": "chinese",
+        "elements": _elements(("red-crowned cranes", True), ("rising sun", False), ("waves", False), ("rock", False)),
+        "questions": [
+            _question("cn-crane-q1", "red-crowned cranes", "attuned", "What do cranes wish for in a Chinese painting?",
+                      "A long life",
+                      ["A safe sea voyage", "Many sons", "Victory over enemies", "Wealth from the sea",
+                       "A good marriage"]),
+            _question("cn-crane-q2", "", "agnostic", "How many cranes stand on the rock?", "Two",
+                      ["One", "Three", "Four", "Five", "Six"]),
+        ],
+        "descriptions": _descriptions(
+            "cn-crane",
+            "Two red-crowned cranes stand on a rock by the sea. A red sun rises behind them over blue waves. The "
+            "birds have white bodies, black necks and a red patch on the head. The picture is drawn with simple "
+            "shapes and bright colours.",
+            "Two red-crowned cranes stand on a rock by the sea. A red sun rises behind them over blue waves. In "
+            "China the crane is a bird of long life, said to live a thousand years, so a painting of cranes is a "
+            "common birthday wish for an elder. The rising sun adds a hopeful feeling of a new beginning.",
+            "Two red-crowned cranes stand on a rock by the sea. A red sun rises behind them over blue waves. As in "
+            "the traditional wish for a life as long as the crane's, the birds stand for longevity, and the picture "
+            "would suit an elder's birthday. The birds have white bodies, black necks and a red patch on the head.",
+            (0.45, 0.74, 0.58),
+        ),
+        "terms": [{"term": "red-crowned crane", "zh": "丹顶鹤", "wikidata": ""}],
+    },
+    {
+        "id": "cn-pine",
+        "title": "Pine on a Mountain Cliff",
+        "culture": "chinese",
+        "elements": _elements(("pine tree", True), ("bamboo", True), ("pavilion", False), ("clouds", False),
+                              ("cliff", False)),
+        "questions": [
+            _question("cn-pine-q1", "pine tree", "attuned", "What does the pine stand for in Chinese painting?",
+                      "Steadfastness and long life",
+                      ["Sadness at parting", "Wealth and rank", "Youth and beauty", "Victory in war",
+                       "The coming of spring"]),
+            _question("cn-pine-q2", "bamboo", "attuned", "What does bamboo stand for in Chinese painting?",
+                      "Integrity: it bends without breaking",
+                      ["Wealth and good luck", "Romantic love", "Fear of the unknown", "Hunger and famine",
+                       "Royal power"]),
+            _question("cn-pine-q3", "", "agnostic", "What stands at the foot of the cliff?", "A small pavilion",
+                      ["A stone bridge", "A temple gate", "A fishing boat", "A farmer's hut", "A tall pagoda"]),
+        ],
+        "descriptions": _descriptions(
+            "cn-pine",
+            "A tall pine grows from a steep mountain cliff. Green bamboo grows at the foot of the rock, next to a "
+            "small pavilion. Grey clouds drift around the peaks. The brushwork is simple and the colours are cool.",
+            "A tall pine grows from a steep mountain cliff. In Chinese painting the pine stays green through winter, "
+            "so it stands for steadfastness and a long life. Green bamboo grows at the foot of the rock, next to a "
+            "small pavilion; bamboo bends in the wind without breaking, a Chinese symbol of a person of integrity. "
+            "With the plum they form the Three Friends of Winter, a favourite subject of scholars.",
+            "A tall pine grows from a steep mountain cliff. Green bamboo grows at the foot of the rock, next to a "
+            "small pavilion. Pine and bamboo are two of the Three Friends of Winter you will recognise, here standing "
+            "for a scholar's steadfast, upright character. Grey clouds drift around the peaks.",
+            (0.51, 0.86, 0.62),
+        ),
+        "terms": [
+            {"term": "pine", "zh": "松树", "wikidata": ""},
+            {"term": "bamboo", "zh": "竹子", "wikidata": ""},
+            {"term": "Three Friends of Winter", "zh": "岁寒三友", "wikidata": ""},
+        ],
+    },
+    {
+        "id": "am-eagle",
+        "title": "Bald Eagle over the River",
+        "culture": "american",
+        "elements": _elements(("bald eagle", True), ("olive branch", True), ("arrows", True), ("river", False),
+                              ("pine forest", False)),
+        "questions": [
+            _question("am-eagle-q1", "bald eagle", "attuned", "What does the bald eagle stand for in the United States?",
+                      "The nation and its freedom",
+                      ["A successful hunt", "Death and the afterlife", "The harvest season", "A wealthy family",
+                       "Good luck in marriage"]),
+            _question("am-eagle-q2", "olive branch", "attuned", "What does the olive branch in the eagle's claw stand for?",
+                      "A wish for peace",
+                      ["A good olive harvest", "Victory in war", "Mourning", "Wealth from trade", "Religious fasting"]),
+            _question("am-eagle-q3", "", "agnostic", "What flows below the eagle?", "A river",
+                      ["A glacier", "A highway", "A lava stream", "A sand dune", "A canal lock"]),
+        ],
+        "descriptions": _descriptions(
+            "am-eagle",
+            "A bald eagle spreads its wings above a wide river. It holds an olive branch in one claw and a bundle "
+            "of arrows in the other. Pine forests line both banks. The sky is clear and bright blue.",
+            "A bald eagle spreads its wings above a wide river. It holds an olive branch in one claw and a bundle "
+            "of arrows in the other, just like the eagle on the Great Seal of the United States. The olive branch "
+            "means a wish for peace and the arrows a readiness to defend the country. Pine forests line both banks.",
+            "A bald eagle spreads its wings above a wide river. The bald eagle is the national bird of the United "
+            "States and stands for the country's freedom and strength, much as the dragon is an emblem of China. It "
+            "holds an olive branch in one claw and a bundle of arrows in the other: the branch means a wish for "
+            "peace, the arrows a readiness to defend. The pairing comes from the Great Seal of the United States, "
+            "printed on the one-dollar bill.",
+            (0.47, 0.63, 0.84),
+        ),
+    },
+    {
+        "id": "am-pumpkin",
+        "title": "Pumpkin Patch in October",
+        "culture": "american",
+        "elements": _elements(("jack-o'-lantern", True), ("pumpkins", True), ("scarecrow", False), ("red barn", False),
+                              ("falling leaves", False)),
+        "questions": [
+            _question("am-pumpkin-q1", "jack-o'-lantern", "attuned", "For which occasion is the carved, glowing pumpkin made?",
+                      "Halloween",
+                      ["Christmas", "Easter", "Independence Day", "New Year's Eve", "Valentine's Day"]),
+            _question("am-pumpkin-q2", "pumpkins", "attuned", "What do pumpkins in a field bring to mind in American culture?",
+                      "The autumn harvest and Thanksgiving",
+                      ["The start of the summer holidays", "A wedding", "Spring planting", "A national election",
+                       "Winter storms"]),
+            _question("am-pumpkin-q3", "", "agnostic", "What stands in front of the barn?", "A scarecrow",
+                      ["A horse", "A tractor", "A windmill", "A well", "A mailbox"]),
+        ],
+        "descriptions": _descriptions(
+            "am-pumpkin",
+            "Round orange pumpkins lie in a field of dry vines. One pumpkin has a carved face with a candle glowing "
+            "inside. A scarecrow stands in front of a red barn. Brown and yellow leaves are falling.",
+            "Round orange pumpkins lie in a field of dry vines. One pumpkin has a carved face with a candle glowing "
+            "inside, a jack-o'-lantern ready for Halloween night. A scarecrow stands in front of a red barn. The "
+            "scene has the cozy feel of a family trip to pick pumpkins in October.",
+            "Round orange pumpkins lie in a field of dry vines. In the United States pumpkins mark the autumn harvest "
+            "and Thanksgiving, a holiday of family reunion rather like the Mid-Autumn Festival. One pumpkin has a "
+            "carved face with a candle glowing inside: this jack-o'-lantern is made for Halloween, on the evening "
+            "of October 31, when children in costumes go from door to door for sweets. A scarecrow stands in front "
+            "of a red barn.",
+            (0.36, 0.58, 0.88),
+        ),
+    },
+    {
+        "id": "am-bridge",
+        "title": "Covered Bridge in New England",
+        "culture": "american",
+        "elements": _elements(("covered bridge", True), ("maple trees", True), ("stream", False), ("dirt road", False)),
+        "questions": [
+            _question("am-bridge-q1", "covered bridge", "attuned", "What nickname did covered bridges earn in rural America?",
+                      "Kissing bridges",
+                      ["Toll bridges of the king", "Soldiers' bridges", "Bridges of sighs", "Ghost bridges",
+                       "Money bridges"]),
+            _question("am-bridge-q2", "maple trees", "attuned", "What do red maple trees bring to mind in New England?",
+                      "The autumn foliage season",
+                      ["The Christmas holidays", "Spring cherry blossoms", "A time of mourning", "The gold rush",
+                       "The end of the school year"]),
+            _question("am-bridge-q3", "", "agnostic", "What does the bridge cross?", "A stream",
+                      ["A railway", "A frozen lake", "A city street", "A deep gorge", "A highway"]),
+        ],
+        "descriptions": _descriptions(
+            "am-bridge",
+            "A red wooden bridge with a roof crosses a small stream. Maple trees with red and orange leaves surround "
+            "it. A dirt road leads into the dark opening of the bridge. The water is calm and reflects the colours.",
+            "A red wooden bridge with a roof crosses a small stream. Covered bridges like this one are a proud piece "
+            "of New England's rural heritage, and many towns still keep theirs. Maple trees with red and orange "
+            "leaves surround it, the fall foliage that draws visitors every October. The water is calm and reflects "
+            "the colours.",
+            "A red wooden bridge with a roof crosses a small stream. In nineteenth-century America such covered "
+            "bridges were nicknamed kissing bridges, because courting couples could share a moment out of sight "
+            "inside. Maple trees with red and orange leaves surround it; people travel to New England to see the "
+            "autumn maples, as they go to the Fragrant Hills in Beijing. A dirt road leads into the dark opening "
+            "of the bridge.",
+            (0.4, 0.55, 0.79),
+        ),
+    },
+    {
+        "id": "am-lighthouse",
+        "title": "Lighthouse on the Maine Coast",
+        "culture": "american",
+        "elements": _elements(("lighthouse", True), ("sailboat", False), ("seagulls", False), ("rocks", False),
+                              ("waves", False)),
+        "questions": [
+            _question("am-lighthouse-q1", "lighthouse", "attuned",
+                      "What does a lighthouse stand for in American stories and songs?",
+                      "Guidance and safety through danger",
+                      ["Loneliness and exile", "Wealth from fishing", "The border with Canada", "Death at sea",
+                       "A royal palace"]),
+            _question("am-lighthouse-q2", "", "agnostic", "How many seagulls fly in the sky?", "Three",
+                      ["One", "Two", "Four", "Five", "Six"]),
+        ],
+        "descriptions": _descriptions(
+            "am-lighthouse",
+            "A white lighthouse with a red top stands on dark rocks. Waves break against the shore below it. A small "
+            "sailboat passes in the distance. Three seagulls fly in the sky.",
+            "A white lighthouse with a red top stands on dark rocks. Its beam has guided sailors home for "
+            "generations, so it stands for safety and hope in a storm. Waves break against the shore below it. A "
+            "small sailboat passes in the distance.",
+            "A white lighthouse with a red top stands on dark rocks. Waves break against the shore below it. In "
+            "American stories and songs a lighthouse means guidance and safety, a steady light that brings sailors "
+            "home through danger. The lighthouses on the rocky coast of Maine are among the best known in the "
+            "United States. Three seagulls fly in the sky.",
+            (0.44, 0.69, 0.83),
+        ),
+    },
+    # Quality control: instructed-response and plainly visible answers, as Prolific allows.
+    {
+        "id": "qc-blue",
+        "title": "Attention check: colours",
+        "culture": "american",
+        "qc": True,
+        "elements": _elements(("blue square", False), ("white frame", False)),
+        "questions": [
+            _question("qc-blue-q1", "", "agnostic", "To show you are reading, choose 'Blue'.", "Blue",
+                      ["Red", "Green", "Yellow", "Purple", "Orange"]),
+        ],
+        "descriptions": [],
+    },
+    {
+        "id": "qc-circles",
+        "title": "Attention check: shapes",
+        "culture": "chinese",
+        "qc": True,
+        "elements": _elements(("red circles", False), ("grey background", False)),
+        "questions": [
+            _question("qc-circles-q1", "", "agnostic", "How many red circles does the picture show?", "Three",
+                      ["One", "Two", "Four", "Five", "Six"]),
+        ],
+        "descriptions": [],
+    },
+]
+
+
+def demo_package() -> dict:
+    """The demo study.json as a dict: 8 artworks (4 American, 4 Chinese) and 2 quality checks."""
+    artworks = []
+    for artwork in ARTWORKS:
+        artworks.append(
+            {
+                "id": artwork["id"],
+                "title": artwork["title"],
+                "artist": "VIVID Studio demo (drawn by code)",
+                "date": "2025",
+                "culture": artwork["culture"],
+                "image": f"images/{artwork['id']}.png",
+                "qc": artwork.get("qc", False),
+                "elements": artwork["elements"],
+                "questions": artwork["questions"],
+                "descriptions": artwork["descriptions"],
+                **({"terms": artwork["terms"]} if artwork.get("terms") else {}),
+            }
+        )
+    return {
+        "slug": SLUG,
+        "title": "Demo: artwork descriptions for two cultures",
+        "groups": ["american", "chinese"],
+        "artworks_per_participant": 6,
+        "qc_per_participant": 2,
+        "qc_threshold": 0.75,
+        "quota_per_group": 10,
+        "completion_code": "DEMOCOMPLETE",
+        "screenout_code": "DEMOSCREENOUT",
+        "no_consent_code": "DEMONOCONSENT",
+        "similarity_threshold": 0.8,
+        "artworks": artworks,
+    }
+
+
+def write_demo_package(folder: Path) -> Path:
+    """study.json and images/ in ``folder``; files already holding the same bytes are left alone."""
+    folder = Path(folder)
+    (folder / "images").mkdir(parents=True, exist_ok=True)
+    package = demo_package()
+    files = {folder / "study.json": json.dumps(package, ensure_ascii=False, indent=1).encode("utf-8") + b"\n"}
+    for artwork in package["artworks"]:
+        files[folder / artwork["image"]] = png(DRAWINGS[artwork["id"]], LABEL)
+    for path, content in files.items():
+        if not path.exists() or path.read_bytes() != content:
+            path.write_bytes(content)
+    return folder
+
+
+def demo_study_ensure(*, folder: Path, user=None, prepare: bool = True, launch: bool = True):
+    """The demo study, imported when missing, prepared in this process and launched when ready.
+
+    Returns ``(study, notes)``: notes say what was done or what stopped the launch. Safe to
+    run again: an existing study is only prepared or launched if it still needs it.
+    """
+    from ..models import PrepStatus, Study, StudyStatus
+    from ..services import studies
+    from ..services.imports import study_import
+
+    notes = []
+    write_demo_package(folder)
+    study = Study.objects.filter(slug=SLUG).first()
+    if study is None:
+        # The preparation runs here, synchronously, instead of on a worker.
+        study = study_import(source=folder, user=user, start_prepare=False)
+        notes.append(f"imported {SLUG} from {folder}")
+    else:
+        notes.append(f"{SLUG} already exists ({study.get_status_display().lower()})")
+    needs_prep = study.highlight_status != PrepStatus.READY or study.terms_status != PrepStatus.READY
+    if study.status == StudyStatus.DRAFT and needs_prep and prepare:
+        try:
+            from ..services.prep import study_prepare
+        except ImportError:
+            notes.append("the preparation service is not available; prepare the study from its page")
+        else:
+            study = study_prepare(study=study)
+            notes.append(
+                f"prepared: highlights {study.highlight_status}"
+                + (f" ({study.highlight_error})" if study.highlight_error else "")
+                + f", terms {study.terms_status}"
+                + (f" ({study.terms_error})" if study.terms_error else "")
+            )
+    if study.status == StudyStatus.DRAFT and launch:
+        blockers = studies.study_launch_blockers(study=study)
+        if blockers:
+            notes.append("not launched: " + "; ".join(blockers))
+        else:
+            study = studies.study_launch(study=study, user=user)
+            notes.append("launched")
+    return study, notes

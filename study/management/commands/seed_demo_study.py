@@ -1,0 +1,43 @@
+"""Write, import, prepare and launch the demo artwork study; safe to run any number of times."""
+
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.core.management.base import BaseCommand, CommandError
+
+from study.demo import SLUG, demo_study_ensure
+from study.services.imports import StudyImportError
+
+DEMO_URL = "http://127.0.0.1:8000"
+
+
+class Command(BaseCommand):
+    help = (
+        f"Write the demo study package (images drawn by code) to var/demo-study/, import it as '{SLUG}' when "
+        "missing, compute its sentence pairs here (the bundled embedding model, a few seconds), launch it, and "
+        "print entry links for an American and a Chinese participant."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--base-url", default=DEMO_URL, help=f"Where the app runs (default {DEMO_URL}).")
+        parser.add_argument("--no-prepare", action="store_true", help="Import only; leave the preparation to a worker.")
+        parser.add_argument("--no-launch", action="store_true", help="Leave the study a draft.")
+
+    def handle(self, *args, base_url: str, no_prepare: bool, no_launch: bool, **options):
+        researcher = User.objects.filter(username="researcher").first()
+        try:
+            study, notes = demo_study_ensure(
+                folder=settings.VAR_DIR / "demo-study", user=researcher, prepare=not no_prepare, launch=not no_launch
+            )
+        except StudyImportError as exc:
+            for error in exc.errors:
+                self.stderr.write(error)
+            raise CommandError("the demo study package did not import") from None
+        for note in notes:
+            self.stdout.write(f"{SLUG}: {note}")
+        base = base_url.rstrip("/")
+        self.stdout.write(f"Study page (researcher): {base}/studies/{SLUG}/")
+        for n, group in enumerate(study.groups, start=1):
+            self.stdout.write(
+                f"Entry link, {group} participant: "
+                f"{base}/s/{SLUG}/?PROLIFIC_PID=demo-{group}-1&STUDY_ID=demo&SESSION_ID=s{n}&group={group}"
+            )

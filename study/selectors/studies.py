@@ -1,0 +1,127 @@
+"""Reads of studies for the researcher pages and the API: lists with progress, the launch checklist."""
+
+from django.db.models import Count, Q
+
+from ..models import (
+    Artwork,
+    DescriptionPair,
+    Participant,
+    ParticipantStatus,
+    PrepStatus,
+    Study,
+    Term,
+    TermStatus,
+)
+
+# Previews and synthetic test responses never count toward progress or quotas.
+REAL_PARTICIPANTS = Q(is_preview=False, is_test=False)
+
+
+def study_group_counts(*, study_ids: list[int]) -> dict[int, dict[str, dict[str, int]]]:
+    """{study id: {group: {"started", "completed"}}}; started means consented, completed means a valid finish."""
+    rows = (
+        Participant.objects.filter(REAL_PARTICIPANTS, study_id__in=study_ids)
+        .values("study_id", "group")
+        .annotate(
+            started=Count("id", filter=Q(consented_at__isnull=False)),
+            completed=Count("id", filter=Q(status=ParticipantStatus.COMPLETED)),
+        )
+    )
+    counts: dict[int, dict[str, dict[str, int]]] = {}
+    for row in rows:
+        counts.setdefault(row["study_id"], {})[row["group"]] = {"started": row["started"], "completed": row["completed"]}
+    return counts
+
+
+def _progress(study: Study, counts: dict[str, dict[str, int]]) -> list[dict]:
+    return [
+        {
+            "group": group,
+            "started": counts.get(group, {}).get("started", 0),
+            "completed": counts.get(group, {}).get("completed", 0),
+            "quota": study.quota_per_group,
+        }
+        for group in study.groups
+    ]
+
+
+def study_list() -> list[Study]:
+    """Every study, newest first, each with ``progress``: one row per group (started, completed, quota)."""
+    studies = list(Study.objects.select_related("created_by").annotate(n_artworks=Count("artworks")))
+    counts = study_group_counts(study_ids=[study.pk for study in studies])
+    for study in studies:
+        study.progress = _progress(study, counts.get(study.pk, {}))
+    return studies
+
+
+def study_get(slug: str) -> Study | None:
+    """The study of a slug with its ``progress`` rows, or None."""
+    study = Study.objects.select_related("created_by").filter(slug=slug).first()
+    if study is not None:
+        study.progress = _progress(study, study_group_counts(study_ids=[study.pk]).get(study.pk, {}))
+    return study
+
+
+def study_artworks(*, study: Study):
+    """The artworks of a study in package order, with their question and description counts and
+    how often real participants were given each."""
+    return (
+        Artwork.objects.filter(study=study)
+        .annotate(
+            n_questions=Count("questions", distinct=True),
+            n_descriptions=Count("descriptions", distinct=True),
+            n_assigned=Count(
+                "assignments",
+                filter=Q(assignments__participant__is_preview=False, assignments__participant__is_test=False),
+                distinct=True,
+            ),
+        )
+        .order_by("position")
+    )
+
+
+def study_term_counts(*, study: Study) -> dict[str, int]:
+    counts = dict(
+        Term.objects.filter(artwork__study=study).values_list("status").annotate(n=Count("id")).values_list("status", "n")
+    )
+    total = sum(counts.values())
+    reviewed = counts.get(TermStatus.CONFIRMED, 0) + counts.get(TermStatus.REJECTED, 0)
+    return {"total": total, "reviewed": reviewed, **{status: counts.get(status, 0) for status in TermStatus.values}}
+
+
+def study_checklist(study: Study) -> list[dict]:
+    """The launch checklist: each item has ``key``, ``done`` and a ``detail`` line.
+
+    Launching needs every item but the preview, which is strongly advised.
+    """
+    n_artworks = study.artworks.count()
+    pairs = DescriptionPair.objects.filter(artwork__study=study)
+    n_pairs = pairs.count()
+    n_computed = pairs.filter(computed_at__isnull=False).count()
+    terms = study_term_counts(study=study)
+    previewed = Participant.objects.filter(study=study, is_preview=True).exists()
+    terms_searching = study.terms_status in (PrepStatus.PENDING, PrepStatus.RUNNING)
+    return [
+        {
+            "key": "package",
+            "done": n_artworks > 0,
+            "detail": {"artworks": n_artworks, "sha256": study.package_sha256},
+        },
+        {
+            "key": "pairs",
+            "done": study.highlight_status == PrepStatus.READY,
+            "detail": {"computed": n_computed, "total": n_pairs, "status": study.highlight_status,
+                       "error": study.highlight_error, "model": study.highlight_model},
+        },
+        {
+            "key": "terms",
+            "done": not terms_searching and terms["reviewed"] == terms["total"],
+            "detail": {"reviewed": terms["reviewed"], "total": terms["total"], "status": study.terms_status,
+                       "error": study.terms_error},
+        },
+        {
+            "key": "preview",
+            "done": previewed,
+            "detail": {"required": False},
+        },
+    ]

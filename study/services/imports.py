@@ -1,0 +1,669 @@
+"""Import a study package (study.json plus images) into a draft study, all or nothing.
+
+The package is read from a folder, a .zip file or uploaded zip bytes, validated whole
+(every error is collected and named by artwork and field), and only then written in
+one transaction. Image files written before a failure are deleted again, so a refused
+package leaves neither rows nor files behind.
+"""
+
+import hashlib
+import importlib.util
+import io
+import json
+import math
+import re
+import zipfile
+from pathlib import Path, PurePosixPath
+
+from django.conf import settings
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.core.validators import validate_slug
+from django.db import IntegrityError, transaction
+from django.utils.translation import gettext as _
+
+from ..models import (
+    Artwork,
+    Culture,
+    Description,
+    DescriptionPair,
+    Question,
+    QuestionType,
+    Speaker,
+    Study,
+    Term,
+    TermSource,
+    TermStatus,
+)
+from ..text import split_sentences
+
+PACKAGE_FILE = "study.json"
+DISTRACTORS = 5
+RASTER_FORMATS = {"PNG": "png", "JPEG": "jpg", "WEBP": "webp", "GIF": "gif"}
+IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".webp", ".gif", ".svg"}
+# Slugs that would shadow a fixed route under /studies/ or /api/study/.
+RESERVED_SLUGS = {"import"}
+# Artwork ids become file names and URL segments (study:image), so they stay plain.
+_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
+_QID = re.compile(r"^Q[1-9][0-9]*\Z")
+# Scripts in an SVG would run when the image is opened on its own.
+_SVG_ACTIVE = re.compile(rb"<script|javascript:|\son[a-z]+\s*=", re.IGNORECASE)
+MAX_SMALLINT = 32767
+
+
+class StudyImportError(ValueError):
+    """The package cannot be imported; nothing was written."""
+
+    def __init__(self, errors: list[str]):
+        self.errors = list(errors)
+        super().__init__("\n".join(self.errors))
+
+
+# --- Reading the package -------------------------------------------------------------------------
+
+
+def _max_bytes() -> int:
+    return settings.VIVID_IMPORT_MAX_BYTES
+
+
+class _FolderPackage:
+    def __init__(self, root: Path):
+        self.root = root.resolve()
+
+    def read(self, relative: str) -> bytes | None:
+        path = (self.root / relative).resolve()
+        # A symlink may point outside the package even when the written path does not.
+        if not path.is_relative_to(self.root) or not path.is_file():
+            return None
+        if path.stat().st_size > _max_bytes():
+            raise _TooLarge(relative, path.stat().st_size)
+        return path.read_bytes()
+
+
+class _ZipPackage:
+    def __init__(self, archive: zipfile.ZipFile):
+        self.archive = archive
+        names = [
+            info.filename
+            for info in archive.infolist()
+            if not info.is_dir() and not info.filename.startswith("__MACOSX/")
+        ]
+        self.infos = {info.filename: info for info in archive.infolist() if not info.is_dir()}
+        if PACKAGE_FILE in self.infos:
+            self.prefix = ""
+        else:
+            tops = {name.split("/", 1)[0] for name in names if "/" in name}
+            candidates = [top for top in tops if f"{top}/{PACKAGE_FILE}" in self.infos]
+            if len(candidates) != 1:
+                raise StudyImportError(
+                    [_("%(file)s: not found at the root of the zip or in its single top-level folder")
+                     % {"file": PACKAGE_FILE}]
+                )
+            self.prefix = candidates[0] + "/"
+
+    def read(self, relative: str) -> bytes | None:
+        info = self.infos.get(self.prefix + relative)
+        if info is None:
+            return None
+        # The declared size is checked before inflating, so a zip bomb is refused unread.
+        if info.file_size > _max_bytes():
+            raise _TooLarge(relative, info.file_size)
+        return self.archive.read(info)
+
+
+class _TooLarge(Exception):
+    def __init__(self, name: str, size: int):
+        self.name, self.size = name, size
+
+
+def _open_package(source, filename: str) -> _FolderPackage | _ZipPackage:
+    if isinstance(source, (str, Path)):
+        path = Path(source)
+        if path.is_dir():
+            return _FolderPackage(path)
+        if path.is_file():
+            if path.stat().st_size > _max_bytes():
+                raise StudyImportError([_too_large_message(path.name, path.stat().st_size)])
+            return _zip_package(path.read_bytes(), path.name)
+        raise StudyImportError([_("%(path)s: no such folder or .zip file") % {"path": path}])
+    if isinstance(source, (bytes, bytearray)):
+        data = bytes(source)
+    elif hasattr(source, "read"):
+        size = getattr(source, "size", None)
+        if size is not None and size > _max_bytes():
+            raise StudyImportError([_too_large_message(filename or getattr(source, "name", "upload"), size)])
+        if hasattr(source, "seek"):
+            source.seek(0)
+        data = source.read()
+    else:
+        raise TypeError(f"unsupported package source {type(source).__name__}")
+    name = filename or getattr(source, "name", "") or "upload"
+    if len(data) > _max_bytes():
+        raise StudyImportError([_too_large_message(name, len(data))])
+    return _zip_package(data, name)
+
+
+def _too_large_message(name: str, size: int) -> str:
+    return _("%(name)s: %(size)s bytes; the limit is %(limit)s bytes") % {
+        "name": name,
+        "size": f"{size:,}",
+        "limit": f"{_max_bytes():,}",
+    }
+
+
+def _zip_package(data: bytes, name: str) -> _ZipPackage:
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except zipfile.BadZipFile:
+        raise StudyImportError([_("%(name)s: not a zip file") % {"name": name}]) from None
+    return _ZipPackage(archive)
+
+
+def _read_json(package) -> tuple[dict, bytes]:
+    try:
+        raw = package.read(PACKAGE_FILE)
+    except _TooLarge as exc:
+        raise StudyImportError([_too_large_message(exc.name, exc.size)]) from None
+    if raw is None:
+        raise StudyImportError([_("%(file)s: not found in the package") % {"file": PACKAGE_FILE}])
+    try:
+        data = json.loads(raw.decode("utf-8-sig"))
+    except UnicodeDecodeError:
+        raise StudyImportError([_("%(file)s: not UTF-8") % {"file": PACKAGE_FILE}]) from None
+    except json.JSONDecodeError as exc:
+        raise StudyImportError(
+            [_("%(file)s: not valid JSON (%(detail)s)") % {"file": PACKAGE_FILE, "detail": exc}]
+        ) from None
+    if not isinstance(data, dict):
+        raise StudyImportError([_("%(file)s: must hold one JSON object") % {"file": PACKAGE_FILE}])
+    return data, raw
+
+
+# --- Validation ----------------------------------------------------------------------------------
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _is_text(value) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _type_name(value) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+class _Checker:
+    """Collects every error of a package; ``image_data`` keeps the images it read for the write."""
+
+    def __init__(self, data: dict, package):
+        self.data = data
+        self.package = package
+        self.errors: list[str] = []
+        self.image_data: dict[str, tuple[bytes, str]] = {}
+
+    def error(self, where: str, message: str):
+        self.errors.append(f"{where}: {message}")
+
+    # Top-level fields.
+
+    def check(self) -> list[str]:
+        data = self.data
+        self._check_slug(data.get("slug"))
+        self._text("title", data.get("title"), 300)
+        groups = self._check_groups(data.get("groups"))
+        for field in ("artworks_per_participant", "qc_per_participant", "quota_per_group"):
+            value = data.get(field)
+            if not _is_int(value) or value < 1:
+                self.error(field, _("expected a positive integer, got %(value)s") % {"value": json.dumps(value)})
+            elif field != "quota_per_group" and value > MAX_SMALLINT:
+                self.error(field, _("at most %(max)s") % {"max": MAX_SMALLINT})
+        qc_threshold = data.get("qc_threshold")
+        if not _is_number(qc_threshold) or not 0 <= qc_threshold <= 1:
+            self.error("qc_threshold", _("expected a number from 0 to 1, got %(value)s") % {"value": json.dumps(qc_threshold)})
+        similarity = data.get("similarity_threshold")
+        if not _is_number(similarity) or not 0 < similarity <= 1:
+            self.error(
+                "similarity_threshold",
+                _("expected a number above 0 and at most 1, got %(value)s") % {"value": json.dumps(similarity)},
+            )
+        codes = {}
+        for field in ("completion_code", "screenout_code", "no_consent_code"):
+            if self._text(field, data.get(field), 64):
+                codes.setdefault(data[field].strip(), []).append(field)
+        for fields in codes.values():
+            if len(fields) > 1:
+                self.error(", ".join(fields), _("the codes must differ, Prolific tells them apart by value"))
+        self._check_artworks(data.get("artworks"), groups)
+        return self.errors
+
+    def _text(self, where: str, value, max_length: int, *, required: bool = True) -> bool:
+        if value is None and not required:
+            return True
+        if not isinstance(value, str):
+            self.error(where, _("expected a string, got %(type)s") % {"type": _type_name(value)})
+            return False
+        if required and not value.strip():
+            self.error(where, _("must not be empty"))
+            return False
+        if len(value) > max_length:
+            self.error(where, _("at most %(max)s characters, got %(n)s") % {"max": max_length, "n": len(value)})
+            return False
+        return True
+
+    def _check_slug(self, slug):
+        if not self._text("slug", slug, 80):
+            return
+        try:
+            validate_slug(slug)
+        except Exception:
+            self.error("slug", _("“%(slug)s” is not a valid slug (letters, digits, - and _ only)") % {"slug": slug})
+            return
+        if slug in RESERVED_SLUGS:
+            self.error("slug", _("“%(slug)s” is reserved, choose another") % {"slug": slug})
+        elif Study.objects.filter(slug=slug).exists():
+            self.error("slug", _("a study “%(slug)s” already exists") % {"slug": slug})
+
+    def _check_groups(self, groups) -> list[str]:
+        if not isinstance(groups, list) or not groups:
+            self.error("groups", _("expected a non-empty list of %(values)s") % {"values": " / ".join(Culture.values)})
+            return []
+        valid = []
+        for n, group in enumerate(groups):
+            if group not in Culture.values:
+                self.error(f"groups[{n}]", _("unknown group %(value)s (use %(values)s)") % {
+                    "value": json.dumps(group, ensure_ascii=False), "values": ", ".join(Culture.values)})
+            elif group in valid:
+                self.error(f"groups[{n}]", _("%(value)s is listed twice") % {"value": group})
+            else:
+                valid.append(group)
+        return valid
+
+    # Artworks.
+
+    def _check_artworks(self, artworks, groups: list[str]):
+        if not isinstance(artworks, list) or not artworks:
+            self.error("artworks", _("expected a non-empty list of artworks"))
+            return
+        seen_artworks: set[str] = set()
+        seen_questions: dict[str, str] = {}
+        seen_descriptions: dict[str, str] = {}
+        n_qc = n_regular = 0
+        for n, artwork in enumerate(artworks):
+            if not isinstance(artwork, dict):
+                self.error(f"artworks[{n}]", _("expected an object, got %(type)s") % {"type": _type_name(artwork)})
+                continue
+            key = artwork.get("id")
+            if _is_text(key) and _KEY.match(key) and len(key) <= 100:
+                where = f'artwork "{key}"'
+                if key in seen_artworks:
+                    self.error(where, _("the id is used by another artwork"))
+                seen_artworks.add(key)
+            else:
+                where = f"artworks[{n}]"
+                self.error(f"{where}.id", _("expected a short id of letters, digits, -, _ or ., got %(value)s")
+                           % {"value": json.dumps(key, ensure_ascii=False)})
+            is_qc = artwork.get("qc", False)
+            if not isinstance(is_qc, bool):
+                self.error(f"{where}, qc", _("expected true or false, got %(value)s") % {"value": json.dumps(is_qc)})
+                is_qc = False
+            n_qc += is_qc
+            n_regular += not is_qc
+            self._text(f"{where}, title", artwork.get("title"), 300)
+            self._text(f"{where}, artist", artwork.get("artist"), 300, required=False)
+            if artwork.get("date") is not None and not isinstance(artwork.get("date"), (str, int)):
+                self.error(f"{where}, date", _("expected a string, got %(type)s") % {"type": _type_name(artwork["date"])})
+            elif len(str(artwork.get("date") or "")) > 100:
+                self.error(f"{where}, date", _("at most %(max)s characters") % {"max": 100})
+            culture = artwork.get("culture")
+            if culture not in groups:
+                self.error(f"{where}, culture", _("expected one of the study's groups (%(groups)s), got %(value)s")
+                           % {"groups": ", ".join(groups) or "—", "value": json.dumps(culture, ensure_ascii=False)})
+            self._check_image(where, artwork.get("image"), key)
+            symbols = self._check_elements(where, artwork.get("elements"))
+            self._check_questions(where, artwork.get("questions"), symbols, seen_questions)
+            self._check_descriptions(where, artwork.get("descriptions", []), groups, is_qc, seen_descriptions)
+            self._check_terms(where, artwork.get("terms", []))
+        qc_per = self.data.get("qc_per_participant")
+        per_participant = self.data.get("artworks_per_participant")
+        if _is_int(qc_per) and _is_int(per_participant):
+            if qc_per >= per_participant:
+                self.error("qc_per_participant", _("must be smaller than artworks_per_participant (%(n)s)")
+                           % {"n": per_participant})
+            if n_qc < qc_per:
+                self.error("artworks", _("qc_per_participant is %(need)s but the package has %(n)s QC artworks")
+                           % {"need": qc_per, "n": n_qc})
+            if n_regular < per_participant - qc_per:
+                self.error("artworks", _("each participant sees %(need)s artworks that are not QC "
+                                         "but the package has %(n)s") % {"need": per_participant - qc_per, "n": n_regular})
+
+    def _check_image(self, where: str, image, key):
+        where = f"{where}, image"
+        if not _is_text(image):
+            self.error(where, _("expected the path of an image inside the package"))
+            return
+        path = PurePosixPath(image.replace("\\", "/"))
+        if image.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", image) or path.is_absolute():
+            self.error(where, _("“%(path)s” is absolute; give a path inside the package") % {"path": image})
+            return
+        if ".." in path.parts:
+            self.error(where, _("“%(path)s” leaves the package folder") % {"path": image})
+            return
+        suffix = path.suffix.lower()
+        if suffix not in IMAGE_EXTENSIONS:
+            self.error(where, _("“%(path)s” is not a PNG, JPEG, WebP, GIF or SVG file") % {"path": image})
+            return
+        try:
+            content = self.package.read(path.as_posix())
+        except _TooLarge as exc:
+            self.error(where, _too_large_message(exc.name, exc.size))
+            return
+        if content is None:
+            self.error(where, _("“%(path)s” is not in the package") % {"path": image})
+            return
+        extension = self._image_extension(content, suffix)
+        if extension is None:
+            self.error(where, _("“%(path)s” is not a readable PNG, JPEG, WebP, GIF or SVG image") % {"path": image})
+        elif _is_text(key):
+            self.image_data[key] = (content, extension)
+
+    @staticmethod
+    def _image_extension(content: bytes, suffix: str) -> str | None:
+        if suffix == ".svg":
+            head = content[:4096].lstrip(b"\xef\xbb\xbf").lstrip()
+            if b"<svg" not in head.lower() or _SVG_ACTIVE.search(content):
+                return None
+            return "svg"
+        from PIL import Image
+
+        try:
+            with Image.open(io.BytesIO(content)) as image:
+                image_format = image.format
+                image.verify()
+        except Exception:
+            # Pillow raises many kinds (OSError, SyntaxError, DecompressionBombError): all mean unusable.
+            return None
+        return RASTER_FORMATS.get(image_format)
+
+    def _check_elements(self, where: str, elements) -> set[str]:
+        if not isinstance(elements, list) or not elements:
+            self.error(f"{where}, elements", _("expected a non-empty list of {name, is_symbol}"))
+            return set()
+        names: set[str] = set()
+        symbols: set[str] = set()
+        for n, element in enumerate(elements):
+            here = f"{where}, elements[{n}]"
+            if not isinstance(element, dict):
+                self.error(here, _("expected an object {name, is_symbol}"))
+                continue
+            name = element.get("name")
+            if not self._text(f"{here}.name", name, 200):
+                continue
+            if name in names:
+                self.error(f"{here}.name", _("“%(name)s” is listed twice") % {"name": name})
+            names.add(name)
+            if not isinstance(element.get("is_symbol"), bool):
+                self.error(f"{here}.is_symbol", _("expected true or false"))
+            elif element["is_symbol"]:
+                symbols.add(name)
+        return symbols
+
+    def _check_questions(self, where: str, questions, symbols: set[str], seen: dict[str, str]):
+        if not isinstance(questions, list) or not questions:
+            self.error(f"{where}, questions", _("expected a non-empty list of questions"))
+            return
+        for n, question in enumerate(questions):
+            here = f"{where}, questions[{n}]"
+            if not isinstance(question, dict):
+                self.error(here, _("expected an object"))
+                continue
+            key = question.get("id")
+            if self._text(f"{here}.id", key, 100):
+                if key in seen:
+                    self.error(f"{here}.id", _("“%(id)s” is also used in %(other)s") % {"id": key, "other": seen[key]})
+                else:
+                    seen[key] = where
+            if question.get("type") not in QuestionType.values:
+                self.error(f"{here}.type", _("expected attuned or agnostic, got %(value)s")
+                           % {"value": json.dumps(question.get("type"), ensure_ascii=False)})
+            self._text(f"{here}.question", question.get("question"), 5000)
+            answer = question.get("answer")
+            self._text(f"{here}.answer", answer, 1000)
+            distractors = question.get("distractors")
+            if not isinstance(distractors, list):
+                self.error(f"{here}.distractors", _("expected %(n)s distinct strings, got %(type)s")
+                           % {"n": DISTRACTORS, "type": _type_name(distractors)})
+            else:
+                texts = [d.strip() for d in distractors if _is_text(d)]
+                distinct = set(texts)
+                if len(texts) != len(distractors) or len(distinct) != DISTRACTORS or len(distractors) != DISTRACTORS:
+                    self.error(f"{here}.distractors", _("expected %(n)s distinct strings, got %(got)s")
+                               % {"n": DISTRACTORS, "got": len(distinct)})
+                if isinstance(answer, str) and answer.strip() in distinct:
+                    self.error(f"{here}.distractors", _("a distractor equals the answer"))
+            symbol = question.get("symbol", "")
+            if symbol is None:
+                symbol = ""
+            if not isinstance(symbol, str):
+                self.error(f"{here}.symbol", _("expected a string"))
+            elif symbol and symbol not in symbols:
+                self.error(f"{here}.symbol", _("“%(symbol)s” is not one of the artwork's elements marked is_symbol")
+                           % {"symbol": symbol})
+
+    def _check_descriptions(self, where: str, descriptions, groups, is_qc: bool, seen: dict[str, str]):
+        if not isinstance(descriptions, list):
+            self.error(f"{where}, descriptions", _("expected a list"))
+            return
+        slots: dict[tuple[str, str], int] = {}
+        for n, description in enumerate(descriptions):
+            here = f"{where}, descriptions[{n}]"
+            if not isinstance(description, dict):
+                self.error(here, _("expected an object"))
+                continue
+            key = description.get("id")
+            if self._text(f"{here}.id", key, 100):
+                if key in seen:
+                    self.error(f"{here}.id", _("“%(id)s” is also used in %(other)s") % {"id": key, "other": seen[key]})
+                else:
+                    seen[key] = where
+            speaker = description.get("speaker")
+            if speaker not in Speaker.values:
+                self.error(f"{here}.speaker", _("expected base or pragmatic, got %(value)s")
+                           % {"value": json.dumps(speaker, ensure_ascii=False)})
+            listener = description.get("listener")
+            if listener not in groups:
+                self.error(f"{here}.listener", _("expected one of the study's groups (%(groups)s), got %(value)s")
+                           % {"groups": ", ".join(groups) or "—", "value": json.dumps(listener, ensure_ascii=False)})
+            self._text(f"{here}.model", description.get("model"), 200, required=False)
+            self._text(f"{here}.text", description.get("text"), 20000)
+            score = description.get("self_eval_score")
+            if score is not None and not _is_number(score):
+                self.error(f"{here}.self_eval_score", _("expected a number or null, got %(value)s")
+                           % {"value": json.dumps(score, ensure_ascii=False)})
+            if speaker in Speaker.values and listener in groups:
+                slots[(listener, speaker)] = slots.get((listener, speaker), 0) + 1
+        if is_qc and not descriptions:
+            return
+        for listener in groups:
+            for speaker in Speaker.values:
+                count = slots.get((listener, speaker), 0)
+                if count != 1:
+                    self.error(f"{where}, descriptions", _("expected exactly one %(speaker)s description for "
+                               "the %(listener)s group, got %(n)s") % {"speaker": speaker, "listener": listener, "n": count})
+
+    def _check_terms(self, where: str, terms):
+        if terms is None:
+            return
+        if not isinstance(terms, list):
+            self.error(f"{where}, terms", _("expected a list of {term, zh, wikidata}"))
+            return
+        seen: set[str] = set()
+        for n, term in enumerate(terms):
+            here = f"{where}, terms[{n}]"
+            if not isinstance(term, dict):
+                self.error(here, _("expected an object {term, zh, wikidata}"))
+                continue
+            if self._text(f"{here}.term", term.get("term"), 200):
+                if term["term"].strip().lower() in seen:
+                    self.error(f"{here}.term", _("“%(term)s” is listed twice") % {"term": term["term"]})
+                seen.add(term["term"].strip().lower())
+            self._text(f"{here}.zh", term.get("zh") or "", 200, required=False)
+            qid = term.get("wikidata") or ""
+            if not isinstance(qid, str) or (qid and not _QID.match(qid)):
+                self.error(f"{here}.wikidata", _("expected a Wikidata id like Q1234 or an empty string, got %(value)s")
+                           % {"value": json.dumps(qid, ensure_ascii=False)})
+
+
+# --- Writing -------------------------------------------------------------------------------------
+
+
+def study_import(*, source, user=None, filename: str = "", start_prepare: bool = True) -> Study:
+    """Validate a whole study package and create its draft study, or raise StudyImportError.
+
+    ``source`` is a folder, a .zip path, zip bytes or an uploaded zip file. With
+    ``start_prepare`` the sentence pairs and term lookup are queued once the study is
+    committed (the demo seeding runs them itself instead).
+    """
+    package = _open_package(source, filename)
+    data, raw = _read_json(package)
+    checker = _Checker(data, package)
+    errors = checker.check()
+    if errors:
+        raise StudyImportError(errors)
+
+    written: list[str] = []
+    try:
+        with transaction.atomic():
+            study = _write(data, raw, checker.image_data, user, written)
+            if start_prepare:
+                # Robust: the study is committed either way, and a broker that is down must not make the
+                # import look failed; the study page offers to start the preparation again.
+                transaction.on_commit(lambda: _start_prepare(study), robust=True)
+    except IntegrityError:
+        _delete_files(written)
+        # Two imports of one slug at once: the unique constraint decided.
+        raise StudyImportError([f"slug: {_('a study “%(slug)s” already exists') % {'slug': data['slug']}}"]) from None
+    except BaseException:
+        _delete_files(written)
+        raise
+    return study
+
+
+def _write(data: dict, raw: bytes, images: dict, user, written: list[str]) -> Study:
+    study = Study.objects.create(
+        slug=data["slug"],
+        title=data["title"].strip(),
+        groups=list(data["groups"]),
+        artworks_per_participant=data["artworks_per_participant"],
+        qc_per_participant=data["qc_per_participant"],
+        qc_threshold=float(data["qc_threshold"]),
+        quota_per_group=data["quota_per_group"],
+        completion_code=data["completion_code"].strip(),
+        screenout_code=data["screenout_code"].strip(),
+        no_consent_code=data["no_consent_code"].strip(),
+        similarity_threshold=float(data["similarity_threshold"]),
+        package=data,
+        package_sha256=hashlib.sha256(raw).hexdigest(),
+        created_by=user if user is not None and user.is_authenticated else None,
+    )
+    questions, descriptions, terms = [], [], []
+    for position, item in enumerate(data["artworks"]):
+        artwork = Artwork(
+            study=study,
+            key=item["id"],
+            title=item["title"].strip(),
+            artist=item.get("artist") or "",
+            date=str(item.get("date") or ""),
+            culture=item["culture"],
+            is_qc=item.get("qc", False),
+            elements=[{"name": e["name"], "is_symbol": e["is_symbol"]} for e in item["elements"]],
+            position=position,
+        )
+        content, extension = images[item["id"]]
+        artwork.image.save(f"{study.slug}/{item['id']}.{extension}", ContentFile(content), save=False)
+        written.append(artwork.image.name)
+        artwork.save()
+        for n, question in enumerate(item["questions"]):
+            questions.append(
+                Question(
+                    artwork=artwork,
+                    key=question["id"],
+                    symbol=question.get("symbol") or "",
+                    type=question["type"],
+                    question=question["question"].strip(),
+                    answer=question["answer"].strip(),
+                    distractors=[d.strip() for d in question["distractors"]],
+                    position=n,
+                )
+            )
+        for description in item.get("descriptions") or []:
+            descriptions.append(
+                Description(
+                    artwork=artwork,
+                    key=description["id"],
+                    speaker=description["speaker"],
+                    listener=description["listener"],
+                    model=description.get("model") or "",
+                    text=description["text"].strip(),
+                    self_eval_score=description.get("self_eval_score"),
+                    sentences=split_sentences(description["text"]),
+                )
+            )
+        for term in item.get("terms") or []:
+            zh = (term.get("zh") or "").strip()
+            terms.append(
+                Term(
+                    artwork=artwork,
+                    term=term["term"].strip(),
+                    zh=zh,
+                    wikidata=term.get("wikidata") or "",
+                    source=TermSource.PACKAGE,
+                    # A term without its Chinese label still needs the Wikidata lookup.
+                    status=TermStatus.CONFIRMED if zh else TermStatus.PENDING,
+                )
+            )
+    Question.objects.bulk_create(questions)
+    # Saved one by one: the pairs below need their primary keys on every database.
+    for description in descriptions:
+        description.save()
+    slots = {(d.artwork_id, d.listener, d.speaker): d for d in descriptions}
+    pairs = [
+        DescriptionPair(
+            artwork_id=artwork_id,
+            listener=listener,
+            base=description,
+            pragmatic=slots[(artwork_id, listener, Speaker.PRAGMATIC)],
+            matches=[],
+            computed_at=None,
+        )
+        for (artwork_id, listener, speaker), description in slots.items()
+        if speaker == Speaker.BASE
+    ]
+    DescriptionPair.objects.bulk_create(pairs)
+    Term.objects.bulk_create(terms)
+    return study
+
+
+def _delete_files(names: list[str]):
+    for name in names:
+        try:
+            default_storage.delete(name)
+        except OSError:
+            pass
+
+
+def _start_prepare(study: Study):
+    # The preparation service may be absent in a partial checkout; the study then waits
+    # for a manual "prepare" from its page.
+    if importlib.util.find_spec("study.services.prep") is None:
+        return
+    from . import prep
+
+    start = getattr(prep, "study_prepare_start", None)
+    if start is not None:
+        start(study=study)
