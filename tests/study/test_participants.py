@@ -426,7 +426,7 @@ def test_it_lets_a_researcher_preview_without_counting_anything(client, research
         if spec is None:
             break
         client.post(run_url(study), answer(study, spec))
-    assert b"Preview finished" in page.content and b"C0MPL3TE" in page.content
+    assert b"data-preview-done" in page.content and b"C0MPL3TE" in page.content
     preview = Participant.objects.get()
     assert preview.is_preview and preview.status == ParticipantStatus.COMPLETED
     assert flow._places_taken(study, "chinese") == 0
