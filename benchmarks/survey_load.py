@@ -139,6 +139,8 @@ class Gunicorn:
             "--keep-alive", "10",
             "--timeout", "120",
             "--log-level", "warning",
+            # Import the app once in the master (vivid_site/wsgi.py loads every view), then fork.
+            "--preload",
         ]  # fmt: skip
         self.process = subprocess.Popen(
             command, cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True

@@ -342,7 +342,6 @@ class PageVisit(models.Model):
     step = models.CharField(max_length=40)
     shown_at = models.DateTimeField()
     submitted_at = models.DateTimeField(null=True, blank=True)
-    seconds = models.FloatField(null=True, blank=True)
     views = models.PositiveIntegerField(default=1)
 
     class Meta:
@@ -351,3 +350,9 @@ class PageVisit(models.Model):
 
     def __str__(self):
         return f"{self.participant} {self.step}"
+
+    @property
+    def seconds(self) -> float | None:
+        if self.submitted_at is None:
+            return None
+        return round((self.submitted_at - self.shown_at).total_seconds(), 3)

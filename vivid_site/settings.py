@@ -138,7 +138,13 @@ TEMPLATES = [
 # SQLite by default; DATABASE_URL (postgres://...) switches to PostgreSQL.
 _DEFAULT_SQLITE = f"sqlite:///{VAR_DIR / 'vivid.sqlite3'}"
 try:
-    _db = dj_database_url.parse(env_str("DATABASE_URL", _DEFAULT_SQLITE), conn_max_age=env_int("DB_CONN_MAX_AGE", 0, minimum=0))
+    _db = dj_database_url.parse(
+        env_str("DATABASE_URL", _DEFAULT_SQLITE),
+        # A PostgreSQL connection costs a server process fork: keep it across requests
+        # (checked before reuse). Tests open and drop databases, so they close every time.
+        conn_max_age=env_int("DB_CONN_MAX_AGE", 0 if DJANGO_ENV == "test" else 60, minimum=0),
+        conn_health_checks=True,
+    )
 except ValueError as exc:
     raise ImproperlyConfigured(f"DATABASE_URL is not a valid database URL: {exc}") from None
 if _db["ENGINE"] == "django.db.backends.sqlite3":

@@ -106,13 +106,13 @@ def _first(values, name: str) -> str:
 def step_context(participant: Participant, step: Step, *, values=None, errors=None) -> dict:
     """The template context of an artwork page; ``values`` are the answers of a rejected submit, shown again."""
     errors = errors or {}
-    assignment = (
-        Assignment.objects.select_related("artwork", "shown", "left", "right", "participant")
-        .prefetch_related("artwork__questions", "artwork__terms")
-        .get(participant=participant, order=step.order)
+    assignment = Assignment.objects.select_related("artwork", "shown", "left", "right").get(
+        participant=participant, order=step.order
     )
+    assignment.participant = participant
     artwork = assignment.artwork
-    glosses = _glosses(artwork)
+    # Glosses only where a description is shown: the questions pages need no term query.
+    glosses = _glosses(artwork) if step.kind in ("post_symbols", "post_qa", "compare") else {}
     context = {
         "assignment": assignment,
         "artwork": artwork,

@@ -13,8 +13,8 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.core import signing
-from django.db import IntegrityError, transaction
-from django.db.models import Count, F, Q
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Count, Q
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
@@ -224,27 +224,31 @@ def preview_start(*, study: Study, user, group: str) -> Participant:
 
 
 def participant_touch(*, participant: Participant, step: Step) -> None:
-    """Record that a page was shown: the first time starts its timer."""
+    """Record that a page was shown: the first view starts its timer, later views are counted."""
     now = timezone.now()
-    Participant.objects.filter(pk=participant.pk).update(last_seen_at=now)
-    updated = PageVisit.objects.filter(participant=participant, step=step.key).update(views=F("views") + 1)
-    if not updated:
-        try:
-            with transaction.atomic():
-                PageVisit.objects.create(participant=participant, step=step.key, shown_at=now)
-        except IntegrityError:
-            pass
+    # last_seen_at only drives the abandon timeout (minutes): a write per page view is not needed.
+    if participant.last_seen_at is None or now - participant.last_seen_at > timedelta(seconds=30):
+        Participant.objects.filter(pk=participant.pk).update(last_seen_at=now)
+    # One statement whatever the history of the page (SQLite and PostgreSQL share this upsert syntax).
+    table = PageVisit._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} (participant_id, step, shown_at, views) VALUES (%s, %s, %s, 1) "
+            f"ON CONFLICT (participant_id, step) DO UPDATE SET views = {table}.views + 1",
+            [participant.pk, step.key, now],
+        )
 
 
 def _visit_submitted(participant: Participant, step_key: str) -> None:
     now = timezone.now()
-    visit = PageVisit.objects.filter(participant=participant, step=step_key).first()
-    if visit is None:
-        PageVisit.objects.create(participant=participant, step=step_key, shown_at=now, submitted_at=now, seconds=0)
-    elif visit.submitted_at is None:
-        visit.submitted_at = now
-        visit.seconds = round((now - visit.shown_at).total_seconds(), 3)
-        visit.save(update_fields=["submitted_at", "seconds"])
+    updated = PageVisit.objects.filter(participant=participant, step=step_key, submitted_at__isnull=True).update(
+        submitted_at=now
+    )
+    if not updated and not PageVisit.objects.filter(participant=participant, step=step_key).exists():
+        # Sent without the page ever being shown (a replayed form): a zero-length visit.
+        PageVisit.objects.get_or_create(
+            participant=participant, step=step_key, defaults={"shown_at": now, "submitted_at": now}
+        )
 
 
 def _claim(participant: Participant, step: Step) -> bool:
@@ -282,8 +286,7 @@ def group_choose(*, participant: Participant, group: str) -> Participant:
         raise StepError({"group": gettext_noop("Choose one of the listed groups.")})
     Participant.objects.filter(pk=participant.pk, group="").update(group=group, last_seen_at=timezone.now())
     _visit_submitted(participant, "group")
-    participant.refresh_from_db()
-    return participant
+    return _fresh(participant)
 
 
 def consent_decline(*, participant: Participant) -> Participant:
@@ -292,8 +295,7 @@ def consent_decline(*, participant: Participant) -> Participant:
         status=ParticipantStatus.NO_CONSENT, finished_at=timezone.now()
     )
     _visit_submitted(participant, "consent")
-    participant.refresh_from_db()
-    return participant
+    return _fresh(participant)
 
 
 def consent_give(*, participant: Participant) -> Participant:
@@ -378,6 +380,7 @@ def _assign(participant: Participant, study: Study) -> list[str]:
 
     shown_counts = _speaker_counts(study, group)
     plan: list[str] = []
+    assignments: list[Assignment] = []
     speakers_here = {Speaker.BASE: 0, Speaker.PRAGMATIC: 0}
     pragmatic_left_here = {True: 0, False: 0}
     for order, artwork in enumerate(sequence, start=1):
@@ -408,8 +411,9 @@ def _assign(participant: Participant, study: Study) -> list[str]:
             steps = ARTWORK_STEPS
         else:
             steps = ARTWORK_STEPS[:2]
-        assignment.save()
+        assignments.append(assignment)
         plan += [f"{order}:{kind}" for kind in steps]
+    Assignment.objects.bulk_create(assignments)
     return plan
 
 
@@ -467,10 +471,15 @@ def step_submit(*, participant: Participant, step_key: str, data) -> Participant
         if not _claim(participant, step):
             raise StaleStep(participant_step(_fresh(participant)))
         writes()
-        if participant.plan.index(step.key) + 1 == len(participant.plan):
+        last = participant.plan.index(step.key) + 1 == len(participant.plan)
+        if last:
             _finish(participant)
     _visit_submitted(participant, step.key)
-    return _fresh(participant)
+    if last:
+        return _fresh(participant)
+    # The claim moved the session exactly one step on; no need to read it back.
+    participant.step_index = participant.plan.index(step.key) + 1
+    return participant
 
 
 def _fresh(participant: Participant) -> Participant:

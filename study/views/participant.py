@@ -169,18 +169,18 @@ def _submit(request, participant: Participant):
     step_key = request.POST.get("step", "")
     try:
         if step_key == "group":
-            flow.group_choose(participant=participant, group=request.POST.get("group", ""))
+            participant = flow.group_choose(participant=participant, group=request.POST.get("group", ""))
         elif step_key == "consent":
             if request.POST.get("consent") == "yes":
-                flow.consent_give(participant=participant)
+                participant = flow.consent_give(participant=participant)
             elif request.POST.get("consent") == "no":
-                flow.consent_decline(participant=participant)
+                participant = flow.consent_decline(participant=participant)
             else:
                 raise flow.StepError({"consent": _("Please choose whether you agree to take part.")})
         else:
             if participant.status in flow.UNFINISHED and not flow.participant_accepts_answers(participant):
                 return _message(request, participant.study.status, language=_language(participant.group), status=200)
-            flow.step_submit(participant=participant, step_key=step_key, data=request.POST)
+            participant = flow.step_submit(participant=participant, step_key=step_key, data=request.POST)
     except flow.StaleStep:
         # Another tab or a double click already stored this page: show the current page, store nothing.
         return _to_run(participant)
@@ -196,7 +196,6 @@ def _submit(request, participant: Participant):
             values=request.POST,
             status=422,
         )
-    participant.refresh_from_db()
     if participant.status in (ParticipantStatus.COMPLETED, ParticipantStatus.EXCLUDED_QC, ParticipantStatus.NO_CONSENT):
         return _finished(request, participant)
     return _to_run(participant)

@@ -36,7 +36,7 @@ def test_it_takes_a_participant_through_the_whole_session_to_the_completion_code
     assert Answer.objects.filter(assignment__participant=participant).count() == 12 * 2 * 2 - 2 * 2
     assert Preference.objects.filter(assignment__participant=participant).count() == 10 * 3
     assert regular.filter(shown__speaker="base").count() == 5
-    assert PageVisit.objects.filter(participant=participant, seconds__isnull=False).count() == len(participant.plan) + 1
+    assert PageVisit.objects.filter(participant=participant, submitted_at__isnull=False).count() == len(participant.plan) + 1
 
 
 def test_it_screens_out_a_participant_who_fails_quality_control():
