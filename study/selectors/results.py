@@ -13,7 +13,18 @@ from django.conf import settings
 from django.utils import timezone
 
 from .. import analysis
-from ..models import Answer, Assignment, Criterion, Participant, ParticipantStatus, Phase, Preference, Speaker, Study
+from ..models import (
+    Answer,
+    Assignment,
+    Criterion,
+    PageVisit,
+    Participant,
+    ParticipantStatus,
+    Phase,
+    Preference,
+    Speaker,
+    Study,
+)
 
 CRITERIA = [choice.value for choice in Criterion]
 SPEAKERS = [choice.value for choice in Speaker]
@@ -47,6 +58,7 @@ EXPORT_COLUMNS = [
     "left_description_id",
     "right_description_id",
     "answered_at",
+    "page_seconds",
 ]
 MEASURE_ORDER = {"symbols_pre": 0, "qa_pre": 1, "symbols_post": 2, "qa_post": 3, "preference": 4}
 
@@ -326,6 +338,17 @@ def study_export_rows(*, study: Study, include_test: bool = False, raw_pid: bool
     assignments = data["assignments"]
     by_assignment = {row["id"]: row for row in assignments.to_dict("records")}
     rows = []
+    # Time on the page where each answer was given (first shown to submitted).
+    page_seconds = {}
+    participant_ids = {row["participant_id"] for row in by_assignment.values()}
+    if participant_ids:
+        for participant_id, step, shown_at, submitted_at in PageVisit.objects.filter(
+            participant_id__in=participant_ids, submitted_at__isnull=False
+        ).values_list("participant_id", "step", "shown_at", "submitted_at"):
+            page_seconds[(participant_id, step)] = round((submitted_at - shown_at).total_seconds(), 3)
+
+    def seconds_on(assignment: dict, kind: str):
+        return page_seconds.get((assignment["participant_id"], f"{int(assignment['order'])}:{kind}"))
 
     def base_row(assignment: dict) -> dict:
         shown_id, left_id = _none(assignment["shown_id"]), _none(assignment["left_id"])
@@ -361,6 +384,7 @@ def study_export_rows(*, study: Study, include_test: bool = False, raw_pid: bool
             "left_description_id": _none(assignment["left__key"]),
             "right_description_id": _none(assignment["right__key"]),
             "answered_at": None,
+            "page_seconds": None,
         }
         if raw_pid:
             row["prolific_pid"] = assignment["prolific_pid"]
@@ -381,6 +405,7 @@ def study_export_rows(*, study: Study, include_test: bool = False, raw_pid: bool
                 phase=phase.value,
                 value="|".join(str(name) for name in selected),
                 correct=set(selected) == expected,
+                page_seconds=seconds_on(assignment, "symbols" if phase == Phase.PRE else "post_symbols"),
                 _rank=MEASURE_ORDER[field],
                 _tiebreak="",
             )
@@ -402,6 +427,7 @@ def study_export_rows(*, study: Study, include_test: bool = False, raw_pid: bool
             confidence=int(answer["confidence"]),
             knew_before=bool(answer["knew_before"]),
             answered_at=_iso(answer["answered_at"]),
+            page_seconds=seconds_on(assignment, "qa" if answer["phase"] == Phase.PRE else "post_qa"),
             _rank=MEASURE_ORDER[f"qa_{answer['phase']}"],
             _tiebreak=answer["question__key"],
         )
@@ -422,6 +448,7 @@ def study_export_rows(*, study: Study, include_test: bool = False, raw_pid: bool
             description_model=preference["chosen__model"],
             side=preference["side"],
             answered_at=_iso(preference["answered_at"]),
+            page_seconds=seconds_on(assignment, "compare"),
             _rank=MEASURE_ORDER["preference"],
             _tiebreak=str(CRITERIA.index(preference["criterion"])) if preference["criterion"] in CRITERIA else "9",
         )

@@ -55,3 +55,14 @@ def test_it_never_shows_the_completion_code_in_a_page_before_the_end():
     assert 'lang="zh-Hans"' in page.content.decode()
     spec = parse_form(page.content.decode())
     assert spec.step == "consent"
+
+
+def test_it_exports_the_time_on_the_page_of_every_answer():
+    from study.selectors.results import study_export_rows
+
+    study = make_study()
+    take(study, "PID0004")
+    rows = study_export_rows(study=study)
+    assert rows and all(isinstance(row["page_seconds"], float) and row["page_seconds"] >= 0 for row in rows)
+    measures = {row["measure"] for row in rows}
+    assert measures == {"symbols_pre", "symbols_post", "qa", "preference"}
