@@ -29,10 +29,22 @@
       }
     });
   }
+  // Answers of pages already sent stay in the database, not in this browser (shared computers).
+  function forgetOtherPages(key) {
+    var parts = key.split(":");
+    var prefix = parts[0] + ":" + parts[1] + ":";
+    try {
+      for (var i = localStorage.length - 1; i >= 0; i--) {
+        var stored = localStorage.key(i);
+        if (stored && stored.indexOf(prefix) === 0 && stored !== key) localStorage.removeItem(stored);
+      }
+    } catch (e) { /* private mode */ }
+  }
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll("form[data-step-form]").forEach(function (form) {
       var key = form.getAttribute("data-draft-key");
       if (key) {
+        forgetOtherPages(key);
         restore(form, key);
         form.addEventListener("change", function () { save(form, key); });
       }
