@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-sqlite test-postgres browser-deps lint bench clean
+.PHONY: install demo test test-sqlite test-postgres browser-deps lint bench bench-survey clean
 
 install: $(STAMP)
 
@@ -51,6 +51,10 @@ lint: install
 
 bench: install
 	$(PY) benchmarks/import_speed.py
+
+# 200 synthetic participants against gunicorn and PostgreSQL (its own database, vivid_bench).
+bench-survey: install
+	$(PY) benchmarks/survey_load.py $(BENCH_ARGS)
 
 clean:
 	rm -rf var/test-suite.sqlite3* .pytest_cache
