@@ -181,7 +181,8 @@ class Gunicorn:
 
 
 def recording_transport():
-    """HttpTransport that remembers every page the server accepted (a 303) with the data sent."""
+    """HttpTransport that remembers every page the server accepted with the data sent: a 200
+    (the next page comes in the answer) or a 303 (to Prolific at the end); 422 is a refusal."""
     from study.simulate import HttpTransport
 
     class RecordingTransport(HttpTransport):
@@ -191,7 +192,7 @@ def recording_transport():
 
         def post(self, url, data):
             page = super().post(url, data)
-            if page.status == 303:
+            if page.status in (200, 303):
                 self.accepted.append(data)
             return page
 

@@ -3,6 +3,9 @@
 // sending a page twice (the server ignores a second send anyway).
 (function () {
   "use strict";
+  // Pages arrive as the answer to the previous page's POST: make this history entry a GET,
+  // so a refresh or the back button asks for the current page instead of resending answers.
+  if (window.history && history.replaceState) history.replaceState(null, "", location.href);
   function save(form, key) {
     var data = {};
     Array.prototype.forEach.call(form.elements, function (el) {

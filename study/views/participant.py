@@ -198,7 +198,12 @@ def _submit(request, participant: Participant):
         )
     if participant.status in (ParticipantStatus.COMPLETED, ParticipantStatus.EXCLUDED_QC, ParticipantStatus.NO_CONSENT):
         return _finished(request, participant)
-    return _to_run(participant)
+    # The next page comes in this response, not after a redirect: one request per page, half
+    # the load. study.js turns the history entry into a GET, so a refresh does not send the
+    # answers again (and if it did, the stale page would store nothing).
+    step = flow.participant_step(participant)
+    flow.participant_touch(participant=participant, step=step)
+    return _render_step(request, participant, step)
 
 
 def _to_run(participant: Participant):
