@@ -302,19 +302,28 @@ def consent_give(*, participant: Participant) -> Participant:
     """Consent fixes the session: a quota place, the artworks, the descriptions and the sides."""
     _require_current(participant, "consent")
     study = participant.study
-    with transaction.atomic():
-        # One arrival at a time per study, so two arrivals cannot both take the last place.
-        study = Study.objects.select_for_update().get(pk=study.pk)
+    counted = not participant.is_preview and not participant.is_test
+    if counted:
         participants_mark_returned(study=study)
-        participant = Participant.objects.select_for_update().get(pk=participant.pk)
+    # The draw reads exposure counts outside the lock: arrivals queue only for the quota check
+    # and the inserts, a few milliseconds, not for the whole draw. Two simultaneous arrivals
+    # may draw from the same counts; the next ones even it out.
+    assignments, plan = _draw(participant, study)
+    with transaction.atomic():
+        if counted:
+            # One arrival at a time per study, so two arrivals cannot both take the last place.
+            study = Study.objects.select_for_update().get(pk=study.pk)
+        participant = Participant.objects.select_for_update().select_related("study").get(pk=participant.pk)
         if participant.plan:
             raise StaleStep(participant_step(participant))
         if not participant.is_preview:
             if not _open_to(study, is_test=participant.is_test):
                 raise EntryError(study.status)
-            if not participant.is_test and _places_taken(study, participant.group) >= study.quota_per_group:
+            if counted and _places_taken(study, participant.group) >= study.quota_per_group:
                 raise EntryError("full")
-        plan = _assign(participant, study)
+        for assignment in assignments:
+            assignment.participant = participant
+        Assignment.objects.bulk_create(assignments)
         participant.plan = ["instructions", *plan]
         participant.step_index = 0
         participant.status = ParticipantStatus.IN_PROGRESS
@@ -336,7 +345,8 @@ def _exposure_counts(study: Study, group: str) -> dict:
     return {row["artwork_id"]: row["n"] for row in rows}
 
 
-def _assign(participant: Participant, study: Study) -> list[str]:
+def _draw(participant: Participant, study: Study) -> tuple[list[Assignment], list[str]]:
+    """The artworks, shown descriptions and sides of a session, and its steps; nothing is saved."""
     rng = random.Random(participant.seed)
     group = participant.group
     counts = _exposure_counts(study, group)
@@ -413,8 +423,7 @@ def _assign(participant: Participant, study: Study) -> list[str]:
             steps = ARTWORK_STEPS[:2]
         assignments.append(assignment)
         plan += [f"{order}:{kind}" for kind in steps]
-    Assignment.objects.bulk_create(assignments)
-    return plan
+    return assignments, plan
 
 
 def _speaker_counts(study: Study, group: str) -> dict:
