@@ -368,7 +368,7 @@ def test_it_frees_the_place_of_a_session_that_failed_quality_control():
     assert late.post(run_url(study), {"step": "consent", "consent": "yes"}).status_code == 200
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_it_never_lets_concurrent_arrivals_overfill_a_quota():
     if connection.vendor == "sqlite" and connection.settings_dict["NAME"].startswith(("file:memory", ":memory:")):
         pytest.skip("concurrent arrivals need a database file or PostgreSQL")
