@@ -5,14 +5,13 @@ model's concurrency lease and requests-per-minute pacing shared with every worke
 retries with exponential backoff and full jitter that honour Retry-After.
 """
 
-import random
 import time
 
 from django.conf import settings
 
 from ..models import ModelConfig, ResponseCache
 from ..providers import Completion, RetryableError, provider_for
-from .runs import SlotLease, _cache_store, cache_key, model_throttle_wait
+from .runs import SlotLease, _cache_store, backoff_delay, cache_key, model_throttle_wait
 
 
 def model_complete(
@@ -48,11 +47,7 @@ def _request(model: ModelConfig, messages: list[dict], params: dict) -> Completi
             if attempt == settings.EVAL_MAX_ATTEMPTS:
                 break
             lease.release()  # a backoff must not hold capacity that a run could use
-            if last_error.retry_after is not None:
-                delay = last_error.retry_after
-            else:
-                delay = random.uniform(0, min(settings.EVAL_BACKOFF_CAP, settings.EVAL_BACKOFF_BASE * 2 ** (attempt - 1)))
-            time.sleep(delay)
+            time.sleep(backoff_delay(last_error, attempt))
     finally:
         lease.release()
     raise last_error

@@ -480,11 +480,7 @@ class _RunContext:
             if attempt == settings.EVAL_MAX_ATTEMPTS:
                 break
             lease.release()  # a backoff must not hold capacity that other requests could use
-            if last_error.retry_after is not None:
-                delay = last_error.retry_after
-            else:
-                delay = random.uniform(0, min(settings.EVAL_BACKOFF_CAP, settings.EVAL_BACKOFF_BASE * 2 ** (attempt - 1)))
-            time.sleep(delay)
+            time.sleep(backoff_delay(last_error, attempt))
         raise last_error
 
 
@@ -509,6 +505,13 @@ def _item_fail(item: RunItem, messages: list[dict], error: str, *, attempts: int
     RunItem.objects.filter(pk=item.pk, status=ItemStatus.PENDING).update(
         status=ItemStatus.FAILED, messages=messages, error=error[:2000], attempts=attempts, finished_at=timezone.now()
     )
+
+
+def backoff_delay(error: RetryableError, attempt: int) -> float:
+    """The server's Retry-After when it sent one, else capped exponential backoff with full jitter."""
+    if error.retry_after is not None:
+        return error.retry_after
+    return random.uniform(0, min(settings.EVAL_BACKOFF_CAP, settings.EVAL_BACKOFF_BASE * 2 ** (attempt - 1)))
 
 
 def cache_key(model: ModelConfig, messages: list[dict], params: dict) -> str:

@@ -65,6 +65,10 @@ ENTRY_MESSAGES = {
 }
 
 
+# The four pages of an artwork before the comparison share one template.
+ARTWORK_PAGES = ("symbols", "qa", "post_symbols", "post_qa")
+
+
 def _session_key(slug: str) -> str:
     return f"study:{slug}"
 
@@ -162,7 +166,8 @@ def _render_step(request, participant, step, *, errors=None, values=None, status
         context.update(step_context(participant, step, values=values, errors=errors))
     if step.kind == "group":
         context["groups"] = [(g, Culture(g).label if g in Culture.values else g) for g in participant.study.groups]
-    return render(request, f"study/participant/{step.kind}.html", context, status=status)
+    template = "artwork_page" if step.kind in ARTWORK_PAGES else step.kind
+    return render(request, f"study/participant/{template}.html", context, status=status)
 
 
 def _submit(request, participant: Participant):
