@@ -15,3 +15,10 @@ def run_execute_task(run_id: int) -> None:
 @shared_task(name="evaluation.run_chunk")
 def run_chunk_task(run_id: int, item_ids: list[int]) -> None:
     run_chunk(run_id=run_id, item_ids=item_ids)
+
+
+@shared_task(name="evaluation.artwork_pipeline")
+def artwork_pipeline_task(run_id: int) -> None:
+    from .services.artwork_pipeline import artwork_run_execute
+
+    artwork_run_execute(run_id=run_id)

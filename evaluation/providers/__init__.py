@@ -1,8 +1,8 @@
 """Providers: the official openai client against any OpenAI-compatible endpoint, and local transformers models."""
 
-from .base import ClientError, Completion, Provider, ProviderError, RetryableError
+from .base import ClientError, Completion, Provider, ProviderError, RetryableError, p_correct
 
-__all__ = ["ClientError", "Completion", "Provider", "ProviderError", "RetryableError", "provider_for"]
+__all__ = ["ClientError", "Completion", "Provider", "ProviderError", "RetryableError", "p_correct", "provider_for"]
 
 
 def provider_for(model_config) -> Provider:

@@ -1,5 +1,6 @@
 """What every provider returns and raises, so the engine treats them alike."""
 
+import math
 from dataclasses import dataclass, field
 
 
@@ -47,6 +48,37 @@ class Provider:
                  top_logprobs: int | None = None) -> Completion:
         raise NotImplementedError
 
+    def choice_logprobs(self, messages: list[dict], choices: list[str]) -> dict[str, float]:
+        """The log-probability of each choice as the FIRST token of the reply (-inf when the
+        provider cannot see it). Raises ClientError when the model gives no log-probabilities."""
+        raise ClientError(f"{type(self).__name__} cannot report log-probabilities of answer choices.")
+
     def describe(self) -> dict:
         """Reproducibility facts: model id, base URL or local path and hash, package versions."""
         raise NotImplementedError
+
+
+def p_correct(logprobs: dict[str, float], *, correct: str = "Correct", incorrect: str = "Incorrect") -> float:
+    """P(Correct) normalised over the Correct/Incorrect pair:
+    exp(lc) / (exp(lc) + exp(li)), computed as a logistic of lc - li so it cannot overflow.
+
+    The rest of the vocabulary is ignored: the listener is asked for exactly one of the
+    two words, and mass on other tokens says nothing about which one it prefers. When
+    neither word was seen (both -inf) there is nothing to normalise and it is an error.
+    """
+    lc = logprobs.get(correct, -math.inf)
+    li = logprobs.get(incorrect, -math.inf)
+    if lc == -math.inf and li == -math.inf:
+        raise ClientError(
+            f"Neither {correct!r} nor {incorrect!r} is among the model's most likely first tokens, "
+            "so P(Correct) is undefined; the model did not answer in the asked format."
+        )
+    if li == -math.inf:
+        return 1.0
+    if lc == -math.inf:
+        return 0.0
+    diff = lc - li
+    if diff >= 0:
+        return 1.0 / (1.0 + math.exp(-diff))
+    odds = math.exp(diff)  # small, never overflows
+    return odds / (1.0 + odds)

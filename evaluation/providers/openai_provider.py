@@ -88,6 +88,24 @@ def _logprobs_of(choice) -> list | None:
     ]
 
 
+def choice_logprobs_of(completion: Completion, choices: list[str], *, model: str = "") -> dict[str, float]:
+    """The first reply token's top log-probabilities of each choice (see OpenAIProvider.choice_logprobs)."""
+    if not completion.logprobs:
+        raise ClientError(
+            f"The model {model} returned no log-probabilities, which P(Correct) needs: use an endpoint that "
+            "supports logprobs and top_logprobs (OpenAI, vLLM, llama.cpp server) or a local transformers model."
+        )
+    first = completion.logprobs[0]
+    candidates = [*(first.get("top") or []), {"token": first.get("token", ""), "logprob": first.get("logprob")}]
+    found = dict.fromkeys(choices, -math.inf)
+    for entry in candidates:
+        token = (entry.get("token") or "").strip()
+        logprob = entry.get("logprob")
+        if token in found and logprob is not None:
+            found[token] = max(found[token], float(logprob))
+    return found
+
+
 class OpenAIProvider(Provider):
     def __init__(self, *, client: openai.OpenAI, model_id: str, base_url: str):
         self.client = client
@@ -148,6 +166,13 @@ class OpenAIProvider(Provider):
             # The body claimed to be JSON and was not: a proxy hiccup or a truncated reply.
             raise RetryableError(f"Reply is not valid JSON: {error}") from error
         return self._completion_of(response)
+
+    def choice_logprobs(self, messages: list[dict], choices: list[str]) -> dict[str, float]:
+        """One greedy token with its top 20 alternatives; a choice matches a token equal to
+        it after stripping spaces (" Correct" and "Correct"), case-sensitively, taking the
+        best variant. A choice outside the top 20 gets -inf."""
+        completion = self.complete(messages, temperature=0.0, max_tokens=1, top_logprobs=20)
+        return choice_logprobs_of(completion, choices, model=self.model_id)
 
     def _completion_of(self, response) -> Completion:
         # Without strict validation the client hands back whatever the server sent,

@@ -346,6 +346,29 @@ class TransformersProvider(Provider):
                                           fingerprint=loaded.sha256, logprobs=logprobs, raw=raw))
         return completions
 
+    def choice_logprobs(self, messages: list[dict], choices: list[str]) -> dict[str, float]:
+        """One forward pass over the chat-templated prompt: the log-softmax of the next-token
+        logits at the first token of each choice, written with and without a leading space
+        (the tokenizer splits them differently), taking the better of the two."""
+        import torch
+
+        loaded = self.loaded
+        tokenizer, model = loaded.tokenizer, loaded.model
+        prompt = tokenizer.apply_chat_template(_flatten(messages), add_generation_prompt=True, tokenize=False)
+        encoded = tokenizer(prompt, return_tensors="pt", add_special_tokens=False)
+        with loaded.lock, torch.inference_mode():
+            logits = model(**encoded).logits[0, -1]
+        log_probs = logits.float().log_softmax(dim=-1)
+        found = {}
+        for choice in choices:
+            ids = set()
+            for variant in (choice, " " + choice):
+                token_ids = tokenizer.encode(variant, add_special_tokens=False)
+                if token_ids:
+                    ids.add(token_ids[0])
+            found[choice] = max(float(log_probs[i]) for i in ids) if ids else float("-inf")
+        return found
+
     def _token_logprobs(self, row_log_probs, tokens: list[int], top_n: int) -> list[dict]:
         tokenizer = self.loaded.tokenizer
         entries = []

@@ -5,9 +5,12 @@ model's concurrency lease and requests-per-minute pacing shared with every worke
 retries with exponential backoff and full jitter that honour Retry-After.
 """
 
+import hashlib
+import math
 import time
 
 from django.conf import settings
+from django.db import IntegrityError
 
 from ..models import ModelConfig, ResponseCache
 from ..providers import Completion, RetryableError, provider_for
@@ -22,17 +25,46 @@ def model_complete(
     Raises ClientError for a request the server refuses, and RetryableError once
     EVAL_MAX_ATTEMPTS attempts have failed.
     """
-    params = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed}
+    return model_completion(model=model, messages=messages, temperature=temperature, max_tokens=max_tokens,
+                            seed=seed)[0].text
+
+
+def model_completion(
+    *, model: ModelConfig, messages: list[dict], temperature: float = 0.0, max_tokens: int = 256,
+    seed: int | None = None, top_logprobs: int | None = None,
+) -> tuple[Completion, bool]:
+    """Like model_complete, with the whole Completion (token log-probabilities when
+    ``top_logprobs`` is not None) and whether it came from the cache."""
+    params = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed, "top_logprobs": top_logprobs}
     key = cache_key(model, messages, params)
     cached = ResponseCache.objects.filter(key=key).values_list("response", flat=True).first()
     if cached is not None:
-        return Completion(**cached).text
+        return Completion(**cached), True
     completion = _request(model, messages, params)
     _cache_store(key, completion)
-    return completion.text
+    return completion, False
 
 
-def _request(model: ModelConfig, messages: list[dict], params: dict) -> Completion:
+def model_choice_logprobs(*, model: ModelConfig, messages: list[dict], choices: list[str]) -> dict[str, float]:
+    """The log-probability of each choice as the first token of the model's reply (see
+    Provider.choice_logprobs), through the same cache, lease, pacing and retries."""
+    params = {"temperature": 0.0, "max_tokens": 1, "seed": None, "top_logprobs": 20}
+    key = hashlib.sha256(("choices\x00" + cache_key(model, messages, params) + "\x00"
+                          + "\x00".join(choices)).encode()).hexdigest()
+    cached = ResponseCache.objects.filter(key=key).values_list("response", flat=True).first()
+    if cached is not None:
+        return {c: (-math.inf if v is None else v) for c, v in cached["choices"].items()}
+    found = _request(model, messages, params, choices=choices)
+    # JSON (and PostgreSQL's jsonb) has no -Infinity: an unseen choice is stored as null.
+    stored = {c: (None if v == -math.inf else v) for c, v in found.items()}
+    try:
+        ResponseCache.objects.create(key=key, response={"choices": stored})
+    except IntegrityError:
+        pass  # another worker asked the same first
+    return found
+
+
+def _request(model: ModelConfig, messages: list[dict], params: dict, *, choices: list[str] | None = None):
     provider = provider_for(model)
     lease = SlotLease(model)
     last_error: RetryableError | None = None
@@ -41,6 +73,8 @@ def _request(model: ModelConfig, messages: list[dict], params: dict) -> Completi
             lease.ensure()
             model_throttle_wait(model)
             try:
+                if choices is not None:
+                    return provider.choice_logprobs(messages, choices)
                 return provider.complete(messages, **params)
             except RetryableError as exc:
                 last_error = exc

@@ -17,6 +17,12 @@ without a reply), ``no_choices()`` and ``slow(ms)``. Every request is recorded
 (path, headers, body, what was done), so a test can assert that no request was
 sent twice. ``GET /_stats`` and ``GET /_requests`` expose the same to a process
 that runs the server as a script; ``POST /_reset`` clears it.
+
+For the artwork pipeline: ``top_tokens`` (a callable of the request body returning
+``{token: logprob}``) scripts the first token's ``top_logprobs`` of a one-token request
+that asks for log-probabilities; ``omit_logprobs = True`` answers without any, as many
+endpoints do; ``image_urls()`` lists the image inputs received. ``pipeline_reply`` and
+``pipeline_top_tokens`` answer the artwork pipeline's prompts plausibly.
 """
 
 from __future__ import annotations
@@ -63,6 +69,53 @@ def count_tokens(text: str) -> int:
     return len(text.split())
 
 
+def _last_user_text(body: dict) -> str:
+    messages = body.get("messages") or []
+    return message_text(next((m for m in reversed(messages) if m.get("role") == "user"), {}))
+
+
+def _first_user_text(body: dict) -> str:
+    messages = body.get("messages") or []
+    return message_text(next((m for m in messages if m.get("role") == "user"), {}))
+
+
+def _question(topic: str, n: int, **extra) -> dict:
+    return {**extra, "question": f"What does the {topic} mean here ({n})?", "answer": f"The true meaning of {topic}",
+            "type": "symbolism" if "subject" in extra else "easy",
+            "plausible_answers": [f"Wrong meaning {k} of {topic}" for k in range(1, 6)]}
+
+
+def pipeline_reply(body: dict) -> str:
+    """Plausible replies to the artwork pipeline's prompts, recognised by their text."""
+    text = _first_user_text(body)
+    if "classify them into two categories" in text:
+        return 'Here it is: ```json\n{"symbols": {"lotus": "purity"}, "non-symbols": ["water", "sky"]}\n```'
+    if "comprehensive cultural and historical background" in text:
+        return ("The lotus rises clean from muddy water and stands for purity in this tradition. "
+                "The painting was made by a scholar who admired quiet ponds.")
+    if "focus on the cultural symbols" in text:
+        symbols = text.rsplit("**Cultural Symbols:**", 1)[1].split("\n", 1)[0]
+        names = [name.strip() for name in symbols.split(",") if name.strip()]
+        return json.dumps([_question(name, i, subject=name) for i, name in enumerate(names, start=1)])
+    if "two easy fact-based multiple-choice questions" in text:
+        return json.dumps([_question("scene", 1), _question("colour", 2)])
+    if "write an English description of the artwork" in text:
+        seed = body.get("seed")
+        opening = "A quiet pond." if not seed else f"Sample {seed} shows a pond."
+        # 3 + 40 + 40 words: a 75-word limit cuts back to the end of the second sentence.
+        return " ".join([opening, " ".join(["lotus"] * 39) + " rises.", " ".join(["water"] * 39) + " shines."])
+    if "Correct" in text and "Incorrect" in text:
+        return "Correct"
+    return default_reply(body)
+
+
+def pipeline_top_tokens(body: dict) -> dict[str, float]:
+    """P(Correct) high for an answer that states the true meaning, low otherwise."""
+    text = _last_user_text(body)
+    right = "The true meaning of" in text
+    return {"Correct": -0.1 if right else -2.5, " Incorrect": -2.5 if right else -0.1, "The": -5.0}
+
+
 class _Fault:
     __slots__ = ("kind", "status", "message", "retry_after", "ms")
 
@@ -94,6 +147,8 @@ class FakeOpenAI:
         self.model = model
         self.log_file = log_file
         self.requests: list[dict] = []
+        self.top_tokens: Callable[[dict], dict[str, float]] | None = None
+        self.omit_logprobs = False
         self.in_flight = 0
         self.max_in_flight = 0
         self._faults: collections.deque[_Fault] = collections.deque()
@@ -160,6 +215,17 @@ class FakeOpenAI:
     def bodies(self) -> list[dict]:
         with self._lock:
             return [r["body"] for r in self.requests if r["body"] is not None]
+
+    def image_urls(self) -> list[str]:
+        """Every image_url part of every user message received, in order."""
+        urls = []
+        for body in self.bodies():
+            for message in body.get("messages") or []:
+                content = message.get("content")
+                if isinstance(content, list):
+                    urls += [(p.get("image_url") or {}).get("url", "") for p in content
+                             if isinstance(p, dict) and p.get("type") == "image_url"]
+        return urls
 
     def duplicates(self) -> list[dict]:
         """Request bodies that arrived more than once and were answered with a completion each time."""
@@ -234,7 +300,17 @@ class FakeOpenAI:
         completion_tokens = count_tokens(text)
         choice: dict = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish,
                         "logprobs": None}
-        if body.get("logprobs"):
+        scripted = (self.top_tokens(body) if self.top_tokens and body.get("logprobs") and max_tokens == 1
+                    and not self.omit_logprobs else None)
+        if scripted:
+            ranked = sorted(scripted.items(), key=lambda kv: kv[1], reverse=True)
+            n_top = int(body.get("top_logprobs") or 0)
+            text = ranked[0][0]
+            top = [{"token": t, "logprob": lp, "bytes": list(t.encode())} for t, lp in ranked[:n_top]]
+            choice["message"]["content"] = text
+            choice["logprobs"] = {"content": [{"token": text, "logprob": ranked[0][1], "bytes": list(text.encode()),
+                                               "top_logprobs": top}]}
+        elif body.get("logprobs") and not self.omit_logprobs:
             n_top = int(body.get("top_logprobs") or 0)
             content = []
             for i, word in enumerate(text.split()):

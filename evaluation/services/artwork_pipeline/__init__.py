@@ -1,0 +1,14 @@
+"""The artwork pipeline of *Pragmatics Meets Culture*: question construction, base and
+pragmatic speakers, and the simulated listener (see evaluation/models_artwork.py)."""
+
+from .lifecycle import (
+    DEFAULT_GROUPS,
+    PipelineError,
+    artwork_run_cancel,
+    artwork_run_execute,
+    artwork_run_resume,
+    artwork_run_start,
+)
+
+__all__ = ["DEFAULT_GROUPS", "PipelineError", "artwork_run_cancel", "artwork_run_execute", "artwork_run_resume",
+           "artwork_run_start"]

@@ -1,0 +1,548 @@
+"""Artwork collections: the all-or-nothing import, and the researcher's edits of elements and questions.
+
+An import reads ``artworks.csv`` or ``artworks.jsonl`` (columns ``id``, ``title``, ``artist``,
+``date``, ``culture``, ``comment``, ``image``) from a folder, a .zip of that folder, or the
+data file itself with its images beside it. Every row is checked before anything is written
+and every error names its row and column; image files written before a failure are deleted
+again, so a refused import leaves neither rows nor files behind.
+"""
+
+import hashlib
+import io
+import json
+import re
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import pandas as pd
+from django.conf import settings
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from ..models_artwork import ArtworkCollection, ArtworkElement, ArtworkQuestion, ArtworkQuestionType, CollectionArtwork
+
+DATA_FILES = ("artworks.csv", "artworks.jsonl")
+COLUMNS = ("id", "title", "artist", "date", "culture", "comment", "image")
+REQUIRED = ("id", "title", "culture", "image")
+MAX_LENGTHS = {"id": 100, "title": 300, "artist": 300, "date": 100, "culture": 40}
+RASTER_FORMATS = {"PNG": "png", "JPEG": "jpg", "WEBP": "webp", "GIF": "gif"}
+DISTRACTORS = 5
+# Ids become file names (collections/<id>/<key>.<ext>), so they stay plain.
+_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
+_CULTURE = re.compile(r"^[a-z]+(?:[_-][a-z]+)*\Z")
+
+
+class ArtworkImportError(ValueError):
+    """The collection cannot be imported; nothing was written."""
+
+    def __init__(self, errors: list[str]):
+        self.errors = list(errors)
+        super().__init__("\n".join(self.errors))
+
+
+class ArtworkEditError(ValueError):
+    """An edit was refused; ``errors`` maps each field ("" for the whole object) to its messages."""
+
+    def __init__(self, errors: dict[str, list[str]]):
+        self.errors = {field: list(messages) for field, messages in errors.items()}
+        super().__init__("; ".join(message for messages in self.errors.values() for message in messages))
+
+
+# --- Reading the source --------------------------------------------------------------------------
+
+
+def _max_bytes() -> int:
+    return settings.VIVID_IMPORT_MAX_BYTES
+
+
+def _too_large(name: str, size: int) -> str:
+    return _("%(name)s: %(size)s bytes; the limit is %(limit)s bytes") % {
+        "name": name,
+        "size": f"{size:,}",
+        "limit": f"{_max_bytes():,}",
+    }
+
+
+class _TooLarge(Exception):
+    def __init__(self, name: str, size: int):
+        self.name, self.size = name, size
+
+
+class _Folder:
+    def __init__(self, root: Path, data_name: str | None = None):
+        self.root = root.resolve()
+        self.data_name = data_name or _pick_data_file([p.name for p in self.root.iterdir() if p.is_file()])
+
+    def read(self, relative: str) -> bytes | None:
+        path = (self.root / relative).resolve()
+        # A symlink may point outside the folder even when the written path does not.
+        if not path.is_relative_to(self.root) or not path.is_file():
+            return None
+        size = path.stat().st_size
+        if size > _max_bytes():
+            raise _TooLarge(relative, size)
+        return path.read_bytes()
+
+
+class _Zip:
+    def __init__(self, archive: zipfile.ZipFile):
+        self.archive = archive
+        self.infos = {
+            info.filename: info
+            for info in archive.infolist()
+            if not info.is_dir() and not info.filename.startswith("__MACOSX/")
+        }
+        at_root = [name for name in self.infos if "/" not in name]
+        self.prefix = ""
+        if not any(name in DATA_FILES for name in at_root):
+            # A zip made by compressing the folder holds it as its single top-level folder.
+            tops = {name.split("/", 1)[0] for name in self.infos if "/" in name}
+            candidates = [top for top in tops if any(f"{top}/{data}" in self.infos for data in DATA_FILES)]
+            if len(candidates) == 1:
+                self.prefix = candidates[0] + "/"
+        inside = [name[len(self.prefix):] for name in self.infos if name.startswith(self.prefix)]
+        self.data_name = _pick_data_file([name for name in inside if "/" not in name])
+
+    def read(self, relative: str) -> bytes | None:
+        info = self.infos.get(self.prefix + relative)
+        if info is None:
+            return None
+        # The declared size is checked before inflating, so a zip bomb is refused unread.
+        if info.file_size > _max_bytes():
+            raise _TooLarge(relative, info.file_size)
+        return self.archive.read(info)
+
+
+def _pick_data_file(names: list[str]) -> str:
+    found = [name for name in DATA_FILES if name in names]
+    if not found:
+        raise ArtworkImportError([_("no artworks.csv or artworks.jsonl found in the folder")])
+    if len(found) > 1:
+        raise ArtworkImportError([_("both artworks.csv and artworks.jsonl are present; keep one")])
+    return found[0]
+
+
+def _zip(data: bytes, name: str) -> _Zip:
+    try:
+        return _Zip(zipfile.ZipFile(io.BytesIO(data)))
+    except zipfile.BadZipFile:
+        raise ArtworkImportError([_("%(name)s: not a zip file") % {"name": name}]) from None
+
+
+def _open_source(source, filename: str):
+    if isinstance(source, (str, Path)):
+        path = Path(source)
+        if path.is_dir():
+            return _Folder(path)
+        if path.is_file():
+            if path.suffix.lower() in {".csv", ".jsonl"}:
+                # The data file itself: its images are relative to its folder.
+                return _Folder(path.parent, data_name=path.name)
+            if path.stat().st_size > _max_bytes():
+                raise ArtworkImportError([_too_large(path.name, path.stat().st_size)])
+            return _zip(path.read_bytes(), path.name)
+        raise ArtworkImportError([_("%(path)s: no such folder, .zip, .csv or .jsonl file") % {"path": path}])
+    if isinstance(source, (bytes, bytearray)):
+        data = bytes(source)
+    elif hasattr(source, "read"):
+        size = getattr(source, "size", None)
+        name = filename or getattr(source, "name", "") or "upload"
+        if size is not None and size > _max_bytes():
+            raise ArtworkImportError([_too_large(name, size)])
+        if hasattr(source, "seek"):
+            source.seek(0)
+        data = source.read()
+    else:
+        raise TypeError(f"unsupported artwork source {type(source).__name__}")
+    name = filename or getattr(source, "name", "") or "upload"
+    if len(data) > _max_bytes():
+        raise ArtworkImportError([_too_large(name, len(data))])
+    return _zip(data, name)
+
+
+def _where(row: int, column: str) -> str:
+    return _("row %(row)s, column '%(column)s'") % {"row": row, "column": column}
+
+
+def _read_rows(raw: bytes, data_name: str) -> tuple[list[tuple[int, dict]], list[str]]:
+    """``[(row number as a person sees it, {column: text})]`` and file-level errors.
+
+    In the CSV the header is row 1, so the first artwork is row 2; in the JSONL line n is row n.
+    """
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return [], [_("%(file)s: not UTF-8") % {"file": data_name}]
+    if data_name.lower().endswith(".csv"):
+        return _read_csv(text, data_name)
+    return _read_jsonl(text, data_name)
+
+
+def _read_csv(text: str, data_name: str) -> tuple[list[tuple[int, dict]], list[str]]:
+    try:
+        # Everything as text: ids like "007" and dates like "1850" stay as written.
+        frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        return [], [_("%(file)s: not a readable CSV file (%(detail)s)") % {"file": data_name, "detail": exc}]
+    columns = {str(column).strip().lower(): column for column in frame.columns}
+    missing = [column for column in REQUIRED if column not in columns]
+    if missing:
+        return [], [_("%(file)s: column '%(column)s' is missing") % {"file": data_name, "column": column} for column in missing]
+    rows = []
+    for n, record in enumerate(frame.to_dict("records")):
+        rows.append((n + 2, {column: str(record[columns[column]]) for column in COLUMNS if column in columns}))
+    return rows, []
+
+
+def _read_jsonl(text: str, data_name: str) -> tuple[list[tuple[int, dict]], list[str]]:
+    rows, errors = [], []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as exc:
+            errors.append(_("row %(row)s: not valid JSON (%(detail)s)") % {"row": number, "detail": exc.msg})
+            continue
+        if not isinstance(item, dict):
+            errors.append(_("row %(row)s: expected a JSON object") % {"row": number})
+            continue
+        item = {str(key).strip().lower(): value for key, value in item.items()}
+        values = {}
+        for column in COLUMNS:
+            value = item.get(column)
+            if value is None:
+                value = ""
+            elif isinstance(value, bool) or not isinstance(value, (str, int, float)):
+                errors.append(f"{_where(number, column)}: " + _("expected text"))
+                value = ""
+            values[column] = str(value)
+        rows.append((number, values))
+    return rows, errors
+
+
+@dataclass
+class _Row:
+    number: int
+    key: str
+    title: str
+    artist: str
+    date: str
+    culture: str
+    comment: str
+    image: bytes
+    extension: str
+
+
+def _image_extension(content: bytes) -> str | None:
+    from PIL import Image
+
+    try:
+        with Image.open(io.BytesIO(content)) as image:
+            image_format = image.format
+            image.verify()
+    except Exception:
+        # Pillow raises many kinds (OSError, SyntaxError, DecompressionBombError): all mean unusable.
+        return None
+    return RASTER_FORMATS.get(image_format)
+
+
+def _check_image(source, number: int, image: str, errors: list[str]) -> tuple[bytes, str] | None:
+    where = _where(number, "image")
+    if not image:
+        errors.append(f"{where}: " + _("required: the path of the image inside the folder"))
+        return None
+    path = PurePosixPath(image.replace("\\", "/"))
+    if image.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", image) or path.is_absolute():
+        errors.append(f"{where}: " + _("“%(path)s” is absolute; give a path inside the folder") % {"path": image})
+        return None
+    if ".." in path.parts:
+        errors.append(f"{where}: " + _("“%(path)s” leaves the folder") % {"path": image})
+        return None
+    try:
+        content = source.read(path.as_posix())
+    except _TooLarge as exc:
+        errors.append(f"{where}: " + _too_large(exc.name, exc.size))
+        return None
+    if content is None:
+        errors.append(f"{where}: " + _("“%(path)s” is not in the folder") % {"path": image})
+        return None
+    extension = _image_extension(content)
+    if extension is None:
+        errors.append(f"{where}: " + _("“%(path)s” is not a readable PNG, JPEG, WebP or GIF image") % {"path": image})
+        return None
+    return content, extension
+
+
+def _check_rows(source, rows: list[tuple[int, dict]]) -> tuple[list[_Row], list[str]]:
+    errors: list[str] = []
+    checked: list[_Row] = []
+    seen: dict[str, int] = {}
+    for number, values in rows:
+        values = {column: (values.get(column) or "").strip() for column in COLUMNS}
+        values["culture"] = values["culture"].lower()
+        ok = True
+        for column in ("id", "title", "culture"):
+            if not values[column]:
+                errors.append(f"{_where(number, column)}: " + _("required"))
+                ok = False
+        for column, limit in MAX_LENGTHS.items():
+            if len(values[column]) > limit:
+                errors.append(f"{_where(number, column)}: " + _("longer than %(n)s characters") % {"n": limit})
+                ok = False
+        key = values["id"]
+        if key:
+            if not _KEY.match(key):
+                errors.append(
+                    f"{_where(number, 'id')}: "
+                    + _("“%(id)s”: use letters, digits, '.', '_' and '-' only, starting with a letter or digit")
+                    % {"id": key}
+                )
+                ok = False
+            # Case-folded: on some file systems "A.png" and "a.png" are one file.
+            elif key.casefold() in seen:
+                errors.append(
+                    f"{_where(number, 'id')}: " + _("“%(id)s” is also the id of row %(other)s") % {"id": key, "other": seen[key.casefold()]}
+                )
+                ok = False
+            else:
+                seen[key.casefold()] = number
+        if values["culture"] and not _CULTURE.match(values["culture"]):
+            errors.append(
+                f"{_where(number, 'culture')}: "
+                + _("“%(culture)s”: use lowercase letters, e.g. american or chinese") % {"culture": values["culture"]}
+            )
+            ok = False
+        image = _check_image(source, number, values["image"], errors)
+        if ok and image is not None:
+            checked.append(_Row(number, key, values["title"], values["artist"], values["date"], values["culture"],
+                                values["comment"], image[0], image[1]))
+    if not rows and not errors:
+        errors.append(_("the file holds no artworks"))
+    return checked, errors
+
+
+# --- Writing -------------------------------------------------------------------------------------
+
+
+def artworks_import(*, name: str, source, user=None, filename: str = "", description: str = "") -> ArtworkCollection:
+    """Validate a whole folder, .zip or data file and create the collection ``name``, or raise ArtworkImportError.
+
+    ``source`` is a folder, a .zip, .csv or .jsonl path, zip bytes or an uploaded zip file.
+    """
+    name = (name or "").strip()
+    errors: list[str] = []
+    if not name:
+        errors.append(_("collection: a name is required"))
+    elif len(name) > 200:
+        errors.append(_("collection: the name is longer than 200 characters"))
+    elif ArtworkCollection.objects.filter(name=name).exists():
+        errors.append(_("collection: a collection “%(name)s” already exists; choose a new name") % {"name": name})
+    reader = _open_source(source, filename)
+    try:
+        raw = reader.read(reader.data_name)
+    except _TooLarge as exc:
+        raise ArtworkImportError(errors + [_too_large(exc.name, exc.size)]) from None
+    rows, file_errors = _read_rows(raw or b"", reader.data_name)
+    errors += file_errors
+    checked, row_errors = _check_rows(reader, rows)
+    errors += row_errors
+    if errors:
+        raise ArtworkImportError(errors)
+
+    written: list[str] = []
+    try:
+        with transaction.atomic():
+            collection = ArtworkCollection.objects.create(
+                name=name, description=description, created_by=user if user is not None and user.is_authenticated else None
+            )
+            for position, row in enumerate(checked):
+                artwork = CollectionArtwork(
+                    collection=collection,
+                    key=row.key,
+                    title=row.title,
+                    artist=row.artist,
+                    date=row.date,
+                    culture=row.culture,
+                    comment=row.comment,
+                    image_sha256=hashlib.sha256(row.image).hexdigest(),
+                    position=position,
+                )
+                # upload_to adds the "collections/" folder.
+                artwork.image.save(f"{collection.pk}/{row.key}.{row.extension}", ContentFile(row.image), save=False)
+                written.append(artwork.image.name)
+                artwork.save()
+    except IntegrityError:
+        _delete_files(written)
+        # Two imports of one name at once: the unique constraint decided.
+        raise ArtworkImportError([_("collection: a collection “%(name)s” already exists; choose a new name") % {"name": name}]) from None
+    except BaseException:
+        _delete_files(written)
+        raise
+    return collection
+
+
+def _delete_files(names: list[str]):
+    for name in names:
+        try:
+            default_storage.delete(name)
+        except OSError:
+            pass
+
+
+# --- Researcher edits ----------------------------------------------------------------------------
+
+
+def _user(user):
+    return user if user is not None and getattr(user, "is_authenticated", False) else None
+
+
+def _symbol_users(artwork: CollectionArtwork, symbol: str) -> list[str]:
+    return list(
+        artwork.questions.filter(type=ArtworkQuestionType.ATTUNED, symbol=symbol).order_by("position").values_list("key", flat=True)
+    )
+
+
+@transaction.atomic
+def element_save(
+    *, artwork: CollectionArtwork, name: str, is_symbol: bool, meaning: str = "", element: ArtworkElement | None = None, user=None
+) -> ArtworkElement:
+    """Create an element of ``artwork`` or update ``element``; renaming a symbol renames it in its questions."""
+    name = (name or "").strip()
+    meaning = (meaning or "").strip()
+    errors: dict[str, list[str]] = {}
+    if not name:
+        errors["name"] = [_("A name is required.")]
+    elif len(name) > 200:
+        errors["name"] = [_("The name is longer than 200 characters.")]
+    elif artwork.elements.filter(name__iexact=name).exclude(pk=getattr(element, "pk", None)).exists():
+        errors["name"] = [_("The artwork already has an element “%(name)s”.") % {"name": name}]
+    if element is not None and element.is_symbol and not is_symbol:
+        used = _symbol_users(artwork, element.name)
+        if used:
+            errors["is_symbol"] = [
+                _("“%(name)s” is the symbol of the attuned questions %(keys)s; change or delete them first.")
+                % {"name": element.name, "keys": ", ".join(used)}
+            ]
+    if errors:
+        raise ArtworkEditError(errors)
+    if element is None:
+        position = (artwork.elements.aggregate(top=Max("position"))["top"] or 0) + 1
+        return ArtworkElement.objects.create(
+            artwork=artwork, name=name, is_symbol=bool(is_symbol), meaning=meaning, position=position, edited_by=_user(user)
+        )
+    old_name = element.name
+    element.name, element.is_symbol, element.meaning, element.edited_by = name, bool(is_symbol), meaning, _user(user)
+    element.save(update_fields=["name", "is_symbol", "meaning", "edited_by"])
+    if old_name != name:
+        artwork.questions.filter(type=ArtworkQuestionType.ATTUNED, symbol=old_name).update(symbol=name, edited_by=_user(user))
+    return element
+
+
+def element_delete(*, element: ArtworkElement, user=None) -> None:
+    used = _symbol_users(element.artwork, element.name) if element.is_symbol else []
+    if used:
+        raise ArtworkEditError(
+            {"": [_("“%(name)s” is the symbol of the attuned questions %(keys)s; change or delete them first.")
+                  % {"name": element.name, "keys": ", ".join(used)}]}
+        )
+    element.delete()
+
+
+def _question_errors(*, artwork, instance, type, symbol, text, answer, distractors, key) -> dict[str, list[str]]:
+    errors: dict[str, list[str]] = {}
+    if type not in ArtworkQuestionType.values:
+        errors["type"] = [_("Choose attuned or agnostic.")]
+    if not text:
+        errors["question"] = [_("The question is required.")]
+    if not answer:
+        errors["answer"] = [_("The answer is required.")]
+    if len(distractors) != DISTRACTORS or any(not d for d in distractors):
+        errors.setdefault("distractors", []).append(
+            _("Give exactly %(n)s distractors; %(got)s are filled in.") % {"n": DISTRACTORS, "got": sum(1 for d in distractors if d)}
+        )
+    folded = [d.casefold() for d in distractors if d]
+    if len(set(folded)) != len(folded):
+        errors.setdefault("distractors", []).append(_("The distractors must all differ."))
+    if answer and answer.casefold() in folded:
+        errors.setdefault("distractors", []).append(_("A distractor equals the answer."))
+    if type == ArtworkQuestionType.ATTUNED:
+        symbols = set(artwork.elements.filter(is_symbol=True).values_list("name", flat=True))
+        if not symbol:
+            errors["symbol"] = [_("A culturally attuned question is about one of the artwork's symbols: choose it.")]
+        elif symbol not in symbols:
+            errors["symbol"] = [_("“%(symbol)s” is not an element of this artwork marked as a symbol.") % {"symbol": symbol}]
+    if key:
+        if len(key) > 120 or not _KEY.match(key):
+            errors["key"] = [_("Use letters, digits, '.', '_' and '-' only (at most 120).")]
+        elif artwork.questions.filter(key=key).exclude(pk=getattr(instance, "pk", None)).exists():
+            errors["key"] = [_("The artwork already has a question “%(key)s”.") % {"key": key}]
+    return errors
+
+
+@transaction.atomic
+def question_save(
+    *,
+    artwork: CollectionArtwork,
+    type: str,
+    text: str,
+    answer: str,
+    distractors: list[str],
+    symbol: str = "",
+    key: str = "",
+    instance: ArtworkQuestion | None = None,
+    user=None,
+) -> ArtworkQuestion:
+    """Create a question of ``artwork`` or update ``instance``: one answer, five distinct distractors.
+
+    A culturally attuned question names one of the artwork's symbols; an agnostic one none.
+    """
+    text, answer, symbol, key = (text or "").strip(), (answer or "").strip(), (symbol or "").strip(), (key or "").strip()
+    distractors = [str(d or "").strip() for d in (distractors or [])]
+    errors = _question_errors(
+        artwork=artwork, instance=instance, type=type, symbol=symbol, text=text, answer=answer, distractors=distractors, key=key
+    )
+    if errors:
+        raise ArtworkEditError(errors)
+    if type == ArtworkQuestionType.AGNOSTIC:
+        symbol = ""
+    if instance is None:
+        position = (artwork.questions.aggregate(top=Max("position"))["top"] or 0) + 1
+        if not key:
+            n = artwork.questions.count() + 1
+            while artwork.questions.filter(key=f"{artwork.key}-q{n}").exists():
+                n += 1
+            key = f"{artwork.key}-q{n}"
+        return ArtworkQuestion.objects.create(
+            artwork=artwork, key=key, type=type, symbol=symbol, question=text, answer=answer,
+            distractors=distractors, position=position, edited_by=_user(user),
+        )
+    instance.type, instance.symbol, instance.question, instance.answer = type, symbol, text, answer
+    instance.distractors, instance.edited_by = distractors, _user(user)
+    if key:
+        instance.key = key
+    instance.save(update_fields=["type", "symbol", "question", "answer", "distractors", "edited_by", "key"])
+    return instance
+
+
+def question_delete(*, question: ArtworkQuestion, user=None) -> None:
+    question.delete()
+
+
+def artwork_background_save(*, artwork: CollectionArtwork, background: str, user=None) -> CollectionArtwork:
+    artwork.background = (background or "").strip()
+    artwork.save(update_fields=["background"])
+    return artwork
+
+
+def artwork_mark_reviewed(*, artwork: CollectionArtwork, user, reviewed: bool = True) -> CollectionArtwork:
+    """Record who checked the artwork's symbols and questions (``reviewed=False`` withdraws it)."""
+    artwork.reviewed_by = _user(user) if reviewed else None
+    artwork.reviewed_at = timezone.now() if reviewed else None
+    artwork.save(update_fields=["reviewed_by", "reviewed_at"])
+    return artwork

@@ -1,0 +1,98 @@
+"""Artwork pipeline runs: the list with the new-run form, the live progress page (cancel,
+resume, failed items with their kept replies) and one artwork's candidates and scores."""
+
+from django import forms
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_GET, require_http_methods
+
+from annotation.decorators import role_required
+from annotation.roles import RESEARCHER
+
+from ..models import ArtworkCollection, ModelConfig, RunStatus
+from ..selectors_artwork_pipeline import (
+    artwork_run_artwork_detail,
+    artwork_run_artworks,
+    artwork_run_failed_items,
+    artwork_run_list,
+    artwork_run_progress,
+)
+from ..services.artwork_pipeline import PipelineError, artwork_run_cancel, artwork_run_resume, artwork_run_start
+from .common import add_service_errors
+
+ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
+
+
+class ArtworkRunForm(forms.Form):
+    collection = forms.ModelChoiceField(queryset=ArtworkCollection.objects.order_by("name"),
+                                        label=gettext_lazy("Collection"))
+    speaker = forms.ModelChoiceField(queryset=ModelConfig.objects.order_by("name"), label=gettext_lazy("Speaker model"),
+                                     help_text=gettext_lazy("Writes the descriptions and builds the questions."))
+    listener = forms.ModelChoiceField(queryset=ModelConfig.objects.order_by("name"),
+                                      label=gettext_lazy("Listener model"),
+                                      help_text=gettext_lazy("The simulated listener; the paper uses another model."))
+    samples = forms.IntegerField(min_value=1, max_value=50, initial=10, label=gettext_lazy("Pragmatic samples"))
+    lam = forms.FloatField(min_value=0, max_value=1, initial=0.0, label=gettext_lazy("Lambda (Eq. 5)"),
+                           help_text=gettext_lazy("Weight of the description's own likelihood; 0 is Eq. 4."))
+    limit = forms.IntegerField(min_value=1, required=False, label=gettext_lazy("Only the first N artworks"))
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(RESEARCHER)
+def artwork_run_list_page(request):
+    form = ArtworkRunForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            run = artwork_run_start(collection=data["collection"], speaker=data["speaker"], listener=data["listener"],
+                                    samples=data["samples"], lam=data["lam"], limit=data["limit"], user=request.user)
+        except ValidationError as exc:
+            add_service_errors(form, exc)
+        else:
+            messages.success(request, _("Pipeline run #%(id)s started.") % {"id": run.pk})
+            return redirect("evaluation:artwork_run_detail", pk=run.pk)
+    rows = [{"run": run, **artwork_run_progress(run=run)} for run in artwork_run_list()[:100]]
+    status = 400 if request.method == "POST" else 200
+    return render(request, "evaluation/artwork_run_list.html", {"rows": rows, "form": form}, status=status)
+
+
+def _detail_context(run) -> dict:
+    return {"run": run, "progress": artwork_run_progress(run=run), "polling": run.status in ACTIVE}
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(RESEARCHER)
+def artwork_run_detail(request, pk: int):
+    run = get_object_or_404(artwork_run_list(), pk=pk)
+    if request.method == "POST":
+        action = request.POST.get("action")
+        try:
+            if action == "cancel":
+                artwork_run_cancel(run=run, user=request.user)
+                messages.success(request, _("The run was cancelled."))
+            elif action == "resume":
+                artwork_run_resume(run=run, user=request.user, retry_failed=bool(request.POST.get("retry_failed")))
+                messages.success(request, _("The run was queued again."))
+            else:
+                messages.error(request, _("Unknown action."))
+        except PipelineError as exc:
+            messages.error(request, str(exc))
+        return redirect("evaluation:artwork_run_detail", pk=run.pk)
+    context = _detail_context(run)
+    if request.htmx and not request.htmx.history_restore_request:
+        context["finished_now"] = not context["polling"]
+        return render(request, "evaluation/artwork_run_detail.html#artwork-run-progress", context)
+    context.update(failed_items=artwork_run_failed_items(run=run)[:200], artworks=artwork_run_artworks(run=run))
+    return render(request, "evaluation/artwork_run_detail.html", context)
+
+
+@require_GET
+@role_required(RESEARCHER)
+def artwork_run_artwork(request, pk: int, artwork_pk: int):
+    run = get_object_or_404(artwork_run_list(), pk=pk)
+    artwork = get_object_or_404(artwork_run_artworks(run=run), pk=artwork_pk)
+    context = {"run": run, "artwork": artwork, **artwork_run_artwork_detail(run=run, artwork=artwork)}
+    return render(request, "evaluation/artwork_run_artwork.html", context)
