@@ -106,4 +106,39 @@ def demo_collection_ensure(*, folder: Path, user=None):
         user=user,
         description="Six artworks drawn by code for the demo (three American, three Chinese), with our own comments.",
     )
+    demo_annotations_ensure(collection=collection, user=user)
     return collection, True
+
+
+def demo_annotations_ensure(*, collection, user=None) -> int:
+    """Our own elements and questions for the demo artworks, as a researcher would have reviewed them.
+
+    The built-in 135M model rarely writes the strict JSON of the construction prompts, so the
+    demo ships them: the pipeline then skips those steps and runs the speakers and the listener.
+    Artworks that already have elements or questions keep them. Returns the artworks filled.
+    """
+    import json
+
+    from ..services.artworks import element_save, question_save
+
+    annotations = json.loads((Path(__file__).parent / "annotations.json").read_text(encoding="utf-8"))
+    filled = 0
+    for artwork in collection.artworks.all():
+        data = annotations.get(artwork.key)
+        if data is None or artwork.elements.exists() or artwork.questions.exists():
+            continue
+        for element in data["elements"]:
+            element_save(artwork=artwork, name=element["name"], is_symbol=element["is_symbol"], user=user)
+        for question in data["questions"]:
+            question_save(
+                artwork=artwork,
+                type=question["type"],
+                text=question["question"],
+                answer=question["answer"],
+                distractors=question["distractors"],
+                symbol=question["symbol"],
+                key=question["id"],
+                user=user,
+            )
+        filled += 1
+    return filled

@@ -253,3 +253,22 @@ def test_the_demo_folder_is_deterministic_and_labelled(tmp_path):
     collection, created = demo_collection_ensure(folder=first)
     assert created and collection.artworks.count() == 6
     assert demo_collection_ensure(folder=first) == (collection, False)
+
+
+def test_it_ships_reviewed_elements_and_questions_with_the_demo_collection(settings, tmp_path):
+    from evaluation.demo import demo_collection_ensure
+    from evaluation.models import ArtworkQuestion
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    collection, created = demo_collection_ensure(folder=tmp_path / "demo")
+    assert created
+    for artwork in collection.artworks.all():
+        symbols = set(artwork.elements.filter(is_symbol=True).values_list("name", flat=True))
+        assert symbols and artwork.elements.filter(is_symbol=False).exists()
+        questions = list(artwork.questions.all())
+        assert {q.type for q in questions} == {"attuned", "agnostic"}
+        for question in questions:
+            assert len(set(question.distractors)) == 5 and question.answer not in question.distractors
+            if question.type == "attuned":
+                assert question.symbol in symbols
+    assert ArtworkQuestion.objects.filter(artwork__collection=collection).count() >= 12
