@@ -108,6 +108,8 @@ class ArtworkPipelineRun(models.Model):
     collection = models.ForeignKey(ArtworkCollection, on_delete=models.PROTECT, related_name="pipeline_runs")
     speaker = models.ForeignKey(ModelConfig, on_delete=models.PROTECT, related_name="+")
     listener = models.ForeignKey(ModelConfig, on_delete=models.PROTECT, related_name="+")
+    # Builds symbols, background and questions (the paper used GPT-5 for these); the speaker when unset.
+    builder = models.ForeignKey(ModelConfig, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
     # Listener groups the descriptions are written for, e.g. ["american", "chinese"].
     groups = models.JSONField(default=list)
     samples = models.PositiveSmallIntegerField(default=10)
@@ -130,6 +132,10 @@ class ArtworkPipelineRun(models.Model):
 
     def __str__(self):
         return f"pipeline #{self.pk} {self.collection.name}"
+
+    @property
+    def construction_model(self) -> ModelConfig:
+        return self.builder or self.speaker
 
 
 class PipelineItem(models.Model):

@@ -139,6 +139,7 @@ def artwork_report(*, run: ArtworkPipelineRun) -> dict:
             "id": run.pk,
             "collection": run.collection.name,
             "speaker": run.speaker.name,
+            "builder": run.construction_model.name,
             "listener": run.listener.name,
             "status": run.status,
             "groups": list(run.groups or []),

@@ -98,7 +98,7 @@ def test_it_runs_every_step_end_to_end_and_sends_the_image_as_a_data_url(collect
     assert all(len(a.option_scores) == 6 for a in answers)
     urls = server.image_urls()
     assert urls and all(url.startswith("data:image/png;base64,") for url in urls)
-    assert run.reproducibility["image_seen"] == {"speaker": True, "listener": True}
+    assert run.reproducibility["image_seen"] == {"builder": True, "speaker": True, "listener": True}
     assert set(run.items.values_list("image_seen", flat=True)) == {True}
     # Kept messages hold the image's digest, not its bytes.
     kept = json.dumps(list(run.items.values_list("messages", flat=True)))
@@ -251,8 +251,23 @@ def test_it_runs_on_the_builtin_smollm2_and_fails_cleanly(smollm2, collection):
 
     assert run.status in (RunStatus.DONE, RunStatus.FAILED)
     assert not run.items.filter(status=ItemStatus.PENDING).exists()
-    assert run.reproducibility["image_seen"] == {"speaker": False, "listener": False}
+    assert run.reproducibility["image_seen"] == {"builder": False, "speaker": False, "listener": False}
     assert True not in set(run.items.values_list("image_seen", flat=True))
     for item in run.items.filter(status=ItemStatus.FAILED, step=PipelineStep.SYMBOLS):
         assert item.error and item.attempts == 3 and item.response  # the unparseable reply is kept
     assert SpeakerCandidate.objects.filter(run=run, speaker="base").count() == 2
+
+
+def test_it_builds_the_questions_with_the_builder_model_when_one_is_chosen(collection, speaker, listener, server):
+    builder = ModelConfig.objects.create(name="builder", provider=Provider.OPENAI, base_url=server.base_url,
+                                         model_id="fake-builder", timeout=5.0, max_concurrency=2)
+    run = run_pipeline(collection, speaker, listener, builder=builder, samples=1, limit=1)
+    assert run.status == RunStatus.DONE, run.error
+    by_model = {}
+    for body in server.bodies():
+        text = str(body["messages"])
+        kind = "construction" if ("plausible_answers" in text or "Non-symbols" in text or "Art Comment" in text) else "other"
+        by_model.setdefault(kind, set()).add(body["model"])
+    assert by_model["construction"] == {"fake-builder"}
+    assert "fake-builder" not in by_model["other"]
+    assert "fake-builder" in str(run.reproducibility["builder"])

@@ -22,6 +22,8 @@ class Command(BaseCommand):
         parser.add_argument("--collection", required=True)
         parser.add_argument("--speaker", required=True, help="A model name (python manage.py add_model ...).")
         parser.add_argument("--listener", required=True, help="A model name; the paper uses a different model.")
+        parser.add_argument("--builder", help="A model name for the symbols, background and questions "
+                            "(default: the speaker); the paper used GPT-5 for these.")
         parser.add_argument("--samples", type=int, default=10, help="Pragmatic speaker samples (default 10).")
         parser.add_argument("--limit", type=int, help="Only the first N artworks.")
         parser.add_argument("--lambda", dest="lam", type=float, default=0.0,
@@ -35,8 +37,10 @@ class Command(BaseCommand):
         collection = lookup(ArtworkCollection, o["collection"], "collection")
         speaker = lookup(ModelConfig, o["speaker"], "model")
         listener = lookup(ModelConfig, o["listener"], "model")
+        builder = lookup(ModelConfig, o["builder"], "model") if o["builder"] else None
         try:
-            run = artwork_run_start(collection=collection, speaker=speaker, listener=listener, samples=o["samples"],
+            run = artwork_run_start(collection=collection, speaker=speaker, listener=listener, builder=builder,
+                                    samples=o["samples"],
                                     lam=o["lam"], limit=o["limit"], groups=o["groups"].split(","),
                                     max_tokens=o["max_tokens"], enqueue=not o["wait"])
         except ValidationError as exc:

@@ -42,6 +42,7 @@ def artwork_run_start(
     collection: ArtworkCollection,
     speaker: ModelConfig,
     listener: ModelConfig,
+    builder: ModelConfig | None = None,
     samples: int = 10,
     lam: float = 0.0,
     limit: int | None = None,
@@ -80,13 +81,17 @@ def artwork_run_start(
     if not artworks:
         raise ValidationError({"collection": _("the collection has no artworks")})
     run = ArtworkPipelineRun.objects.create(
-        collection=collection, speaker=speaker, listener=listener, groups=groups, samples=samples,
+        collection=collection, speaker=speaker, listener=listener, builder=builder, groups=groups, samples=samples,
         temperature=temperature, lam=lam, word_limit=word_limit, limit=limit, created_by=user,
         reproducibility={
             "speaker": _model_facts(speaker),
             "listener": _model_facts(listener),
-            # The construction steps run on the speaker model.
-            "image_seen": {"speaker": sees_images(speaker), "listener": sees_images(listener)},
+            "builder": _model_facts(builder or speaker),
+            "image_seen": {
+                "builder": sees_images(builder or speaker),
+                "speaker": sees_images(speaker),
+                "listener": sees_images(listener),
+            },
             "prompts_hash": artwork_prompts.prompts_hash(),
             "max_tokens": max_tokens,
             "packages": _package_versions(),

@@ -75,10 +75,10 @@ def max_tokens_for(run: ArtworkPipelineRun, step: str) -> int:
 
 
 def _ask_json(run, item, prompt: str, parse) -> tuple[object, StepResult]:
-    """Ask with the speaker model until ``parse`` accepts the reply: at most REPLY_ATTEMPTS
+    """Ask with the construction model until ``parse`` accepts the reply: at most REPLY_ATTEMPTS
     requests, each different (the seed, and the previous error as feedback), so neither the
     cache nor a deterministic server can hand back the same invalid reply."""
-    model = run.speaker
+    model = run.construction_model
     vision = sees_images(model)
     base = user_messages(prompt, item.artwork, vision=vision)
     messages, text, error = base, "", ""
