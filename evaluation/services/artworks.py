@@ -11,18 +11,18 @@ import hashlib
 import io
 import json
 import re
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 import pandas as pd
-from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext as _
+
+from annotation.packages import FolderPackage, PackageError, TooLarge, ZipPackage, package_open
 
 from ..models_artwork import ArtworkCollection, ArtworkElement, ArtworkQuestion, ArtworkQuestionType, CollectionArtwork
 
@@ -56,66 +56,15 @@ class ArtworkEditError(ValueError):
 # --- Reading the source --------------------------------------------------------------------------
 
 
-def _max_bytes() -> int:
-    return settings.VIVID_IMPORT_MAX_BYTES
+class _Source:
+    """The package and the name of its data file (artworks.csv or artworks.jsonl)."""
 
-
-def _too_large(name: str, size: int) -> str:
-    return _("%(name)s: %(size)s bytes; the limit is %(limit)s bytes") % {
-        "name": name,
-        "size": f"{size:,}",
-        "limit": f"{_max_bytes():,}",
-    }
-
-
-class _TooLarge(Exception):
-    def __init__(self, name: str, size: int):
-        self.name, self.size = name, size
-
-
-class _Folder:
-    def __init__(self, root: Path, data_name: str | None = None):
-        self.root = root.resolve()
-        self.data_name = data_name or _pick_data_file([p.name for p in self.root.iterdir() if p.is_file()])
+    def __init__(self, package: FolderPackage | ZipPackage, data_name: str | None = None):
+        self.package = package
+        self.data_name = data_name or _pick_data_file(package.top_level_files())
 
     def read(self, relative: str) -> bytes | None:
-        path = (self.root / relative).resolve()
-        # A symlink may point outside the folder even when the written path does not.
-        if not path.is_relative_to(self.root) or not path.is_file():
-            return None
-        size = path.stat().st_size
-        if size > _max_bytes():
-            raise _TooLarge(relative, size)
-        return path.read_bytes()
-
-
-class _Zip:
-    def __init__(self, archive: zipfile.ZipFile):
-        self.archive = archive
-        self.infos = {
-            info.filename: info
-            for info in archive.infolist()
-            if not info.is_dir() and not info.filename.startswith("__MACOSX/")
-        }
-        at_root = [name for name in self.infos if "/" not in name]
-        self.prefix = ""
-        if not any(name in DATA_FILES for name in at_root):
-            # A zip made by compressing the folder holds it as its single top-level folder.
-            tops = {name.split("/", 1)[0] for name in self.infos if "/" in name}
-            candidates = [top for top in tops if any(f"{top}/{data}" in self.infos for data in DATA_FILES)]
-            if len(candidates) == 1:
-                self.prefix = candidates[0] + "/"
-        inside = [name[len(self.prefix):] for name in self.infos if name.startswith(self.prefix)]
-        self.data_name = _pick_data_file([name for name in inside if "/" not in name])
-
-    def read(self, relative: str) -> bytes | None:
-        info = self.infos.get(self.prefix + relative)
-        if info is None:
-            return None
-        # The declared size is checked before inflating, so a zip bomb is refused unread.
-        if info.file_size > _max_bytes():
-            raise _TooLarge(relative, info.file_size)
-        return self.archive.read(info)
+        return self.package.read(relative)
 
 
 def _pick_data_file(names: list[str]) -> str:
@@ -127,42 +76,14 @@ def _pick_data_file(names: list[str]) -> str:
     return found[0]
 
 
-def _zip(data: bytes, name: str) -> _Zip:
+def _open_source(source, filename: str) -> _Source:
+    if isinstance(source, (str, Path)) and Path(source).is_file() and Path(source).suffix.lower() in {".csv", ".jsonl"}:
+        # The data file itself: its images are relative to its folder.
+        return _Source(FolderPackage(Path(source).parent), data_name=Path(source).name)
     try:
-        return _Zip(zipfile.ZipFile(io.BytesIO(data)))
-    except zipfile.BadZipFile:
-        raise ArtworkImportError([_("%(name)s: not a zip file") % {"name": name}]) from None
-
-
-def _open_source(source, filename: str):
-    if isinstance(source, (str, Path)):
-        path = Path(source)
-        if path.is_dir():
-            return _Folder(path)
-        if path.is_file():
-            if path.suffix.lower() in {".csv", ".jsonl"}:
-                # The data file itself: its images are relative to its folder.
-                return _Folder(path.parent, data_name=path.name)
-            if path.stat().st_size > _max_bytes():
-                raise ArtworkImportError([_too_large(path.name, path.stat().st_size)])
-            return _zip(path.read_bytes(), path.name)
-        raise ArtworkImportError([_("%(path)s: no such folder, .zip, .csv or .jsonl file") % {"path": path}])
-    if isinstance(source, (bytes, bytearray)):
-        data = bytes(source)
-    elif hasattr(source, "read"):
-        size = getattr(source, "size", None)
-        name = filename or getattr(source, "name", "") or "upload"
-        if size is not None and size > _max_bytes():
-            raise ArtworkImportError([_too_large(name, size)])
-        if hasattr(source, "seek"):
-            source.seek(0)
-        data = source.read()
-    else:
-        raise TypeError(f"unsupported artwork source {type(source).__name__}")
-    name = filename or getattr(source, "name", "") or "upload"
-    if len(data) > _max_bytes():
-        raise ArtworkImportError([_too_large(name, len(data))])
-    return _zip(data, name)
+        return _Source(package_open(source=source, markers=DATA_FILES, filename=filename))
+    except PackageError as exc:
+        raise ArtworkImportError(exc.errors) from None
 
 
 def _where(row: int, column: str) -> str:
@@ -266,8 +187,8 @@ def _check_image(source, number: int, image: str, errors: list[str]) -> tuple[by
         return None
     try:
         content = source.read(path.as_posix())
-    except _TooLarge as exc:
-        errors.append(f"{where}: " + _too_large(exc.name, exc.size))
+    except TooLarge as exc:
+        errors.append(f"{where}: " + exc.message())
         return None
     if content is None:
         errors.append(f"{where}: " + _("“%(path)s” is not in the folder") % {"path": image})
@@ -346,8 +267,8 @@ def artworks_import(*, name: str, source, user=None, filename: str = "", descrip
     reader = _open_source(source, filename)
     try:
         raw = reader.read(reader.data_name)
-    except _TooLarge as exc:
-        raise ArtworkImportError(errors + [_too_large(exc.name, exc.size)]) from None
+    except TooLarge as exc:
+        raise ArtworkImportError(errors + [exc.message()]) from None
     rows, file_errors = _read_rows(raw or b"", reader.data_name)
     errors += file_errors
     checked, row_errors = _check_rows(reader, rows)

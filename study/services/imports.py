@@ -12,15 +12,15 @@ import io
 import json
 import math
 import re
-import zipfile
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
-from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.core.validators import validate_slug
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
+
+from annotation.packages import FolderPackage, PackageError, TooLarge, ZipPackage, package_open
 
 from ..models import (
     Artwork,
@@ -62,108 +62,23 @@ class StudyImportError(ValueError):
 # --- Reading the package -------------------------------------------------------------------------
 
 
-def _max_bytes() -> int:
-    return settings.VIVID_IMPORT_MAX_BYTES
-
-
-class _FolderPackage:
-    def __init__(self, root: Path):
-        self.root = root.resolve()
-
-    def read(self, relative: str) -> bytes | None:
-        path = (self.root / relative).resolve()
-        # A symlink may point outside the package even when the written path does not.
-        if not path.is_relative_to(self.root) or not path.is_file():
-            return None
-        if path.stat().st_size > _max_bytes():
-            raise _TooLarge(relative, path.stat().st_size)
-        return path.read_bytes()
-
-
-class _ZipPackage:
-    def __init__(self, archive: zipfile.ZipFile):
-        self.archive = archive
-        names = [
-            info.filename
-            for info in archive.infolist()
-            if not info.is_dir() and not info.filename.startswith("__MACOSX/")
-        ]
-        self.infos = {info.filename: info for info in archive.infolist() if not info.is_dir()}
-        if PACKAGE_FILE in self.infos:
-            self.prefix = ""
-        else:
-            tops = {name.split("/", 1)[0] for name in names if "/" in name}
-            candidates = [top for top in tops if f"{top}/{PACKAGE_FILE}" in self.infos]
-            if len(candidates) != 1:
-                raise StudyImportError(
-                    [_("%(file)s: not found at the root of the zip or in its single top-level folder")
-                     % {"file": PACKAGE_FILE}]
-                )
-            self.prefix = candidates[0] + "/"
-
-    def read(self, relative: str) -> bytes | None:
-        info = self.infos.get(self.prefix + relative)
-        if info is None:
-            return None
-        # The declared size is checked before inflating, so a zip bomb is refused unread.
-        if info.file_size > _max_bytes():
-            raise _TooLarge(relative, info.file_size)
-        return self.archive.read(info)
-
-
-class _TooLarge(Exception):
-    def __init__(self, name: str, size: int):
-        self.name, self.size = name, size
-
-
-def _open_package(source, filename: str) -> _FolderPackage | _ZipPackage:
-    if isinstance(source, (str, Path)):
-        path = Path(source)
-        if path.is_dir():
-            return _FolderPackage(path)
-        if path.is_file():
-            if path.stat().st_size > _max_bytes():
-                raise StudyImportError([_too_large_message(path.name, path.stat().st_size)])
-            return _zip_package(path.read_bytes(), path.name)
-        raise StudyImportError([_("%(path)s: no such folder or .zip file") % {"path": path}])
-    if isinstance(source, (bytes, bytearray)):
-        data = bytes(source)
-    elif hasattr(source, "read"):
-        size = getattr(source, "size", None)
-        if size is not None and size > _max_bytes():
-            raise StudyImportError([_too_large_message(filename or getattr(source, "name", "upload"), size)])
-        if hasattr(source, "seek"):
-            source.seek(0)
-        data = source.read()
-    else:
-        raise TypeError(f"unsupported package source {type(source).__name__}")
-    name = filename or getattr(source, "name", "") or "upload"
-    if len(data) > _max_bytes():
-        raise StudyImportError([_too_large_message(name, len(data))])
-    return _zip_package(data, name)
-
-
-def _too_large_message(name: str, size: int) -> str:
-    return _("%(name)s: %(size)s bytes; the limit is %(limit)s bytes") % {
-        "name": name,
-        "size": f"{size:,}",
-        "limit": f"{_max_bytes():,}",
-    }
-
-
-def _zip_package(data: bytes, name: str) -> _ZipPackage:
+def _open_package(source, filename: str) -> FolderPackage | ZipPackage:
     try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
-    except zipfile.BadZipFile:
-        raise StudyImportError([_("%(name)s: not a zip file") % {"name": name}]) from None
-    return _ZipPackage(archive)
+        package = package_open(source=source, markers=(PACKAGE_FILE,), filename=filename)
+    except PackageError as exc:
+        raise StudyImportError(exc.errors) from None
+    if isinstance(package, ZipPackage) and not package.found:
+        raise StudyImportError(
+            [_("%(file)s: not found at the root of the zip or in its single top-level folder") % {"file": PACKAGE_FILE}]
+        )
+    return package
 
 
 def _read_json(package) -> tuple[dict, bytes]:
     try:
         raw = package.read(PACKAGE_FILE)
-    except _TooLarge as exc:
-        raise StudyImportError([_too_large_message(exc.name, exc.size)]) from None
+    except TooLarge as exc:
+        raise StudyImportError([exc.message()]) from None
     if raw is None:
         raise StudyImportError([_("%(file)s: not found in the package") % {"file": PACKAGE_FILE}])
     try:
@@ -360,8 +275,8 @@ class _Checker:
             return
         try:
             content = self.package.read(path.as_posix())
-        except _TooLarge as exc:
-            self.error(where, _too_large_message(exc.name, exc.size))
+        except TooLarge as exc:
+            self.error(where, exc.message())
             return
         if content is None:
             self.error(where, _("“%(path)s” is not in the package") % {"path": image})
