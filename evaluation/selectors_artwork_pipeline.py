@@ -18,9 +18,27 @@ def artwork_run_list():
 
 def artwork_run_progress(*, run: ArtworkPipelineRun) -> dict:
     """Counts per step in pipeline order, and the totals."""
-    rows = {row["step"]: row for row in PipelineItem.objects.filter(run=run).values("step").annotate(
-        total=Count("id"), done=Count("id", filter=Q(status=ItemStatus.DONE)),
-        failed=Count("id", filter=Q(status=ItemStatus.FAILED)))}
+    return artwork_runs_progress(runs=[run])[run.pk]
+
+
+def artwork_runs_progress(*, runs) -> dict[int, dict]:
+    """The progress of several runs in one query (the run list)."""
+    by_run: dict[int, dict] = {run.pk: {} for run in runs}
+    counts = (
+        PipelineItem.objects.filter(run__in=list(by_run))
+        .values("run_id", "step")
+        .annotate(
+            total=Count("id"),
+            done=Count("id", filter=Q(status=ItemStatus.DONE)),
+            failed=Count("id", filter=Q(status=ItemStatus.FAILED)),
+        )
+    )
+    for row in counts:
+        by_run[row["run_id"]][row["step"]] = row
+    return {pk: _progress(rows) for pk, rows in by_run.items()}
+
+
+def _progress(rows: dict) -> dict:
     steps = []
     for value, label in PipelineStep.choices:
         row = rows.get(value)

@@ -19,6 +19,7 @@ from ..selectors_artwork_pipeline import (
     artwork_run_failed_items,
     artwork_run_list,
     artwork_run_progress,
+    artwork_runs_progress,
 )
 from ..services.artwork_pipeline import PipelineError, artwork_run_cancel, artwork_run_resume, artwork_run_start
 from .common import add_service_errors
@@ -58,7 +59,9 @@ def artwork_run_list_page(request):
         else:
             messages.success(request, _("Pipeline run #%(id)s started.") % {"id": run.pk})
             return redirect("evaluation:artwork_run_detail", pk=run.pk)
-    rows = [{"run": run, **artwork_run_progress(run=run)} for run in artwork_run_list()[:100]]
+    runs = list(artwork_run_list()[:100])
+    progress = artwork_runs_progress(runs=runs)
+    rows = [{"run": run, **progress[run.pk]} for run in runs]
     status = 400 if request.method == "POST" else 200
     return render(request, "evaluation/artwork_run_list.html", {"rows": rows, "form": form}, status=status)
 

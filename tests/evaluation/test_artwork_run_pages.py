@@ -93,3 +93,19 @@ def test_it_forbids_non_researchers(outsider_client, annotator_client, finished,
     assert outsider_client.get(url).status_code == 403
     assert annotator_client.get(url).status_code == 403
     assert outsider_client.post(url, {"action": "cancel"}).status_code in (403, 405)
+
+
+def test_it_lists_runs_with_their_progress_in_a_fixed_number_of_queries(researcher_client, collection, model):  # noqa: F811
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert researcher_client.get(reverse("evaluation:artwork_run_list")).status_code == 200
+        return len(captured.captured_queries)
+
+    artwork_run_start(collection=collection, speaker=model, listener=model, samples=1, enqueue=False)
+    one = queries()
+    for _ in range(4):
+        artwork_run_start(collection=collection, speaker=model, listener=model, samples=1, enqueue=False)
+    assert queries() == one
