@@ -10,6 +10,7 @@ import zipfile
 from pathlib import Path
 
 from django.conf import settings
+from django.core.files.storage import default_storage
 from django.utils.translation import gettext as _
 
 
@@ -132,3 +133,12 @@ def _zip(data: bytes, name: str, markers: tuple[str, ...]) -> ZipPackage:
     except zipfile.BadZipFile:
         raise PackageError([_("%(name)s: not a zip file") % {"name": name}]) from None
     return ZipPackage(archive, markers)
+
+
+def storage_delete(names: list[str]) -> None:
+    """Remove files an import wrote before it failed; a file already gone is no error."""
+    for name in names:
+        try:
+            default_storage.delete(name)
+        except OSError:
+            pass

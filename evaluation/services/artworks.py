@@ -16,13 +16,12 @@ from pathlib import Path, PurePosixPath
 
 import pandas as pd
 from django.core.files.base import ContentFile
-from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from annotation.packages import FolderPackage, PackageError, TooLarge, ZipPackage, package_open
+from annotation.packages import FolderPackage, PackageError, TooLarge, ZipPackage, package_open, storage_delete
 
 from ..models_artwork import ArtworkCollection, ArtworkElement, ArtworkQuestion, ArtworkQuestionType, CollectionArtwork
 
@@ -299,21 +298,13 @@ def artworks_import(*, name: str, source, user=None, filename: str = "", descrip
                 written.append(artwork.image.name)
                 artwork.save()
     except IntegrityError:
-        _delete_files(written)
+        storage_delete(written)
         # Two imports of one name at once: the unique constraint decided.
         raise ArtworkImportError([_("collection: a collection “%(name)s” already exists; choose a new name") % {"name": name}]) from None
     except BaseException:
-        _delete_files(written)
+        storage_delete(written)
         raise
     return collection
-
-
-def _delete_files(names: list[str]):
-    for name in names:
-        try:
-            default_storage.delete(name)
-        except OSError:
-            pass
 
 
 # --- Researcher edits ----------------------------------------------------------------------------

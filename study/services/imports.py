@@ -7,7 +7,6 @@ package leaves neither rows nor files behind.
 """
 
 import hashlib
-import importlib.util
 import io
 import json
 import math
@@ -15,12 +14,11 @@ import re
 from pathlib import PurePosixPath
 
 from django.core.files.base import ContentFile
-from django.core.files.storage import default_storage
 from django.core.validators import validate_slug
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
-from annotation.packages import FolderPackage, PackageError, TooLarge, ZipPackage, package_open
+from annotation.packages import FolderPackage, PackageError, TooLarge, ZipPackage, package_open, storage_delete
 
 from ..models import (
     Artwork,
@@ -36,6 +34,7 @@ from ..models import (
     TermStatus,
 )
 from ..text import split_sentences
+from . import prep
 
 PACKAGE_FILE = "study.json"
 DISTRACTORS = 5
@@ -460,11 +459,11 @@ def study_import(*, source, user=None, filename: str = "", start_prepare: bool =
                 # import look failed; the study page offers to start the preparation again.
                 transaction.on_commit(lambda: _start_prepare(study), robust=True)
     except IntegrityError:
-        _delete_files(written)
+        storage_delete(written)
         # Two imports of one slug at once: the unique constraint decided.
         raise StudyImportError([f"slug: {_('a study “%(slug)s” already exists') % {'slug': data['slug']}}"]) from None
     except BaseException:
-        _delete_files(written)
+        storage_delete(written)
         raise
     return study
 
@@ -564,21 +563,5 @@ def _write(data: dict, raw: bytes, images: dict, user, written: list[str]) -> St
     return study
 
 
-def _delete_files(names: list[str]):
-    for name in names:
-        try:
-            default_storage.delete(name)
-        except OSError:
-            pass
-
-
 def _start_prepare(study: Study):
-    # The preparation service may be absent in a partial checkout; the study then waits
-    # for a manual "prepare" from its page.
-    if importlib.util.find_spec("study.services.prep") is None:
-        return
-    from . import prep
-
-    start = getattr(prep, "study_prepare_start", None)
-    if start is not None:
-        start(study=study)
+    prep.study_prepare_start(study=study)
