@@ -4,6 +4,7 @@ from django.urls import path
 
 from . import apis
 from .apis import artwork_report as artwork_report_apis
+from .apis import artwork_runs as artwork_run_apis
 from .apis import artworks as artwork_apis
 from .apis import scoring as scoring_apis
 from .views import artwork_report as artwork_report_views
@@ -74,6 +75,11 @@ api_urlpatterns = (
         # Artwork collections
         path("collections/", artwork_apis.CollectionListApi.as_view(), name="collection_list"),
         path("collections/<int:pk>/", artwork_apis.CollectionDetailApi.as_view(), name="collection_detail"),
+        # Artwork pipeline runs
+        path("artwork-runs/", artwork_run_apis.ArtworkRunListApi.as_view(), name="artwork_run_list"),
+        path("artwork-runs/<int:pk>/", artwork_run_apis.ArtworkRunDetailApi.as_view(), name="artwork_run_detail"),
+        path("artwork-runs/<int:pk>/cancel/", artwork_run_apis.ArtworkRunCancelApi.as_view(), name="artwork_run_cancel"),
+        path("artwork-runs/<int:pk>/resume/", artwork_run_apis.ArtworkRunResumeApi.as_view(), name="artwork_run_resume"),
         # Artwork report
         path("artwork-runs/<int:pk>/report/", artwork_report_apis.ArtworkReportApi.as_view(), name="artwork_report"),
     ],
