@@ -9,6 +9,7 @@ from study.services import simulation
 from study.services.imports import study_import
 from study.services.studies import study_launch
 from tests.evaluation.artwork_report_factories import make_pipeline_run
+from tests.evaluation.test_artwork_pipeline import collection, listener, media, server, speaker  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.django_db
 
@@ -43,3 +44,33 @@ def test_it_imports_an_exported_pipeline_package_and_synthetic_participants_fini
     assert all(any(code in o.final_url for code in codes) for o in outcomes)
     assert Participant.objects.filter(study=study, is_test=True).count() == 2
     assert set(Participant.objects.filter(study=study).values_list("group", flat=True)) == {"american", "chinese"}
+
+
+def test_it_imports_the_package_of_a_real_pipeline_run(collection, speaker, listener, tmp_path, researcher):  # noqa: F811
+    """The whole path: the pipeline (loopback OpenAI-compatible server) builds the questions and
+    both descriptions, the export writes the package, the study imports and runs it."""
+    from evaluation.models import RunStatus
+    from evaluation.services.artwork_export import artwork_study_package
+    from evaluation.services.artwork_pipeline import artwork_run_execute, artwork_run_start
+
+    from django.core.files.base import ContentFile
+
+    from .factories import png_bytes
+
+    for artwork in collection.artworks.all():  # the pipeline fixture's image is a stub; the study checks images
+        artwork.image.save(f"{artwork.key}.png", ContentFile(png_bytes(artwork.key)))
+    run = artwork_run_start(collection=collection, speaker=speaker, listener=listener, samples=2, enqueue=False)
+    run = artwork_run_execute(run_id=run.pk)
+    assert run.status == RunStatus.DONE, run.error
+    folder = artwork_study_package(run=run, out=tmp_path / "package")
+    study = study_import(source=folder, user=researcher, start_prepare=False)
+    built = Artwork.objects.get(study=study, is_qc=False)
+    assert built.questions.filter(type="attuned").exists() and built.questions.filter(type="agnostic").count() == 2
+    assert set(Description.objects.filter(artwork=built).values_list("speaker", "listener")) == {
+        ("base", "american"), ("pragmatic", "american"), ("base", "chinese"), ("pragmatic", "chinese")
+    }
+    Study.objects.filter(pk=study.pk).update(highlight_status=PrepStatus.READY, terms_status=PrepStatus.READY)
+    study = study_launch(study=Study.objects.get(pk=study.pk), user=researcher)
+    outcomes = simulation.test_responses_generate(study=study, n=2, seed=3)
+    assert [o.errors for o in outcomes] == [[], []]
+    assert all(study.completion_code in o.final_url or study.screenout_code in o.final_url for o in outcomes)
