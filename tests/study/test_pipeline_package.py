@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from django.core.files.base import ContentFile
 
 from study.models import Artwork, Description, DescriptionPair, Participant, PrepStatus, Study, StudyStatus
 from study.services import simulation
@@ -10,6 +11,8 @@ from study.services.imports import study_import
 from study.services.studies import study_launch
 from tests.evaluation.artwork_report_factories import make_pipeline_run
 from tests.evaluation.test_artwork_pipeline import collection, listener, media, server, speaker  # noqa: F401 - fixtures
+
+from .factories import png_bytes
 
 pytestmark = pytest.mark.django_db
 
@@ -52,10 +55,6 @@ def test_it_imports_the_package_of_a_real_pipeline_run(collection, speaker, list
     from evaluation.models import RunStatus
     from evaluation.services.artwork_export import artwork_study_package
     from evaluation.services.artwork_pipeline import artwork_run_execute, artwork_run_start
-
-    from django.core.files.base import ContentFile
-
-    from .factories import png_bytes
 
     for artwork in collection.artworks.all():  # the pipeline fixture's image is a stub; the study checks images
         artwork.image.save(f"{artwork.key}.png", ContentFile(png_bytes(artwork.key)))
