@@ -10,6 +10,8 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from evaluation.models import ArtworkQuestionType, SpeakerKind
+
 
 class StudyStatus(models.TextChoices):
     DRAFT = "draft", _("Draft")
@@ -87,9 +89,8 @@ class Artwork(models.Model):
         return f"{self.study.slug}/{self.key}"
 
 
-class QuestionType(models.TextChoices):
-    ATTUNED = "attuned", _("Culturally attuned")
-    AGNOSTIC = "agnostic", _("Culturally agnostic")
+# The study package is the interface with the artwork pipeline: both speak the same vocabulary.
+QuestionType = ArtworkQuestionType
 
 
 class Question(models.Model):
@@ -110,9 +111,7 @@ class Question(models.Model):
         return self.key
 
 
-class Speaker(models.TextChoices):
-    BASE = "base", _("Base")
-    PRAGMATIC = "pragmatic", _("Pragmatic")
+Speaker = SpeakerKind
 
 
 class Description(models.Model):

@@ -23,7 +23,6 @@ from ..models import (
     Artwork,
     Assignment,
     Criterion,
-    Description,
     DescriptionPair,
     PageVisit,
     Participant,
@@ -606,10 +605,6 @@ HANDLERS = {
 }
 
 
-class IncompleteSession(Exception):
-    """The finish found answers missing; the participant is sent back to the first incomplete page."""
-
-
 def _missing_step(participant: Participant) -> str | None:
     """The first step whose answers are not all stored, or None when everything is."""
     assignments = {
@@ -674,10 +669,6 @@ def participant_finish_url(*, participant: Participant) -> str | None:
     if participant.status != ParticipantStatus.NO_CONSENT and _missing_step(participant) is not None:
         return None
     return settings.PROLIFIC_COMPLETE_URL.format(code=code)
-
-
-def description_for(*, assignment: Assignment, side: str) -> Description:
-    return assignment.left if side == Side.LEFT else assignment.right
 
 
 def participant_finish(*, participant: Participant) -> Participant:
