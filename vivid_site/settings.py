@@ -159,6 +159,9 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
     _test_name = os.environ.get("VIVID_TEST_SQLITE")
     if _test_name:
         _db["TEST"] = {"NAME": _test_name}
+elif os.environ.get("VIVID_TEST_PG_NAME"):
+    # Several suites at once on one PostgreSQL server each need their own test database.
+    _db["TEST"] = {"NAME": os.environ["VIVID_TEST_PG_NAME"]}
 DATABASES = {"default": _db}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
