@@ -138,6 +138,10 @@ class RunItem(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0)
     error = models.TextField(blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # The chunk working on a pending item, and since when: a redelivered fan-out or chunk
+    # leaves a live claim alone; a claim older than EVAL_STALL_SECONDS belongs to a dead chunk.
+    claim_token = models.CharField(max_length=32, blank=True)
+    claimed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["run_id", "id"]
