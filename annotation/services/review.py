@@ -125,7 +125,12 @@ def assignment_submit(
     ``revision`` is the revision the form was loaded with; if another tab
     submitted in between, ConflictError is raised and nothing changes.
     """
-    assignment = Assignment.objects.select_for_update(of=("self",)).select_related("item__round", "item__expression", "theme").get(pk=assignment.pk)
+    # Lock the item before the answer: under READ COMMITTED two annotators
+    # submitting at once would each miss the other's uncommitted answer and
+    # leave the item pending; the second now waits and then reads the first.
+    item = RoundItem.objects.select_for_update(of=("self",)).select_related("round", "expression").get(pk=assignment.item_id)
+    assignment = Assignment.objects.select_for_update(of=("self",)).select_related("theme").get(pk=assignment.pk)
+    assignment.item = item
     _check_annotator(assignment, user)
     if revision is not None and revision != assignment.revision:
         raise ConflictError(_("This item was saved from another tab or window; reload it to see the saved answer."), current=assignment)
@@ -177,12 +182,20 @@ def assignment_submit(
         if previous is None and new[key] in ("", [], {}, False):
             continue  # an empty field on a first submit is not a change worth a history row
         _log(item=assignment.item, assignment=assignment, actor=user, field=key, old=previous, new=new[key])
-    item_status_refresh(item=assignment.item)
+    _item_status_derive(item)
     return assignment
 
 
+@transaction.atomic
 def item_status_refresh(*, item: RoundItem) -> RoundItem:
     """Derive an item's status from its submitted reviews (while nobody has adjudicated it)."""
+    # Locked and read afresh, so a submit committing meanwhile is seen (see assignment_submit).
+    locked = RoundItem.objects.select_for_update(of=("self",)).select_related("round").get(pk=item.pk)
+    return _item_status_derive(locked)
+
+
+def _item_status_derive(item: RoundItem) -> RoundItem:
+    """The status update itself; the caller holds the item's row lock."""
     if item.status in (ItemStatus.ADJUDICATED, ItemStatus.REMOVED):
         return item
     assignments = list(item.assignments.select_related("theme"))
