@@ -152,20 +152,13 @@ def participant_enter(
         raise EntryError("bad_params")
     if group and group not in study.groups:
         raise EntryError("bad_group")
+    # Prolific always sends SESSION_ID; a session started without one could later be
+    # reopened by anyone who knows the PID.
+    if not session_id:
+        raise EntryError("bad_params")
     existing = Participant.objects.filter(study=study, prolific_pid=pid, is_preview=False).first()
     if existing is not None:
-        # The PID alone does not reopen a session: Prolific's SESSION_ID must match too, so
-        # knowing someone's PID is not enough to read their answers. A returned session may
-        # come back from a new Prolific session.
-        if (
-            existing.prolific_session_id
-            and session_id != existing.prolific_session_id
-            and existing.status != ParticipantStatus.RETURNED
-        ):
-            raise EntryError("other_session")
-        if existing.status == ParticipantStatus.RETURNED and session_id:
-            Participant.objects.filter(pk=existing.pk).update(prolific_session_id=session_id)
-        return _participant_resume(existing, study=study)
+        return _participant_resume(_same_session(existing, session_id), study=study)
     if not _open_to(study, is_test=is_test):
         raise EntryError(study.status)
     try:
@@ -180,8 +173,18 @@ def participant_enter(
                 seed=random.SystemRandom().getrandbits(48),
             )
     except IntegrityError:
-        # Two tabs opened the link at the same moment: the other request created the session.
-        return _participant_resume(Participant.objects.get(study=study, prolific_pid=pid, is_preview=False), study=study)
+        # Two tabs opened the link at the same moment: the other request created the session,
+        # and it is this link's only if it carries the same SESSION_ID.
+        existing = Participant.objects.get(study=study, prolific_pid=pid, is_preview=False)
+        return _participant_resume(_same_session(existing, session_id), study=study)
+    return participant
+
+
+def _same_session(participant: Participant, session_id: str) -> Participant:
+    """The PID alone never reopens a session: knowing someone's PID must not let anyone read
+    or continue their answers, whatever state the session is in (returned ones included)."""
+    if not session_id or session_id != participant.prolific_session_id:
+        raise EntryError("other_session")
     return participant
 
 

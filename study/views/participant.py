@@ -5,6 +5,7 @@ the entry link), never through an id in the URL, so no one can open another's se
 Chinese-group participants get every page in Simplified Chinese.
 """
 
+from csp.decorators import csp_exempt
 from django.contrib import messages
 from django.http import FileResponse, Http404, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
@@ -16,6 +17,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.decorators import role_required
+from annotation.files import untrusted_file_response
 from annotation.roles import RESEARCHER, has_role
 
 from ..models import Culture, Participant, ParticipantStatus, Study, StudyStatus
@@ -109,7 +111,12 @@ def entry(request, slug):
             is_test=flow.test_token_valid(request.GET.get("test_token", ""), slug),
         )
     except flow.EntryError as exc:
-        return _message(request, exc.reason, language=language, status=403 if exc.reason in ("full", "other_session") else 400)
+        # A refused link must not leave a session opened earlier in this browser (say, another
+        # participant's on a shared computer) reachable through the run page.
+        request.session.pop(_session_key(slug), None)
+        return _message(
+            request, exc.reason, language=language, status=403 if exc.reason in ("full", "other_session") else 400
+        )
     request.session[_session_key(slug)] = participant.pk
     return redirect("study:run", slug=slug)
 
@@ -238,6 +245,8 @@ def preview_start(request, slug):
     return redirect("study:run", slug=slug)
 
 
+# The site policy would be the wrong one: the file carries its own, stricter policy.
+@csp_exempt()
 def artwork_image(request, slug, key):
     study = get_object_or_404(Study, slug=slug)
     if study.status == StudyStatus.DRAFT and not (
@@ -247,4 +256,4 @@ def artwork_image(request, slug, key):
     artwork = get_object_or_404(study.artworks, key=key)
     response = FileResponse(artwork.image.open("rb"))
     response["Cache-Control"] = "private, max-age=3600"
-    return response
+    return untrusted_file_response(response, filename=artwork.image.name, inline=True)

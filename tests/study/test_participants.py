@@ -475,5 +475,5 @@ def test_it_marks_synthetic_participants_as_test_data_and_keeps_them_out_of_quot
 
 
 def test_it_does_not_accept_a_forged_test_token(client, study):
-    client.get(f"/s/{study.slug}/?PROLIFIC_PID=PIDFORGE&group=american&test_token=forged")
+    client.get(f"/s/{study.slug}/?PROLIFIC_PID=PIDFORGE&SESSION_ID=S1&group=american&test_token=forged")
     assert Participant.objects.get().is_test is False
