@@ -2,16 +2,18 @@
 
 Shared by the imports that take a data file plus images (study packages, artwork
 collections). Sizes are checked before anything is read or inflated, so neither a huge
-upload nor a zip bomb is loaded, and no path outside the folder is ever read.
+upload nor a zip bomb is loaded (annotation/files.py holds the archive checks), and no
+path outside the folder is ever read.
 """
 
-import io
 import zipfile
 from pathlib import Path
 
 from django.conf import settings
 from django.core.files.storage import default_storage
 from django.utils.translation import gettext as _
+
+from .files import ArchiveError, zip_open, zip_read
 
 
 class PackageError(ValueError):
@@ -22,12 +24,23 @@ class PackageError(ValueError):
         super().__init__("\n".join(self.errors))
 
 
-class TooLarge(Exception):
+class FileRefused(Exception):
+    """One file of the package cannot be read; ``message()`` says why."""
+
+    def __init__(self, name: str, text: str = ""):
+        super().__init__(name)
+        self.name, self.text = name, text
+
+    def message(self) -> str:
+        return self.text
+
+
+class TooLarge(FileRefused):
     """One file of the package is over the import limit."""
 
     def __init__(self, name: str, size: int):
         super().__init__(name)
-        self.name, self.size = name, size
+        self.size = size
 
     def message(self) -> str:
         return too_large_message(self.name, self.size)
@@ -70,8 +83,9 @@ class ZipPackage:
     False when neither the root nor exactly one top-level folder holds one.
     """
 
-    def __init__(self, archive: zipfile.ZipFile, markers: tuple[str, ...]):
+    def __init__(self, archive: zipfile.ZipFile, markers: tuple[str, ...], name: str = "upload"):
         self.archive = archive
+        self.name = name
         self.infos = {
             info.filename: info
             for info in archive.infolist()
@@ -93,10 +107,13 @@ class ZipPackage:
         info = self.infos.get(self.prefix + relative)
         if info is None:
             return None
-        # The declared size is checked before inflating, so a zip bomb is refused unread.
+        # The declared sizes were checked when the zip was opened; this read never inflates past them.
         if info.file_size > max_bytes():
             raise TooLarge(relative, info.file_size)
-        return self.archive.read(info)
+        try:
+            return zip_read(self.archive, info, name=self.name)
+        except ArchiveError as exc:
+            raise FileRefused(relative, str(exc)) from None
 
 
 def package_open(*, source, markers: tuple[str, ...], filename: str = "") -> FolderPackage | ZipPackage:
@@ -129,10 +146,10 @@ def package_open(*, source, markers: tuple[str, ...], filename: str = "") -> Fol
 
 def _zip(data: bytes, name: str, markers: tuple[str, ...]) -> ZipPackage:
     try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
-    except zipfile.BadZipFile:
-        raise PackageError([_("%(name)s: not a zip file") % {"name": name}]) from None
-    return ZipPackage(archive, markers)
+        archive = zip_open(data, name=name)
+    except ArchiveError as exc:
+        raise PackageError([str(exc)]) from None
+    return ZipPackage(archive, markers, name)
 
 
 def storage_delete(names: list[str]) -> None:

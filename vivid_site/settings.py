@@ -8,8 +8,11 @@ instead of letting a typo turn into a silent default.
 
 import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dj_database_url
+from csp.constants import NONE as CSP_NONE
+from csp.constants import SELF as CSP_SELF
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
@@ -103,6 +106,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Before WhiteNoise, so static files and every early answer carry the headers too.
+    "csp.middleware.CSPMiddleware",
+    "django_permissions_policy.PermissionsPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -205,6 +211,10 @@ MEDIA_URL = "media/"
 
 # Uploads up to the import limit stay in memory; the import reads them once.
 VIVID_IMPORT_MAX_BYTES = env_int("VIVID_IMPORT_MAX_BYTES", 20 * 1024 * 1024, minimum=1024)
+# Zip archives (packages, collections, .xlsx) are refused on their directory before anything is
+# inflated: VIVID_IMPORT_MAX_BYTES bounds the uncompressed total, these the entries and the ratio.
+VIVID_IMPORT_MAX_ENTRIES = env_int("VIVID_IMPORT_MAX_ENTRIES", 2000, minimum=1)
+VIVID_IMPORT_MAX_RATIO = env_int("VIVID_IMPORT_MAX_RATIO", 200, minimum=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = VIVID_IMPORT_MAX_BYTES + 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = VIVID_IMPORT_MAX_BYTES + 1024 * 1024
 
@@ -227,6 +237,8 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    # No badge from the public validator: it would send the schema's URL off site (and the CSP blocks it).
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
 }
@@ -261,6 +273,18 @@ EVAL_BACKOFF_BASE = float(env_int("EVAL_BACKOFF_BASE_MS", 500, minimum=0)) / 100
 # A running run with no item finished for this long may be resumed (its worker died).
 EVAL_STALL_SECONDS = env_int("EVAL_STALL_SECONDS", 300, minimum=1)
 EVAL_BACKOFF_CAP = float(env_int("EVAL_BACKOFF_CAP_MS", 30000, minimum=0)) / 1000
+# A server's Retry-After is honoured up to this many seconds: a hostile or broken
+# endpoint must not park a worker for hours.
+EVAL_RETRY_AFTER_CAP_S = env_int("EVAL_RETRY_AFTER_CAP_S", 120, minimum=0)
+
+# Model endpoints (evaluation/model_guard.py). A model may read its API key only from these
+# variables or one named VIVID_MODEL_KEY_*; this application's own settings never qualify.
+MODEL_API_KEY_ENVS = env_list("MODEL_API_KEY_ENVS", ["OPENAI_API_KEY"])
+# Hosts, IP networks or URL prefixes a model's base URL may point at although they resolve
+# to a loopback, private, link-local or metadata address (e.g. a vLLM on the LAN).
+MODEL_BASE_URL_ALLOW = env_list("MODEL_BASE_URL_ALLOW", [])
+# Development and tests talk to local servers (vLLM, Ollama, the fake OpenAI server).
+MODEL_ALLOW_LOOPBACK = not PRODUCTION
 
 # The artwork preference study (study/).
 # Sentence embeddings: a sentence-transformers model id or folder; empty means the
@@ -275,6 +299,47 @@ WIKIDATA_BACKOFF_BASE = float(env_int("WIKIDATA_BACKOFF_BASE_MS", 1000, minimum=
 PROLIFIC_COMPLETE_URL = env_str("PROLIFIC_COMPLETE_URL", "https://app.prolific.com/submissions/complete?cc={code}")
 # An unfinished session idle this long counts as returned and frees its quota place.
 STUDY_ABANDON_MINUTES = env_int("STUDY_ABANDON_MINUTES", 90, minimum=1)
+
+# Content-Security-Policy (django-csp) on every response that has none of its own
+# (uploaded images set a stricter one). No inline script, no eval: all behaviour
+# lives in static/js, and htmx runs with allowEval off (see templates/base.html).
+_prolific = urlsplit(PROLIFIC_COMPLETE_URL)
+if _prolific.scheme not in {"http", "https"} or not _prolific.netloc:
+    raise ImproperlyConfigured(f"PROLIFIC_COMPLETE_URL={PROLIFIC_COMPLETE_URL!r} must be an absolute http(s) URL.")
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [CSP_SELF],
+        "script-src": [CSP_SELF],
+        "style-src": [CSP_SELF],
+        # Pico draws its checkboxes and chevrons as data: SVGs in the stylesheet.
+        "img-src": [CSP_SELF, "data:"],
+        "object-src": [CSP_NONE],
+        "base-uri": [CSP_SELF],
+        "frame-ancestors": [CSP_NONE],
+        # Chrome applies form-action to the redirects of a form submission: the
+        # participant's last POST answers 303 to Prolific, so its origin is allowed.
+        "form-action": [CSP_SELF, f"{_prolific.scheme}://{_prolific.netloc}"],
+    }
+}
+SECURE_REFERRER_POLICY = "same-origin"
+# Powerful browser features the app never uses, denied to every page (and any frame in it).
+PERMISSIONS_POLICY = {
+    feature: []
+    for feature in (
+        "accelerometer",
+        "camera",
+        "display-capture",
+        "geolocation",
+        "gyroscope",
+        "hid",
+        "magnetometer",
+        "microphone",
+        "midi",
+        "payment",
+        "serial",
+        "usb",
+    )
+}
 
 LOGGING = {
     "version": 1,

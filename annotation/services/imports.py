@@ -18,6 +18,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from ..files import ArchiveError, zip_verify
 from ..models import Dataset, Expression, ExpressionKind, ImportJob, ImportJobStatus, Theme, Trait, normalize_key
 from ..selectors.corpus import dataset_export_rows
 
@@ -41,6 +42,7 @@ MESSAGES = {
     "bad_table": _("'%(filename)s' is not valid %(format)s: %(detail)s"),
     "field_count": _("the row has %(found)s fields but the header has %(expected)s (an unquoted comma or tab?)"),
     "bad_xlsx": _("'%(filename)s' is not a readable XLSX workbook: %(detail)s"),
+    "bad_archive": _("%(detail)s"),
     "bad_json": _("'%(filename)s' is not valid JSON: %(detail)s"),
     "json_not_list": _("'%(filename)s' must hold a JSON list of objects."),
     "bad_json_line": _("not valid JSON: %(detail)s"),
@@ -188,6 +190,11 @@ def _read_table(filename: str, content: bytes) -> tuple[list[str], list[dict], i
     if extension in (".csv", ".tsv"):
         return _read_delimited(filename, text, "\t" if extension == ".tsv" else ",")
     if extension == ".xlsx":
+        try:
+            # A workbook is a zip: bombs are refused on its directory and sizes before openpyxl sees it.
+            zip_verify(content, name=filename)
+        except ArchiveError as exc:
+            raise _TableError("bad_archive", detail=str(exc)) from None
         try:
             frame = pd.read_excel(io.BytesIO(content), dtype=str, keep_default_na=False, engine="openpyxl")
         except Exception as exc:  # openpyxl raises many unrelated types for a broken workbook
@@ -476,14 +483,19 @@ def _json_safe(value):
     return str(value)
 
 
-def dataset_export(*, dataset: Dataset, fmt: str) -> str:
+def dataset_export(*, dataset: Dataset, fmt: str, gold: bool = True) -> str:
     """Serialise a dataset, one row per expression.
 
     CSV: traits as a comma-separated list of codes, metadata flattened into
     extra columns so a re-import keeps them. JSONL: traits as a list.
+    Without ``gold`` the traits and theme columns are left out (the blindness
+    rule for annotators); empty columns would read back as "no trait".
     """
     rows = dataset_export_rows(dataset=dataset)
-    return rows_serialise(rows=rows, columns=["id", "expression", "explanation", "kind", "source", "traits", "theme"], fmt=fmt)
+    columns = ["id", "expression", "explanation", "kind", "source", "traits", "theme"]
+    if not gold:
+        columns = columns[:5]
+    return rows_serialise(rows=rows, columns=columns, fmt=fmt)
 
 
 def rows_serialise(*, rows: list[dict], columns: list[str], fmt: str) -> str:

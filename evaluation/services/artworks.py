@@ -21,7 +21,8 @@ from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from annotation.packages import FolderPackage, PackageError, TooLarge, ZipPackage, package_open, storage_delete
+from annotation.files import ImageRefused, image_format, svg_rasterise
+from annotation.packages import FileRefused, FolderPackage, PackageError, ZipPackage, package_open, storage_delete
 
 from ..models_artwork import ArtworkCollection, ArtworkElement, ArtworkQuestion, ArtworkQuestionType, CollectionArtwork
 
@@ -159,19 +160,6 @@ class _Row:
     extension: str
 
 
-def _image_extension(content: bytes) -> str | None:
-    from PIL import Image
-
-    try:
-        with Image.open(io.BytesIO(content)) as image:
-            image_format = image.format
-            image.verify()
-    except Exception:
-        # Pillow raises many kinds (OSError, SyntaxError, DecompressionBombError): all mean unusable.
-        return None
-    return RASTER_FORMATS.get(image_format)
-
-
 def _check_image(source, number: int, image: str, errors: list[str]) -> tuple[bytes, str] | None:
     where = _where(number, "image")
     if not image:
@@ -186,15 +174,22 @@ def _check_image(source, number: int, image: str, errors: list[str]) -> tuple[by
         return None
     try:
         content = source.read(path.as_posix())
-    except TooLarge as exc:
+    except FileRefused as exc:
         errors.append(f"{where}: " + exc.message())
         return None
     if content is None:
         errors.append(f"{where}: " + _("“%(path)s” is not in the folder") % {"path": image})
         return None
-    extension = _image_extension(content)
+    try:
+        if path.suffix.lower() == ".svg":
+            # Stored and served only as a raster: nothing an SVG carries (script, links) survives.
+            return svg_rasterise(content), "png"
+        extension = RASTER_FORMATS.get(image_format(content))
+    except ImageRefused as exc:
+        errors.append(f"{where}: " + _("“%(path)s”: %(reason)s") % {"path": image, "reason": exc})
+        return None
     if extension is None:
-        errors.append(f"{where}: " + _("“%(path)s” is not a readable PNG, JPEG, WebP or GIF image") % {"path": image})
+        errors.append(f"{where}: " + _("“%(path)s” is not a readable PNG, JPEG, WebP, GIF or SVG image") % {"path": image})
         return None
     return content, extension
 
@@ -266,7 +261,7 @@ def artworks_import(*, name: str, source, user=None, filename: str = "", descrip
     reader = _open_source(source, filename)
     try:
         raw = reader.read(reader.data_name)
-    except TooLarge as exc:
+    except FileRefused as exc:
         raise ArtworkImportError(errors + [exc.message()]) from None
     rows, file_errors = _read_rows(raw or b"", reader.data_name)
     errors += file_errors

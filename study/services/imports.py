@@ -7,7 +7,6 @@ package leaves neither rows nor files behind.
 """
 
 import hashlib
-import io
 import json
 import math
 import re
@@ -18,7 +17,8 @@ from django.core.validators import validate_slug
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
-from annotation.packages import FolderPackage, PackageError, TooLarge, ZipPackage, package_open, storage_delete
+from annotation.files import ImageRefused, image_format, svg_rasterise
+from annotation.packages import FileRefused, FolderPackage, PackageError, ZipPackage, package_open, storage_delete
 
 from ..models import (
     Artwork,
@@ -45,8 +45,6 @@ RESERVED_SLUGS = {"import"}
 # Artwork ids become file names and URL segments (study:image), so they stay plain.
 _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 _QID = re.compile(r"^Q[1-9][0-9]*\Z")
-# Scripts in an SVG would run when the image is opened on its own.
-_SVG_ACTIVE = re.compile(rb"<script|javascript:|\son[a-z]+\s*=", re.IGNORECASE)
 MAX_SMALLINT = 32767
 
 
@@ -76,7 +74,7 @@ def _open_package(source, filename: str) -> FolderPackage | ZipPackage:
 def _read_json(package) -> tuple[dict, bytes]:
     try:
         raw = package.read(PACKAGE_FILE)
-    except TooLarge as exc:
+    except FileRefused as exc:
         raise StudyImportError([exc.message()]) from None
     if raw is None:
         raise StudyImportError([_("%(file)s: not found in the package") % {"file": PACKAGE_FILE}])
@@ -274,35 +272,30 @@ class _Checker:
             return
         try:
             content = self.package.read(path.as_posix())
-        except TooLarge as exc:
+        except FileRefused as exc:
             self.error(where, exc.message())
             return
         if content is None:
             self.error(where, _("“%(path)s” is not in the package") % {"path": image})
             return
-        extension = self._image_extension(content, suffix)
-        if extension is None:
-            self.error(where, _("“%(path)s” is not a readable PNG, JPEG, WebP, GIF or SVG image") % {"path": image})
-        elif _is_text(key):
-            self.image_data[key] = (content, extension)
-
-    @staticmethod
-    def _image_extension(content: bytes, suffix: str) -> str | None:
         if suffix == ".svg":
-            head = content[:4096].lstrip(b"\xef\xbb\xbf").lstrip()
-            if b"<svg" not in head.lower() or _SVG_ACTIVE.search(content):
-                return None
-            return "svg"
-        from PIL import Image
-
-        try:
-            with Image.open(io.BytesIO(content)) as image:
-                image_format = image.format
-                image.verify()
-        except Exception:
-            # Pillow raises many kinds (OSError, SyntaxError, DecompressionBombError): all mean unusable.
-            return None
-        return RASTER_FORMATS.get(image_format)
+            # Stored and served only as a raster: nothing an SVG carries (script, links) survives.
+            try:
+                content, extension = svg_rasterise(content), "png"
+            except ImageRefused as exc:
+                self.error(where, _("“%(path)s”: %(reason)s") % {"path": image, "reason": exc})
+                return
+        else:
+            try:
+                extension = RASTER_FORMATS.get(image_format(content))
+            except ImageRefused as exc:
+                self.error(where, _("“%(path)s”: %(reason)s") % {"path": image, "reason": exc})
+                return
+            if extension is None:
+                self.error(where, _("“%(path)s” is not a readable PNG, JPEG, WebP, GIF or SVG image") % {"path": image})
+                return
+        if _is_text(key):
+            self.image_data[key] = (content, extension)
 
     def _check_elements(self, where: str, elements) -> set[str]:
         if not isinstance(elements, list) or not elements:
