@@ -12,6 +12,7 @@ annotation is the lowest app, so the study and evaluation imports and views use 
   lets no script run even if the browser renders it as a document.
 """
 
+import copy
 import io
 import warnings
 import zipfile
@@ -114,15 +115,17 @@ def _damaged(name: str, entry: str) -> ArchiveError:
 
 
 def _stream(archive: zipfile.ZipFile, info: zipfile.ZipInfo, *, name: str, keep: bool) -> bytes:
-    """Inflate one entry in chunks, never more than its declared size (+1 byte to notice a liar).
+    """Inflate one entry in chunks, never more than its declared size plus one byte.
 
-    zipfile itself stops at the declared size and then refuses the entry on its CRC, so an
-    entry whose header understates its size ends here as an error with bounded memory.
+    zipfile would stop quietly at the declared size; asked for one byte more, it shows an
+    entry whose header understates its size, which is refused right there.
     """
     parts: list[bytes] = []
     seen = 0
+    probe = copy.copy(info)
+    probe.file_size = info.file_size + 1
     try:
-        with archive.open(info) as handle:
+        with archive.open(probe) as handle:
             while True:
                 chunk = handle.read(min(_CHUNK, info.file_size + 1 - seen))
                 if not chunk:
