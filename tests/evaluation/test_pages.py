@@ -475,7 +475,7 @@ def test_it_shows_tables_3_to_5_with_the_best_value_per_column_in_bold(researche
     assert cells["zero-shot"][column] == "<strong>4.00</strong>" and cells["few-shot"][column] == "2.00"
     assert cells["zero-shot"][-1] == "<strong>4.00</strong>" and cells["few-shot"][-1] == "3.50"
     assert cells["zero-shot"][headers.index("Other")] == "—"
-    assert 'class="eval-chart"' in theme and 'style="width: 100.0%"' in theme and 'style="width: 80.0%"' in theme
+    assert 'class="eval-chart"' in theme and 'width="100.0%"' in theme and 'width="80.0%"' in theme
     # One bar per figure; a missing figure draws no bar.
     figures = sum(1 for row in cells.values() for cell in row if cell != "—")
     assert theme.count('class="eval-chart-bar ') == figures == 9  # zero-shot's work_nature item is unscored
