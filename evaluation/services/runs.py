@@ -19,7 +19,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, connections, transaction
+from django.db import IntegrityError, connection, connections, transaction
 from django.db.models import Q, Subquery, Sum
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -185,7 +185,9 @@ def run_cancel(*, run: Run, user=None) -> Run:
     )
     run.refresh_from_db()
     if not changed:
-        raise RunError(_("the run is %(status)s and cannot be cancelled") % {"status": run.get_status_display().lower()})
+        raise RunError(
+            _("the run is %(status)s and cannot be cancelled") % {"status": run.get_status_display().lower()}
+        )
     return run
 
 
@@ -209,6 +211,10 @@ def run_resume(*, run: Run, user=None, retry_failed: bool = False) -> Run:
             )
         if retry_failed:
             run.items.filter(status=ItemStatus.FAILED).update(status=ItemStatus.PENDING, error="")
+        # Claims a dead chunk left behind, judged by this process's EVAL_STALL_SECONDS: the
+        # worker that fans out may be configured otherwise. Live chunks renew theirs.
+        expired = timezone.now() - timedelta(seconds=settings.EVAL_STALL_SECONDS)
+        run.items.filter(status=ItemStatus.PENDING, claimed_at__lt=expired).update(claim_token="", claimed_at=None)
         transaction.on_commit(lambda: _enqueue_execute(run.pk))
     return run
 
@@ -222,14 +228,25 @@ def run_is_stalled(*, run: Run) -> bool:
     return (timezone.now() - since).total_seconds() > settings.EVAL_STALL_SECONDS
 
 
+def _claimable() -> Q:
+    """A pending item no live chunk works on: never claimed, released, or claimed by a chunk
+    that has not renewed its claim for EVAL_STALL_SECONDS (its worker died)."""
+    expired = timezone.now() - timedelta(seconds=settings.EVAL_STALL_SECONDS)
+    return Q(status=ItemStatus.PENDING) & (Q(claim_token="") | Q(claimed_at__isnull=True) | Q(claimed_at__lt=expired))
+
+
 def run_execute(*, run_id: int) -> None:
-    """Fan a run's pending items out in chunks. Also resumes a run whose worker died."""
+    """Fan a run's pending items out in chunks. Also resumes a run whose worker died.
+
+    Items a live chunk has claimed are left out, so a redelivered fan-out (or a resume
+    while chunks still work) sends nothing twice.
+    """
     claimed = Run.objects.filter(pk=run_id, status=RunStatus.QUEUED).update(status=RunStatus.RUNNING)
     Run.objects.filter(pk=run_id, started_at=None).update(started_at=timezone.now())
     run = Run.objects.get(pk=run_id)
     if not claimed and run.status != RunStatus.RUNNING:
         return
-    pending = list(run.items.filter(status=ItemStatus.PENDING).order_by("id").values_list("id", flat=True))
+    pending = list(run.items.filter(_claimable()).order_by("id").values_list("id", flat=True))
     if not pending:
         _run_finish(run_id)
         return
@@ -254,24 +271,46 @@ def _run_finish(run_id: int) -> None:
 
 
 def run_chunk(*, run_id: int, item_ids: list[int]) -> None:
-    """Execute a chunk of items with up to the model's concurrency in this process."""
+    """Execute a chunk of items with up to the model's concurrency in this process.
+
+    The chunk first claims its items in one statement; it works only on the items it
+    claimed, so a copy of it (a redelivery, a second fan-out) finds nothing to do while
+    it lives. Whatever happens, the claims it still holds are released when it ends.
+    """
     run = Run.objects.select_related("model", "prompt", "dataset").get(pk=run_id)
     if run.status != RunStatus.RUNNING:
         return
+    token = uuid.uuid4().hex
+    claimed = RunItem.objects.filter(_claimable(), run_id=run_id, pk__in=item_ids).update(
+        claim_token=token, claimed_at=timezone.now()
+    )
+    if not claimed:
+        _run_finish(run_id)
+        return
+    try:
+        _run_claimed(run, token)
+    finally:
+        run_claims_release(token=token)
+    _run_finish(run_id)
+
+
+def run_claims_release(*, token: str) -> int:
+    """Free the pending items a chunk claimed (done and failed items keep their token for the record)."""
+    return RunItem.objects.filter(claim_token=token, status=ItemStatus.PENDING).update(claim_token="", claimed_at=None)
+
+
+def _run_claimed(run: Run, token: str) -> None:
     items = list(
-        RunItem.objects.filter(pk__in=item_ids, status=ItemStatus.PENDING)
+        RunItem.objects.filter(claim_token=token, status=ItemStatus.PENDING)
         .select_related("expression__theme", "source_item")
         .prefetch_related("expression__traits")
         .order_by("id")
     )
-    if not items:
-        _run_finish(run_id)
-        return
     try:
-        context = _RunContext(run)
+        context = _RunContext(run, claim_token=token)
     except ProviderError as exc:
         # The model cannot be reached at all (say, its API key variable is unset): no item can succeed.
-        Run.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
+        Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(
             status=RunStatus.FAILED, error=str(exc)[:2000], finished_at=timezone.now()
         )
         return
@@ -282,22 +321,24 @@ def run_chunk(*, run_id: int, item_ids: list[int]) -> None:
     else:
         queue = collections.deque(items)
         threads = [
-            threading.Thread(target=context.work, args=(queue,), name=f"run{run_id}-{n}") for n in range(workers)
+            threading.Thread(target=context.work, args=(queue,), name=f"run{run.pk}-{n}") for n in range(workers)
         ]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
-    _run_finish(run_id)
 
 
 class _RunContext:
     """What every item of a chunk shares: the run, its provider and its shots."""
 
-    def __init__(self, run: Run):
+    def __init__(self, run: Run, *, claim_token: str = ""):
         from ..prompts import render
 
         self.run = run
+        self.claim_token = claim_token
+        self._renewed_at = time.monotonic()
+        self._provider_facts: dict | None = None
         self.model = run.model
         self.render = render
         self.params = run.params
@@ -315,6 +356,12 @@ class _RunContext:
         if now - self._checked_at > 1.0:
             self._checked_at = now
             self._cancelled = Run.objects.filter(pk=self.run.pk, status=RunStatus.CANCELLED).exists()
+        # A live chunk renews its claims well within EVAL_STALL_SECONDS, so only a dead one's expire.
+        if self.claim_token and now - self._renewed_at > settings.EVAL_STALL_SECONDS / 3:
+            self._renewed_at = now
+            RunItem.objects.filter(claim_token=self.claim_token, status=ItemStatus.PENDING).update(
+                claimed_at=timezone.now()
+            )
         return self._cancelled
 
     def work(self, queue: collections.deque, *, close_connections: bool = True) -> None:
@@ -383,7 +430,12 @@ class _RunContext:
                 _item_fail(item, messages, str(exc), attempts=1)
                 return
             except RetryableError as exc:
-                _item_fail(item, messages, _("gave up after %(n)s attempts: %(error)s") % {"n": settings.EVAL_MAX_ATTEMPTS, "error": exc}, attempts=settings.EVAL_MAX_ATTEMPTS)
+                _item_fail(
+                    item,
+                    messages,
+                    _("gave up after %(n)s attempts: %(error)s") % {"n": settings.EVAL_MAX_ATTEMPTS, "error": exc},
+                    attempts=settings.EVAL_MAX_ATTEMPTS,
+                )
                 return
             _cache_store(key, completion)
         self._write(item, messages, gold, completion, cached=cached is not None, attempts=attempts, started=started)
@@ -417,7 +469,9 @@ class _RunContext:
             _cache_store(key, completion)
             self._write(item, messages, gold, completion, cached=False, attempts=1, started=started)
 
-    def _write(self, item, messages, gold, completion: Completion, *, cached: bool, attempts: int, started: float) -> None:
+    def _write(
+        self, item, messages, gold, completion: Completion, *, cached: bool, attempts: int, started: float
+    ) -> None:
         fields = {
             "status": ItemStatus.DONE,
             "messages": messages,
@@ -449,13 +503,9 @@ class _RunContext:
             if fingerprint in self._fingerprints:
                 return
             self._fingerprints.add(fingerprint)
-            facts = Run.objects.get(pk=self.run.pk).reproducibility
-            seen = facts.get("fingerprints", [])
-            if fingerprint not in seen:
-                facts["fingerprints"] = [*seen, fingerprint]
-                if not facts.get("provider_facts"):
-                    facts["provider_facts"] = self.provider.describe()
-                Run.objects.filter(pk=self.run.pk).update(reproducibility=facts)
+            if self._provider_facts is None:
+                self._provider_facts = self.provider.describe()
+        run_fingerprint_record(run_id=self.run.pk, fingerprint=fingerprint, provider_facts=self._provider_facts)
 
     def _request(self, messages: list[dict]) -> tuple[Completion, int]:
         """One request with retries: exponential backoff with full jitter, or the server's Retry-After."""
@@ -482,6 +532,39 @@ class _RunContext:
             lease.release()  # a backoff must not hold capacity that other requests could use
             time.sleep(backoff_delay(last_error, attempt))
         raise last_error
+
+
+def run_fingerprint_record(*, run_id: int, fingerprint: str, provider_facts: dict) -> bool:
+    """Add a fingerprint to a run's reproducibility facts (and the provider's facts, once).
+
+    One UPDATE statement, so chunks on other workers recording at the same moment lose
+    nothing: a read-modify-write of the JSON would keep only the last writer's list.
+    Returns whether the fingerprint was new.
+    """
+    table = connection.ops.quote_name(Run._meta.db_table)
+    column = connection.ops.quote_name("reproducibility")
+    facts = json.dumps(provider_facts)
+    if connection.vendor == "postgresql":
+        sql = (
+            f"UPDATE {table} SET {column} = jsonb_build_object('provider_facts', %s::jsonb) || {column}"
+            f" || jsonb_build_object('fingerprints', COALESCE({column} -> 'fingerprints', '[]'::jsonb)"
+            f" || to_jsonb(%s::text)) WHERE id = %s"
+            f" AND NOT COALESCE({column} -> 'fingerprints', '[]'::jsonb) @> to_jsonb(ARRAY[%s::text])"
+        )
+        params = [facts, fingerprint, run_id, fingerprint]
+    elif connection.vendor == "sqlite":
+        sql = (
+            f"UPDATE {table} SET {column} = json_insert(json_set({column}, '$.fingerprints',"
+            f" json_insert(COALESCE(json_extract({column}, '$.fingerprints'), '[]'), '$[#]', %s)),"
+            f" '$.provider_facts', json(%s)) WHERE id = %s"
+            f" AND NOT EXISTS (SELECT 1 FROM json_each({column}, '$.fingerprints') WHERE value = %s)"
+        )
+        params = [fingerprint, facts, run_id, fingerprint]
+    else:
+        raise NotImplementedError(f"no atomic fingerprint update for {connection.vendor}")
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount == 1
 
 
 def _cache_store(key: str, completion: Completion) -> None:

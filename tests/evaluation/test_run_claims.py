@@ -1,0 +1,194 @@
+"""Chunks claim their items: a redelivered fan-out sends nothing a live chunk works on, a dead
+chunk's claims expire, a failing chunk frees its claims, and fingerprints are recorded atomically."""
+
+import threading
+from datetime import timedelta
+
+import pytest
+from celery.exceptions import SoftTimeLimitExceeded
+from django.utils import timezone
+
+from annotation.models import Dataset
+from annotation.services import expression_import
+from evaluation.models import ItemStatus, Run, RunItem, RunStatus
+from evaluation.services import model_add, run_chunk, run_execute, run_resume, run_start
+from evaluation.services import runs as runs_module
+from evaluation.services.runs import run_fingerprint_record
+
+pytestmark = pytest.mark.django_db
+
+N_ITEMS = 6
+
+
+@pytest.fixture
+def dataset():
+    corpus = "expression,explanation\n" + "".join(f"Câu {n},Nghĩa {n}\n" for n in range(N_ITEMS))
+    expression_import(dataset_name="Claims corpus", filename="c.csv", content=corpus.encode())
+    return Dataset.objects.get(name="Claims corpus")
+
+
+@pytest.fixture
+def run(dataset, fake_openai):
+    # One request at a time: worker threads cannot see a test transaction's rows.
+    model = model_add(
+        name="claims", provider="openai", base_url=fake_openai.base_url, model_id="m", max_concurrency=1, timeout=5
+    )
+    # The enqueue waits for a commit that a test transaction never makes: the test fans out itself.
+    run = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=dataset)
+    Run.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING)
+    return run
+
+
+def hook_first_request(monkeypatch, action):
+    """Call ``action`` once, from inside the first request a chunk sends (the chunk holds its claims then)."""
+    real_provider_for = runs_module.provider_for
+    fired = []
+
+    def provider_for(model):
+        provider = real_provider_for(model)
+        complete = provider.complete
+
+        def hooked(*args, **kwargs):
+            if not fired:
+                fired.append(True)
+                action()
+            return complete(*args, **kwargs)
+
+        provider.complete = hooked
+        return provider
+
+    monkeypatch.setattr(runs_module, "provider_for", provider_for)
+    return fired
+
+
+def test_it_sends_nothing_twice_when_the_fan_out_is_redelivered_while_a_chunk_works(
+    eager, run, fake_openai, monkeypatch
+):
+    ids = list(run.items.order_by("id").values_list("id", flat=True))
+    fired = hook_first_request(monkeypatch, lambda: run_execute(run_id=run.pk))
+    run_chunk(run_id=run.pk, item_ids=ids[:2])  # a live chunk; the redelivered fan-out runs inside it
+    assert fired
+    assert fake_openai.count == N_ITEMS
+    assert fake_openai.duplicates() == []
+    assert run.items.filter(status=ItemStatus.DONE).count() == N_ITEMS
+    run.refresh_from_db()
+    assert run.status == RunStatus.DONE
+
+
+def test_it_leaves_a_live_claim_alone_and_takes_over_an_expired_one(eager, run, fake_openai, settings):
+    settings.EVAL_STALL_SECONDS = 60
+    items = list(run.items.order_by("id"))
+    now = timezone.now()
+    RunItem.objects.filter(pk=items[0].pk).update(claim_token="live", claimed_at=now)
+    RunItem.objects.filter(pk__in=[i.pk for i in items[1:3]]).update(
+        claim_token="dead", claimed_at=now - timedelta(seconds=61)
+    )
+    run_execute(run_id=run.pk)
+    assert fake_openai.count == N_ITEMS - 1
+    assert list(run.items.filter(status=ItemStatus.PENDING).values_list("pk", "claim_token")) == [(items[0].pk, "live")]
+    run.refresh_from_db()
+    assert run.status == RunStatus.RUNNING  # the live chunk finishes the run
+
+
+def test_it_runs_only_the_items_a_chunk_claimed(eager, run, fake_openai):
+    ids = list(run.items.order_by("id").values_list("id", flat=True))
+    RunItem.objects.filter(pk=ids[0]).update(claim_token="other", claimed_at=timezone.now())
+    run_chunk(run_id=run.pk, item_ids=ids)  # a redelivered chunk
+    assert fake_openai.count == N_ITEMS - 1
+    assert RunItem.objects.get(pk=ids[0]).status == ItemStatus.PENDING
+
+
+@pytest.mark.parametrize("error", [RuntimeError("boom"), SoftTimeLimitExceeded()], ids=["error", "time-limit"])
+def test_it_releases_its_claims_when_a_chunk_dies_of_an_exception(eager, run, fake_openai, monkeypatch, error):
+    ids = list(run.items.order_by("id").values_list("id", flat=True))
+
+    def fail():
+        raise error
+
+    hook_first_request(monkeypatch, fail)
+    with pytest.raises(type(error)):
+        run_chunk(run_id=run.pk, item_ids=ids)
+    assert not run.items.exclude(claim_token="").exists()
+    assert fake_openai.count == 0
+    run_execute(run_id=run.pk)  # a resume needs no wait for the claims to expire
+    assert fake_openai.count == N_ITEMS
+    assert run.items.filter(status=ItemStatus.DONE).count() == N_ITEMS
+
+
+def test_it_frees_a_dead_chunks_claims_when_a_stalled_run_is_resumed(
+    eager, run, fake_openai, settings, django_capture_on_commit_callbacks
+):
+    settings.EVAL_STALL_SECONDS = 60
+    old = timezone.now() - timedelta(seconds=120)
+    Run.objects.filter(pk=run.pk).update(started_at=old)
+    run.items.update(claim_token="dead", claimed_at=old)
+    with django_capture_on_commit_callbacks(execute=True):
+        run_resume(run=Run.objects.get(pk=run.pk))
+    run.refresh_from_db()
+    assert run.status == RunStatus.DONE
+    assert fake_openai.count == N_ITEMS
+
+
+def test_it_records_a_fingerprint_without_losing_one_written_meanwhile(eager, run, fake_openai, monkeypatch):
+    def other_worker():
+        # Another chunk records its fingerprint between this chunk's reading and its writing.
+        facts = Run.objects.get(pk=run.pk).reproducibility
+        Run.objects.filter(pk=run.pk).update(reproducibility={**facts, "fingerprints": ["fp_other"]})
+
+    real_provider_for = runs_module.provider_for
+
+    def provider_for(model):
+        provider = real_provider_for(model)
+        describe = provider.describe
+
+        def hooked():
+            other_worker()
+            return describe()
+
+        provider.describe = hooked
+        return provider
+
+    monkeypatch.setattr(runs_module, "provider_for", provider_for)
+    run_execute(run_id=run.pk)
+    facts = Run.objects.get(pk=run.pk).reproducibility
+    assert sorted(facts["fingerprints"]) == ["fp_fake_0001", "fp_other"]
+    assert facts["provider_facts"]["provider"] == "openai"
+    assert facts["prompt_hash"] == run.reproducibility["prompt_hash"]
+
+
+def test_it_records_each_fingerprint_once(run):
+    assert run_fingerprint_record(run_id=run.pk, fingerprint="fp_a", provider_facts={"provider": "x"})
+    assert not run_fingerprint_record(run_id=run.pk, fingerprint="fp_a", provider_facts={"provider": "y"})
+    assert run_fingerprint_record(run_id=run.pk, fingerprint="fp_b", provider_facts={"provider": "y"})
+    facts = Run.objects.get(pk=run.pk).reproducibility
+    assert facts["fingerprints"] == ["fp_a", "fp_b"]
+    assert facts["provider_facts"] == {"provider": "x"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_keeps_every_fingerprint_recorded_by_concurrent_chunks(dataset, fake_openai, monkeypatch):
+    monkeypatch.setattr(runs_module, "_enqueue_execute", lambda run_id: None)
+    model = model_add(name="concurrent", provider="openai", base_url=fake_openai.base_url, model_id="m")
+    run = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=dataset)
+    n = 8
+    barrier = threading.Barrier(n)
+    errors = []
+
+    def record(k):
+        from django.db import connection
+
+        try:
+            barrier.wait()
+            run_fingerprint_record(run_id=run.pk, fingerprint=f"fp_{k}", provider_facts={"k": k})
+        except Exception as exc:  # noqa: BLE001 - reported by the assertion below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=record, args=(k,)) for k in range(n)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert sorted(Run.objects.get(pk=run.pk).reproducibility["fingerprints"]) == sorted(f"fp_{k}" for k in range(n))
