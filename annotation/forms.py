@@ -94,11 +94,14 @@ class ExpressionFilterForm(forms.Form):
     theme = forms.ChoiceField(label=_("Theme"), required=False)
     kind = forms.ChoiceField(label=_("Kind"), required=False)
 
-    def __init__(self, *args, traits, themes, **kwargs):
+    def __init__(self, *args, traits, themes, gold: bool = True, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["trait"].choices = [("", _("All traits"))] + [(t.code, localized_name(t)) for t in traits]
         self.fields["theme"].choices = [("", _("All themes"))] + [(t.code, localized_name(t)) for t in themes]
         self.fields["kind"].choices = [("", _("All kinds")), *ExpressionKind.choices]
+        if not gold:
+            # Filtering by a gold label would reveal it as surely as showing it.
+            del self.fields["trait"], self.fields["theme"]
 
     def filters(self) -> dict[str, str]:
         """The valid filters; an invalid value (a stale bookmark, a hand-edited URL) is dropped, not an error."""

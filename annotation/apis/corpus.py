@@ -7,12 +7,14 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
 from .. import selectors, services
 from ..models import Dataset, Expression, ExpressionKind, Theme, Trait
 from ..permissions import HasAnyRole, ReadAnyRoleWriteResearcher
+from ..selectors.visibility import GOLD_FILTER_KEYS, GOLD_KEYS, gold_labels_visible
 from .common import ApiMixin, IgnoreFormatParamNegotiation, error_responses
 
 WRITE_METHODS = ["get", "post", "patch", "delete", "head", "options"]
@@ -66,7 +68,7 @@ class DatasetViewSet(ApiMixin, viewsets.GenericViewSet):
     def _output(self, dataset: Dataset) -> dict:
         return DatasetSerializer(selectors.dataset_list().get(pk=dataset.pk)).data
 
-    @extend_schema(responses={200: DatasetSerializer(many=True), **error_responses(401, 403)})
+    @extend_schema(responses={200: DatasetSerializer(many=True), **error_responses(401, 403, 404)})
     def list(self, request):
         page = self.paginate_queryset(self.get_queryset())
         return self.get_paginated_response(DatasetSerializer(page, many=True).data)
@@ -127,7 +129,7 @@ class DatasetViewSet(ApiMixin, viewsets.GenericViewSet):
         params.is_valid(raise_exception=True)
         fmt = params.validated_data["format"]
         try:
-            content = services.dataset_export(dataset=dataset, fmt=fmt)
+            content = services.dataset_export(dataset=dataset, fmt=fmt, gold=gold_labels_visible(user=request.user))
         except services.ExportError as exc:
             raise serializers.ValidationError({"format": [str(exc)]}) from None
         filename = f"{slugify(dataset.name, allow_unicode=True) or f'dataset-{dataset.pk}'}.{fmt}"
@@ -142,8 +144,19 @@ class DatasetViewSet(ApiMixin, viewsets.GenericViewSet):
 
 
 class ExpressionSerializer(serializers.ModelSerializer):
-    traits = serializers.SlugRelatedField(many=True, read_only=True, slug_field="code", help_text="Trait codes.")
-    theme = serializers.SlugRelatedField(read_only=True, slug_field="code", help_text="Theme code.")
+    traits = serializers.SlugRelatedField(
+        many=True,
+        read_only=True,
+        slug_field="code",
+        allow_null=True,
+        help_text="Gold trait codes; null when hidden from the caller (annotators without another role).",
+    )
+    theme = serializers.SlugRelatedField(
+        read_only=True,
+        slug_field="code",
+        allow_null=True,
+        help_text="Gold theme code; null when there is none or when it is hidden from the caller.",
+    )
     metadata = serializers.DictField(read_only=True, help_text="Columns of the import that have no field of their own.")
 
     class Meta:
@@ -221,14 +234,28 @@ class ExpressionViewSet(ApiMixin, viewsets.GenericViewSet):
     def _output(self, expression) -> dict:
         return ExpressionSerializer(selectors.expression_list().get(pk=expression.pk)).data
 
+    def _visible(self, data):
+        """Serialised expressions with the gold labels hidden from annotators (the blindness rule)."""
+        if gold_labels_visible(user=self.request.user):
+            return data
+        rows = data if isinstance(data, list) else [data]
+        for row in rows:
+            row.update(dict.fromkeys(GOLD_KEYS))
+        return data
+
     @extend_schema(
         parameters=[ExpressionFilterSerializer],
-        responses={200: ExpressionSerializer(many=True), **error_responses(400, 401, 403)},
+        responses={200: ExpressionSerializer(many=True), **error_responses(400, 401, 403, 404)},
     )
     def list(self, request):
         filters = ExpressionFilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         data = filters.validated_data
+        hidden = [key for key in GOLD_FILTER_KEYS if data.get(key) and not gold_labels_visible(user=request.user)]
+        if hidden:
+            raise PermissionDenied(
+                f"Filtering by {' or '.join(hidden)} would reveal the gold labels, which annotators do not see."
+            )
         expressions = selectors.expression_list(
             dataset=data.get("dataset"),
             search=data["search"],
@@ -237,11 +264,11 @@ class ExpressionViewSet(ApiMixin, viewsets.GenericViewSet):
             kind=data["kind"],
         )
         page = self.paginate_queryset(expressions)
-        return self.get_paginated_response(ExpressionSerializer(page, many=True).data)
+        return self.get_paginated_response(self._visible(ExpressionSerializer(page, many=True).data))
 
     @extend_schema(responses={200: ExpressionSerializer, **error_responses(401, 403, 404)})
     def retrieve(self, request, pk=None):
-        return Response(ExpressionSerializer(self.get_object()).data)
+        return Response(self._visible(ExpressionSerializer(self.get_object()).data))
 
     @extend_schema(
         request=ExpressionCreateSerializer,

@@ -20,8 +20,8 @@ from rest_framework.views import APIView
 from .. import selectors, services
 from ..models import AnnotationRound, Dataset, RoundStatus, SuggestionSet
 from ..permissions import HasAnyRole, IsResearcher
-from ..roles import ADJUDICATOR, RESEARCHER, has_role
 from ..selectors import rounds as round_selectors
+from ..selectors.visibility import gold_labels_visible, item_filter_visible, round_overview_visible
 from ..services import versions as version_services
 from .common import ApiMixin, IgnoreFormatParamNegotiation, error_responses
 from .imports import ImportReportSerializer
@@ -37,6 +37,10 @@ class FunnelSerializer(serializers.Serializer):
     needs_adjudication = serializers.IntegerField()
     adjudicated = serializers.IntegerField()
     removed = serializers.IntegerField()
+    pending = serializers.IntegerField(help_text="Still awaiting a review.")
+    undecided = serializers.IntegerField(
+        help_text="Pending plus needs adjudication; in_round = unanimous + adjudicated + removed + undecided."
+    )
     final = serializers.IntegerField(help_text="Unanimous plus adjudicated.")
 
 
@@ -68,7 +72,11 @@ class RoundDetailSerializer(RoundSerializer):
     annotators = serializers.ListField(
         child=serializers.CharField(), help_text="Usernames; an annotator sees only their own."
     )
-    funnel = FunnelSerializer(allow_null=True, help_text="Null for annotators (it would reveal the others' progress).")
+    funnel = FunnelSerializer(
+        allow_null=True,
+        help_text="Null for annotators, and for anyone who annotates the round while it is open "
+        "(it would reveal whether the others agreed).",
+    )
     progress = ProgressSerializer(many=True, help_text="One entry per annotator; an annotator gets only their own.")
 
 
@@ -94,8 +102,7 @@ class RoundLockSerializer(serializers.Serializer):
 
 
 def _round_detail(round_: AnnotationRound, user) -> dict:
-    sees_all = has_role(user, RESEARCHER, ADJUDICATOR)
-    if sees_all:
+    if round_overview_visible(round=round_, user=user):
         progress = round_selectors.round_progress(round=round_)
         annotators = list(round_.annotators.order_by("username").values_list("username", flat=True))
         funnel = selectors.round_funnel(round=round_)
@@ -103,8 +110,13 @@ def _round_detail(round_: AnnotationRound, user) -> dict:
         progress = [{"annotator": user.get_username(), **selectors.annotator_progress(round=round_, user=user)}]
         annotators = [user.get_username()]
         funnel = None
-    data = RoundSerializer(round_).data
+    data = _round_data(round_, user)
     return {**data, "annotators": annotators, "funnel": funnel, "progress": ProgressSerializer(progress, many=True).data}
+
+
+def _round_data(round_: AnnotationRound, user) -> dict:
+    data = RoundSerializer(round_).data
+    return {**data, "item_filter": item_filter_visible(item_filter=round_.item_filter, user=user)}
 
 
 def _round_or_404(pk: int, user) -> AnnotationRound:
@@ -126,7 +138,7 @@ class RoundListApi(ApiMixin, APIView):
 
     @extend_schema(operation_id="rounds_list", responses={200: RoundSerializer(many=True), **error_responses(401, 403)})
     def get(self, request):
-        return Response(RoundSerializer(selectors.round_list(user=request.user), many=True).data)
+        return Response([_round_data(round_, request.user) for round_ in selectors.round_list(user=request.user)])
 
     @extend_schema(
         operation_id="rounds_create",
@@ -223,8 +235,8 @@ class SuggestionImportApi(ApiMixin, APIView):
         responses={
             201: SuggestionSetSerializer,
             400: OpenApiResponse(
-                ImportReportSerializer,
-                description="The file cannot be imported and nothing was written; `errors` names rows and columns. "
+                OpenApiTypes.OBJECT,
+                description="An import report (`ok` false, as for `POST /api/imports/`): the file cannot be imported and nothing was written; `errors` names rows and columns. "
                 "A malformed request (missing field, taken name) gets field errors instead.",
             ),
             **error_responses(401, 403),
@@ -294,14 +306,41 @@ def _version_or_404(pk: int):
     return version
 
 
+class VersionFreezeSerializer(serializers.Serializer):
+    round = serializers.PrimaryKeyRelatedField(queryset=AnnotationRound.objects.all(), help_text="Round id.")
+    name = serializers.CharField(max_length=200, help_text="Unique version name.")
+
+
 class VersionListApi(ApiMixin, APIView):
-    """Frozen versions are read-only for everyone: there is no update or delete."""
+    """Frozen versions are read-only for everyone: there is no update or delete. Researchers freeze new ones."""
 
     permission_classes = [HasAnyRole]
+
+    def get_permissions(self):
+        if self.request.method == "POST":
+            return [HasAnyRole(), IsResearcher()]
+        return super().get_permissions()
 
     @extend_schema(operation_id="versions_list", responses={200: VersionSerializer(many=True), **error_responses(401, 403)})
     def get(self, request):
         return Response(VersionSerializer(selectors.version_list().order_by("-created_at"), many=True).data)
+
+    @extend_schema(
+        operation_id="versions_create",
+        request=VersionFreezeSerializer,
+        responses={201: VersionDetailSerializer, **error_responses(400, 401, 403)},
+        description="Freeze the accepted items of a locked round into a named version. Refused (400, naming the "
+        "count) while any item of the round is undecided. Researchers only.",
+    )
+    def post(self, request):
+        serializer = VersionFreezeSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        version = services.version_freeze(round=data["round"], name=data["name"], user=request.user)
+        version = _version_or_404(version.pk)
+        provenance = round_selectors.version_provenance_counts(version=version)
+        body = {**VersionSerializer(version).data, "funnel": selectors.version_funnel(version=version), "provenance": provenance}
+        return Response(body, status=status.HTTP_201_CREATED)
 
 
 class VersionDetailApi(ApiMixin, APIView):
@@ -314,7 +353,7 @@ class VersionDetailApi(ApiMixin, APIView):
         version = _version_or_404(pk)
         data = VersionSerializer(version).data
         provenance = round_selectors.version_provenance_counts(version=version)
-        return Response({**data, "funnel": version.funnel, "provenance": provenance})
+        return Response({**data, "funnel": selectors.version_funnel(version=version), "provenance": provenance})
 
 
 class VersionExportApi(ApiMixin, APIView):
@@ -330,14 +369,15 @@ class VersionExportApi(ApiMixin, APIView):
             (200, EXPORT_CONTENT_TYPES["jsonl"]): OpenApiResponse(OpenApiTypes.STR, description="The version as JSON Lines."),
             **error_responses(400, 401, 403, 404),
         },
-        description="Download a frozen version in the dataset export format plus a `provenance` column.",
+        description="Download a frozen version in the dataset export format plus a `provenance` column "
+        "(without `traits` and `theme` for annotators who hold no other role).",
     )
     def get(self, request, pk: int):
         version = _version_or_404(pk)
         params = VersionExportSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         fmt = params.validated_data["format"]
-        content = version_services.version_export(version=version, fmt=fmt)
+        content = version_services.version_export(version=version, fmt=fmt, gold=gold_labels_visible(user=request.user))
         filename = f"{slugify(version.name, allow_unicode=True) or f'version-{version.pk}'}.{fmt}"
         return HttpResponse(
             content.encode("utf-8"),

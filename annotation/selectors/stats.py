@@ -13,8 +13,8 @@ from django.core.cache import cache
 from django.db.models import Count, Max
 
 from .. import agreement
-from ..models import AnnotationRound, ItemStatus, LabelChange, RoundItem, RoundStatus, Suggestion, Theme, Trait
-from ..roles import ADJUDICATOR, RESEARCHER, has_role
+from ..models import AnnotationRound, ItemStatus, LabelChange, RoundItem, Suggestion, Theme, Trait
+from .visibility import round_overview_visible
 from .workflow import round_submitted_labels
 
 FINAL_STATUSES = (ItemStatus.UNANIMOUS, ItemStatus.ADJUDICATED)
@@ -27,11 +27,7 @@ def round_get_by_name(*, name: str) -> AnnotationRound | None:
 def round_stats_visible(*, user, round: AnnotationRound) -> bool:
     """Researchers and adjudicators see the statistics. They reveal how others labelled,
     so someone who also annotates the round waits until it is locked (the blindness rule)."""
-    if not has_role(user, RESEARCHER, ADJUDICATOR):
-        return False
-    if round.status == RoundStatus.OPEN:
-        return not round.annotators.filter(pk=user.pk).exists()
-    return True
+    return round_overview_visible(round=round, user=user)
 
 
 def round_agreement_stats(

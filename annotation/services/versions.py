@@ -28,10 +28,13 @@ def _rows(version: DatasetVersion) -> list[dict]:
     ]
 
 
-def version_export(*, version: DatasetVersion, fmt: str) -> str:
+def version_export(*, version: DatasetVersion, fmt: str, gold: bool = True) -> str:
     """Serialise a version from its copied values (later corpus edits never show).
 
     CSV: traits comma-separated, metadata flattened into extra columns after
     ``provenance``. JSONL: traits as a list, metadata keys at the top level.
+    Without ``gold`` the traits and theme columns are left out: a version's
+    labels are the gold labels of the next round over the same expressions.
     """
-    return rows_serialise(rows=_rows(version), columns=BASE_COLUMNS, fmt=fmt)
+    columns = BASE_COLUMNS if gold else [c for c in BASE_COLUMNS if c not in ("traits", "theme")]
+    return rows_serialise(rows=_rows(version), columns=columns, fmt=fmt)

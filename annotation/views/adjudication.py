@@ -21,7 +21,7 @@ from .. import selectors, services
 from ..decorators import role_required
 from ..forms_adjudication import RemoveForm, ResolveForm
 from ..localization import localized_name
-from ..models import ItemStatus, RemovalReason, RoundStatus, TraitDecision
+from ..models import UNDECIDED_STATUSES, ItemStatus, RemovalReason, RoundStatus, TraitDecision
 from ..roles import ADJUDICATOR, has_role
 from ..selectors import adjudication as adjudication_selectors
 
@@ -82,7 +82,8 @@ def _item_context(request, round_, item, *, resolve_form=None, remove_form=None,
         "item": item,
         "locked": see_all,
         "comparison": comparison,
-        "open": item.status == ItemStatus.NEEDS_ADJUDICATION,
+        # Before the lock an item's status would tell whether its annotators agreed.
+        "open": see_all and item.status in UNDECIDED_STATUSES,
         "resolve_form": resolve_form or ResolveForm(initial=initial, traits=traits, themes=themes),
         "remove_form": remove_form or RemoveForm(initial=initial),
         "remaining": adjudication_selectors.adjudication_queue_count(round=round_) if see_all else 0,
@@ -140,7 +141,7 @@ def _item_post(request, round_, item_):
         current = adjudication_selectors.adjudication_item_get(round=round_, pk=item_.pk)
         who = current.resolved_by.get_username() if current.resolved_by else _("Someone else")
         conflict = _("%(who)s resolved this item first; your decision was not saved. Their decision is shown below, and yours is kept in the form.") % {"who": who}
-        if current.status == ItemStatus.NEEDS_ADJUDICATION:
+        if current.status in UNDECIDED_STATUSES:
             # Nobody resolved it: the page was loaded before the item changed (the round was reopened).
             conflict = _("This item changed since you opened it; your decision was not saved. Check it and submit again.")
             form.data = form.data.copy()
@@ -259,7 +260,7 @@ def item_detail(request, round_pk: int, item_pk: int):
         "comparison": adjudication_selectors.item_comparison(item=item_, traits=traits) if see_all else None,
         "outcome_visible": round_.status != RoundStatus.OPEN,
         "can_adjudicate": see_all
-        and item_.status == ItemStatus.NEEDS_ADJUDICATION
+        and item_.status in UNDECIDED_STATUSES
         and has_role(request.user, ADJUDICATOR),
     }
     return render(request, "annotation/item_detail.html", context)

@@ -19,6 +19,7 @@ from ..forms import ExpressionFilterForm, ImportForm
 from ..localization import localized_name
 from ..models import ExpressionKind, ImportJobStatus
 from ..roles import RESEARCHER
+from ..selectors.visibility import gold_labels_visible
 
 EXPRESSIONS_PER_PAGE = 50
 EXPORT_CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
@@ -57,12 +58,16 @@ def dataset_list(request):
 @vary_on_headers("HX-Request")
 def dataset_detail(request, pk: int):
     dataset = _dataset_or_404(pk)
-    filter_form = ExpressionFilterForm(request.GET, traits=selectors.trait_list(), themes=selectors.theme_list())
+    gold = gold_labels_visible(user=request.user)
+    filter_form = ExpressionFilterForm(
+        request.GET, traits=selectors.trait_list(), themes=selectors.theme_list(), gold=gold
+    )
     filters = filter_form.filters()
     expressions = selectors.expression_list(dataset=dataset, **filters)
     page = Paginator(expressions, EXPRESSIONS_PER_PAGE).get_page(request.GET.get("page"))
     context = {
         "dataset": dataset,
+        "gold": gold,
         "filter_form": filter_form,
         "filtered": any(filters.values()),
         "page": page,
@@ -80,7 +85,7 @@ def dataset_export(request, pk: int):
     dataset = _dataset_or_404(pk)
     fmt = request.GET.get("format", "")
     try:
-        body = services.dataset_export(dataset=dataset, fmt=fmt)
+        body = services.dataset_export(dataset=dataset, fmt=fmt, gold=gold_labels_visible(user=request.user))
     except services.ExportError:
         return HttpResponseBadRequest(
             _("Unknown export format “%(format)s”; use ?format=csv or ?format=jsonl.") % {"format": fmt},

@@ -27,6 +27,7 @@ from ..localization import localized_name
 from ..models import AnnotationRound, DatasetVersion, RoundStatus
 from ..roles import ADJUDICATOR, ANNOTATOR, RESEARCHER, has_role
 from ..selectors import rounds as round_selectors
+from ..selectors.visibility import blind_round_ids, gold_labels_visible, round_overview_visible
 from ..services import versions as version_services
 
 VERSION_ITEMS_PER_PAGE = 50
@@ -40,6 +41,7 @@ FUNNEL_STAGES = (
     ("needs_adjudication", gettext_lazy("Needs adjudication")),
     ("adjudicated", gettext_lazy("Adjudicated")),
     ("removed", gettext_lazy("Removed")),
+    ("undecided", gettext_lazy("Not decided yet")),
     ("final", gettext_lazy("Final")),
 )
 
@@ -133,7 +135,8 @@ def _add_service_errors(form, exc: ValidationError) -> None:
 def round_list(request):
     rounds = list(selectors.round_list(user=request.user))
     sees_all = has_role(request.user, RESEARCHER, ADJUDICATOR)
-    overall = round_selectors.round_overall_progress(rounds=rounds) if sees_all else {}
+    blind = blind_round_ids(user=request.user)
+    overall = round_selectors.round_overall_progress(rounds=[r for r in rounds if r.pk not in blind]) if sees_all else {}
     mine = set(request.user.annotation_rounds.values_list("pk", flat=True)) if has_role(request.user, ANNOTATOR) else set()
     rows = [
         {
@@ -245,20 +248,30 @@ def round_detail(request, pk: int):
 
 
 def _render_detail(request, round_: AnnotationRound, freeze_form: FreezeForm, status: int = 200):
-    funnel = selectors.round_funnel(round=round_)
+    overview = round_overview_visible(round=round_, user=request.user)
     context = {
         "round": round_,
-        "funnel": funnel,
-        "funnel_rows": funnel_rows(funnel),
-        "progress": round_selectors.round_progress(round=round_),
+        "overview": overview,
         "freeze_form": freeze_form,
-        "can_freeze": round_.status == RoundStatus.LOCKED and funnel["needs_adjudication"] == 0,
         "versions": round_.versions.order_by("-created_at"),
         "is_researcher": has_role(request.user, RESEARCHER),
         "annotators": round_.annotators.order_by("username"),
         "hidden_count": round_.items.filter(suggestions_hidden=True).count(),
-        "waiting": funnel["needs_adjudication"],
     }
+    if overview:
+        funnel = selectors.round_funnel(round=round_)
+        context |= {
+            "funnel": funnel,
+            "funnel_rows": funnel_rows(funnel),
+            "progress": round_selectors.round_progress(round=round_),
+            "can_freeze": round_.status == RoundStatus.LOCKED and funnel["undecided"] == 0,
+            "waiting": funnel["undecided"],
+        }
+    else:
+        # Blind: the person annotates this open round, so only their own progress.
+        context["progress"] = [
+            {"annotator": request.user.get_username(), **selectors.annotator_progress(round=round_, user=request.user)}
+        ]
     return render(request, "annotation/round_detail.html", context, status=status)
 
 
@@ -353,7 +366,8 @@ def version_detail(request, pk: int):
     ]
     context = {
         "version": version,
-        "funnel_rows": funnel_rows(version.funnel),
+        "gold": gold_labels_visible(user=request.user),
+        "funnel_rows": funnel_rows(selectors.version_funnel(version=version)),
         "provenance": round_selectors.version_provenance_counts(version=version),
         "page": page,
         "rows": rows,
@@ -370,7 +384,7 @@ def version_export(request, pk: int):
     version = _version_or_404(pk)
     fmt = request.GET.get("format", "")
     try:
-        body = version_services.version_export(version=version, fmt=fmt)
+        body = version_services.version_export(version=version, fmt=fmt, gold=gold_labels_visible(user=request.user))
     except services.ExportError:
         return HttpResponseBadRequest(
             _("Unknown export format “%(format)s”; use ?format=csv or ?format=jsonl.") % {"format": fmt},

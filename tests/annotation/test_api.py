@@ -220,7 +220,8 @@ def test_it_issues_a_token_for_username_and_password_that_scripts_can_use(resear
     key = response.json()["token"]
     assert key == Token.objects.get(user=researcher).key and len(key) == 40
     again = APIClient().post(reverse("api:token"), {"username": "researcher", "password": PASSWORD})
-    assert again.json() == {"token": key}  # form-encoded works too, and the token is stable
+    # Form-encoded works too, and the token is stable until it expires.
+    assert again.json() == {"token": key, "expires": response.json()["expires"]}
 
     script = APIClient()
     script.credentials(HTTP_AUTHORIZATION=f"Token {key}")
@@ -309,7 +310,7 @@ def test_it_refuses_a_dataset_name_that_is_taken_or_blank(api, corpus, other):
 
 def test_it_returns_expressions_with_codes_for_traits_and_theme(api_as, corpus):
     v1 = expression_of(corpus, "v1")
-    body = api_as("annotator").get(reverse("api:expression-detail", args=[v1.pk])).json()
+    body = api_as("adjudicator").get(reverse("api:expression-detail", args=[v1.pk])).json()
     created_at = body.pop("created_at")
     assert created_at.startswith(str(v1.created_at.year))
     assert body == {
@@ -324,7 +325,7 @@ def test_it_returns_expressions_with_codes_for_traits_and_theme(api_as, corpus):
         "theme": "criticism",
         "metadata": {"note": "chim non"},
     }
-    v2 = api_as("annotator").get(reverse("api:expression-detail", args=[expression_of(corpus, "v2").pk])).json()
+    v2 = api_as("adjudicator").get(reverse("api:expression-detail", args=[expression_of(corpus, "v2").pk])).json()
     assert v2["traits"] == [] and v2["theme"] == "life_lessons" and v2["metadata"] == {}
 
 
@@ -611,7 +612,7 @@ def test_it_refuses_an_import_over_the_size_limit_before_reading_it(api, setting
 
 
 def test_it_exports_csv_that_pandas_reads(api_as, corpus):
-    response = api_as("annotator").get(reverse("api:dataset-export", args=[corpus.pk]), {"format": "csv"})
+    response = api_as("adjudicator").get(reverse("api:dataset-export", args=[corpus.pk]), {"format": "csv"})
     assert response.status_code == 200
     assert response["Content-Type"] == "text/csv; charset=utf-8"
     assert response["Content-Disposition"] == 'attachment; filename="ca-dao.csv"'
@@ -620,7 +621,7 @@ def test_it_exports_csv_that_pandas_reads(api_as, corpus):
     assert frame["expression"].tolist() == [NFC, "Nước chảy đá mòn", "Ăn quả nhớ kẻ trồng cây"]
     assert frame["traits"].tolist() == ["literal,pragmatic", "", "folk_knowledge"]
     assert frame.iloc[0]["explanation"] == "Còn non nớt, chưa tự lập" and frame.iloc[0]["note"] == "chim non"
-    default = api_as("annotator").get(reverse("api:dataset-export", args=[corpus.pk]))
+    default = api_as("adjudicator").get(reverse("api:dataset-export", args=[corpus.pk]))
     assert default.status_code == 200 and default.content == response.content  # csv unless told otherwise
 
 

@@ -248,8 +248,8 @@ def test_it_pages_through_a_large_dataset_keeping_the_filters(researcher_client,
     assert 'href="?kind=idiom&amp;page=3"' in html and 'href="?kind=idiom&amp;page=1"' in html
 
 
-def test_it_exports_csv_that_pandas_reads(annotator_client, dataset):
-    response = annotator_client.get(reverse("annotation:dataset_export", args=[dataset.pk]), {"format": "csv"})
+def test_it_exports_csv_that_pandas_reads(adjudicator_client, dataset):
+    response = adjudicator_client.get(reverse("annotation:dataset_export", args=[dataset.pk]), {"format": "csv"})
     assert response.status_code == 200
     assert response["Content-Type"] == "text/csv; charset=utf-8"
     assert response["Content-Disposition"].startswith("attachment;")
@@ -260,8 +260,8 @@ def test_it_exports_csv_that_pandas_reads(annotator_client, dataset):
     assert frame.loc[0, "region"] == "Bắc Bộ"
 
 
-def test_it_exports_jsonl_that_pandas_reads(annotator_client, dataset):
-    response = annotator_client.get(reverse("annotation:dataset_export", args=[dataset.pk]), {"format": "jsonl"})
+def test_it_exports_jsonl_that_pandas_reads(adjudicator_client, dataset):
+    response = adjudicator_client.get(reverse("annotation:dataset_export", args=[dataset.pk]), {"format": "jsonl"})
     assert response.status_code == 200
     assert response["Content-Type"] == "application/x-ndjson; charset=utf-8"
     assert "T%E1%BB%A5c%20ng%E1%BB%AF.jsonl" in response["Content-Disposition"]

@@ -183,7 +183,8 @@ def test_it_imports_suggestions_through_the_api(api_as, dataset, researcher):
 
 def test_it_lists_details_and_exports_versions(api_as, round_, annotator_a, annotator_b, researcher):
     version = frozen(round_, annotator_a, annotator_b, researcher)
-    client = api_as("annotator")
+    # An adjudicator: annotators get the export without the labels (tests/annotation/test_blindness.py).
+    client = api_as("adjudicator")
     assert [v["name"] for v in client.get(reverse("api:version_list")).json()] == ["v1"]
     data = client.get(reverse("api:version_detail", args=[version.pk])).json()
     assert data["n_items"] == 4 and data["provenance"] == {"unanimous": 4, "adjudicated": 0}
@@ -205,5 +206,6 @@ def test_it_offers_no_update_or_delete_of_versions(api_as, round_, annotator_a, 
     for url in (reverse("api:version_detail", args=[version.pk]), reverse("api:version_list")):
         for method in ("put", "patch", "delete"):
             assert getattr(client, method)(url, {}, format="json").status_code == 405, (url, method)
-    assert client.post(reverse("api:version_list"), {}, format="json").status_code == 405
+    # POST freezes a new version (tests/annotation/test_freeze_guard.py); it never touches an existing one.
+    assert client.post(reverse("api:version_list"), {}, format="json").status_code == 400
     assert DatasetVersion.objects.get().name == "v1"

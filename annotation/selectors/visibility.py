@@ -1,0 +1,68 @@
+"""Who may see what: the blindness rule in one place, for pages, fragments, the API and exports.
+
+Two rules, both about annotators:
+
+* While a round is open, a person who annotates it learns nothing about how
+  the others labelled it: no funnel (its ``needs_adjudication`` count tells,
+  after each submit, whether the other annotator agreed), no statistics, no
+  adjudication data, nobody else's progress. This holds whatever other roles
+  they hold: the README recommends that annotators adjudicate together, and a
+  researcher may annotate their own round.
+* The gold traits and theme of a dataset are hidden from a person whose only
+  role is Annotator, on every channel (dataset page, expressions API, exports,
+  round filters), since they are the answers annotators are asked to give.
+"""
+
+from ..models import AnnotationRound, RoundStatus
+from ..roles import ADJUDICATOR, RESEARCHER, has_role
+
+# Field names of the gold labels in serialised expressions, and keys of a round's item filter.
+GOLD_KEYS = ("traits", "theme")
+GOLD_FILTER_KEYS = ("trait", "theme")
+
+
+def round_annotated_by(*, round: AnnotationRound, user) -> bool:
+    if not user.is_authenticated:
+        return False
+    return round.annotators.filter(pk=user.pk).exists()
+
+
+def round_blind_for(*, round: AnnotationRound, user) -> bool:
+    """True while ``user`` annotates ``round`` and the round is still open."""
+    return round.status == RoundStatus.OPEN and round_annotated_by(round=round, user=user)
+
+
+def round_overview_visible(*, round: AnnotationRound, user) -> bool:
+    """The funnel, everyone's progress, the statistics and the adjudication counts of a round."""
+    return has_role(user, RESEARCHER, ADJUDICATOR) and not round_blind_for(round=round, user=user)
+
+
+def blind_round_ids(*, user) -> set[int]:
+    """The open rounds ``user`` annotates, for list pages that show many rounds at once."""
+    if not user.is_authenticated:
+        return set()
+    return set(user.annotation_rounds.filter(status=RoundStatus.OPEN).values_list("pk", flat=True))
+
+
+def gold_labels_visible(*, user) -> bool:
+    return has_role(user, RESEARCHER, ADJUDICATOR)
+
+
+def item_filter_visible(*, item_filter: dict, user) -> dict:
+    """A round's item filter without the gold-label keys for someone who may not see gold labels:
+    "theme: love" would tell an annotator the gold theme of every item of the round."""
+    if gold_labels_visible(user=user):
+        return dict(item_filter or {})
+    return {key: value for key, value in (item_filter or {}).items() if key not in GOLD_FILTER_KEYS}
+
+
+__all__ = [
+    "GOLD_FILTER_KEYS",
+    "GOLD_KEYS",
+    "blind_round_ids",
+    "gold_labels_visible",
+    "item_filter_visible",
+    "round_annotated_by",
+    "round_blind_for",
+    "round_overview_visible",
+]
