@@ -7,6 +7,7 @@ instead of letting a typo turn into a silent default.
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -94,6 +95,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "rest_framework.authtoken",
+    "axes",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
@@ -118,6 +120,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as axes asks: it turns a lockout flagged during sign-in into the lockout answer.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "vivid_site.urls"
@@ -185,6 +189,30 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
+# Sign-in throttling (django-axes, annotation/signin.py): the login page and POST /api/token/.
+AUTHENTICATION_BACKENDS = [
+    # First, so a locked-out client is refused before its password is even checked.
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5, minimum=1)
+# One address trying many accounts; higher, so colleagues behind one NAT do not lock each other out.
+AXES_ADDRESS_FAILURE_LIMIT = env_int("AXES_ADDRESS_FAILURE_LIMIT", 20, minimum=AXES_FAILURE_LIMIT)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("AXES_COOLOFF_MINUTES", 15, minimum=1))
+# The order matters: SignInAttemptHandler holds the address-alone entry to its own limit.
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address"]
+AXES_HANDLER = "annotation.signin.SignInAttemptHandler"
+AXES_LOCKOUT_CALLABLE = "annotation.signin.lockout_response"
+# A correct sign-in must not wipe the count: with one known password an attacker could
+# otherwise reset the address count between guesses at other accounts.
+AXES_RESET_ON_SUCCESS = False
+# The client address: REMOTE_ADDR only, unless the proxy in front sets a header it
+# overwrites (e.g. HTTP_X_REAL_IP); a client can put anything in X-Forwarded-For.
+AXES_IPWARE_META_PRECEDENCE_ORDER = tuple(env_list("AXES_IPWARE_META_PRECEDENCE_ORDER", ["REMOTE_ADDR"]))
+AXES_IPWARE_PROXY_COUNT = env_int("AXES_IPWARE_PROXY_COUNT", 0, minimum=0) or None
+# Scripts' API tokens (annotation/authentication.py) stop working this many days after they were issued.
+API_TOKEN_TTL_DAYS = env_int("API_TOKEN_TTL_DAYS", 90, minimum=1)
+
 LANGUAGE_CODE = env_str("LANGUAGE_CODE", "en")
 LANGUAGES = [("en", _("English")), ("vi", _("Tiếng Việt")), ("zh-hans", _("简体中文"))]
 LOCALE_PATHS = [BASE_DIR / "locale"]
@@ -222,7 +250,7 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # Token first: DRF takes the 401 challenge from the first class, so
         # anonymous callers get 401 rather than 403.
-        "rest_framework.authentication.TokenAuthentication",
+        "annotation.authentication.ExpiringTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["annotation.permissions.HasAnyRole"],

@@ -1,5 +1,6 @@
 from .corpus import Dataset, Expression, ExpressionKind, ImportJob, ImportJobStatus, Theme, Trait, normalize_key
 from .workflow import (
+    UNDECIDED_STATUSES,
     AnnotationRound,
     Assignment,
     AssignmentStatus,
@@ -20,5 +21,5 @@ __all__ = [
     "AnnotationRound", "Assignment", "AssignmentStatus", "Dataset", "DatasetVersion", "DatasetVersionItem",
     "Expression", "ExpressionKind", "ImportJob", "ImportJobStatus", "ItemStatus", "LabelChange", "Provenance",
     "RemovalReason", "RoundItem", "RoundStatus", "Suggestion", "SuggestionSet", "Theme", "Trait", "TraitDecision",
-    "normalize_key",
+    "UNDECIDED_STATUSES", "normalize_key",
 ]

@@ -82,6 +82,10 @@ class ItemStatus(models.TextChoices):
     REMOVED = "removed", _("Removed")
 
 
+# Neither accepted nor removed: a version cannot be frozen while any item of its round is.
+UNDECIDED_STATUSES = (ItemStatus.PENDING, ItemStatus.NEEDS_ADJUDICATION)
+
+
 class RemovalReason(models.TextChoices):
     INACCURATE = "inaccurate", _("Inaccurate")
     CULTURALLY_INAPPROPRIATE = "culturally_inappropriate", _("Culturally inappropriate")

@@ -3,6 +3,7 @@
 from django.db.models import Count, Q, QuerySet
 
 from ..models import (
+    UNDECIDED_STATUSES,
     AnnotationRound,
     Assignment,
     AssignmentStatus,
@@ -30,22 +31,45 @@ def round_get(*, pk: int, user) -> AnnotationRound | None:
 
 
 def round_funnel(*, round: AnnotationRound) -> dict:
-    """The curation funnel: imported, reviewed by all, unanimous, adjudicated, removed, final."""
+    """The curation funnel: imported, reviewed by all, unanimous, adjudicated, removed, final.
+
+    It adds up: in_round = unanimous + adjudicated + removed + undecided, where
+    undecided = pending (awaiting reviews) + needs_adjudication.
+    """
     counts = dict(round.items.values_list("status").annotate(n=Count("id")).values_list("status", "n"))
     unanimous = counts.get(ItemStatus.UNANIMOUS, 0)
     adjudicated = counts.get(ItemStatus.ADJUDICATED, 0)
     removed = counts.get(ItemStatus.REMOVED, 0)
     waiting = counts.get(ItemStatus.NEEDS_ADJUDICATION, 0)
+    pending = counts.get(ItemStatus.PENDING, 0)
     return {
         "imported": round.dataset.expressions.count(),
         "in_round": sum(counts.values()),
-        "reviewed_by_all": unanimous + adjudicated + removed + waiting,
+        # Counted from the reviews: an adjudicator may decide an item that still lacked one at the lock.
+        "reviewed_by_all": round.items.annotate(
+            n_submitted=Count("assignments", filter=Q(assignments__status=AssignmentStatus.SUBMITTED))
+        )
+        .filter(n_submitted__gte=round.annotators_per_item)
+        .count(),
         "unanimous": unanimous,
         "needs_adjudication": waiting,
         "adjudicated": adjudicated,
         "removed": removed,
+        "pending": pending,
+        "undecided": pending + waiting,
         "final": unanimous + adjudicated,
     }
+
+
+def version_funnel(*, version: DatasetVersion) -> dict:
+    """A version's funnel as frozen; versions frozen before ``pending`` and ``undecided``
+    were recorded get them derived, so every funnel adds up the same way."""
+    funnel = dict(version.funnel or {})
+    if "undecided" not in funnel and "in_round" in funnel:
+        counted = sum(funnel.get(key, 0) for key in ("unanimous", "adjudicated", "removed", "needs_adjudication"))
+        funnel["pending"] = max(funnel["in_round"] - counted, 0)
+        funnel["undecided"] = funnel["pending"] + funnel.get("needs_adjudication", 0)
+    return funnel
 
 
 def annotator_queue(*, round: AnnotationRound, user) -> QuerySet[Assignment]:
@@ -109,7 +133,8 @@ def can_see_all_labels(*, user, round: AnnotationRound) -> bool:
 
 
 def adjudication_queue(*, round: AnnotationRound) -> QuerySet[RoundItem]:
-    return round.items.filter(status=ItemStatus.NEEDS_ADJUDICATION).select_related("expression").order_by("id")
+    """Undecided items of a locked round: disputed ones, and any still awaiting a review at the lock."""
+    return round.items.filter(status__in=UNDECIDED_STATUSES).select_related("expression").order_by("id")
 
 
 def item_history(*, item: RoundItem, user) -> QuerySet[LabelChange]:
@@ -200,6 +225,7 @@ __all__ = [
     "round_list",
     "round_get",
     "round_funnel",
+    "version_funnel",
     "annotator_queue",
     "annotator_progress",
     "round_percent",

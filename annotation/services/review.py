@@ -13,8 +13,10 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from ..models import (
+    UNDECIDED_STATUSES,
     AnnotationRound,
     Assignment,
     AssignmentStatus,
@@ -222,10 +224,14 @@ def _item_status_derive(item: RoundItem) -> RoundItem:
     return item
 
 
-def _claim_for_adjudication(item: RoundItem, user, revision: int, new_status: str) -> RoundItem:
+def _claim_for_adjudication(item: RoundItem, user, revision: int, new_status: str) -> tuple[RoundItem, str]:
+    """Take an undecided item with a guarded update; returns the item and the status it had."""
     if _round_status(item.round_id) != RoundStatus.LOCKED:
         raise ValidationError(_("Adjudication happens while the round is locked."))
-    claimed = RoundItem.objects.filter(pk=item.pk, status=ItemStatus.NEEDS_ADJUDICATION, revision=revision).update(
+    # The revision pins the row as the adjudicator saw it, so this is the status it had when claimed.
+    before = RoundItem.objects.filter(pk=item.pk, revision=revision).values_list("status", flat=True).first()
+    # An item still awaiting a review at the lock is decided here too, or the round could never be frozen.
+    claimed = RoundItem.objects.filter(pk=item.pk, status__in=UNDECIDED_STATUSES, revision=revision).update(
         status=new_status, revision=F("revision") + 1, resolved_by=user, resolved_at=timezone.now()
     )
     if not claimed:
@@ -236,7 +242,7 @@ def _claim_for_adjudication(item: RoundItem, user, revision: int, new_status: st
             % {"who": who, "status": current.get_status_display().lower()},
             current=current,
         )
-    return RoundItem.objects.get(pk=item.pk)
+    return RoundItem.objects.get(pk=item.pk), before
 
 
 @transaction.atomic
@@ -251,12 +257,12 @@ def adjudication_resolve(*, item: RoundItem, user, traits: list[str], theme: str
         errors["traits"] = _("unknown trait code")
     if errors:
         raise ValidationError(errors)
-    item = _claim_for_adjudication(item, user, revision, ItemStatus.ADJUDICATED)
+    item, before = _claim_for_adjudication(item, user, revision, ItemStatus.ADJUDICATED)
     item.final_theme = theme_obj
     item.resolution_note = note.strip()
     item.save(update_fields=["final_theme", "resolution_note"])
     item.final_traits.set(trait_objs)
-    _log(item=item, actor=user, field="status", old=ItemStatus.NEEDS_ADJUDICATION, new=ItemStatus.ADJUDICATED)
+    _log(item=item, actor=user, field="status", old=before, new=ItemStatus.ADJUDICATED)
     _log(item=item, actor=user, field="final_theme", old=None, new=theme)
     _log(item=item, actor=user, field="final_traits", old=None, new=sorted(t.code for t in trait_objs))
     return item
@@ -269,11 +275,11 @@ def adjudication_remove(*, item: RoundItem, user, reason: str, note: str = "", r
         raise ValidationError({"reason": _("one of %(reasons)s") % {"reasons": ", ".join(RemovalReason.values)}})
     if reason == RemovalReason.OTHER and not note.strip():
         raise ValidationError({"note": _("say why the item is removed")})
-    item = _claim_for_adjudication(item, user, revision, ItemStatus.REMOVED)
+    item, before = _claim_for_adjudication(item, user, revision, ItemStatus.REMOVED)
     item.removal_reason = reason
     item.resolution_note = note.strip()
     item.save(update_fields=["removal_reason", "resolution_note"])
-    _log(item=item, actor=user, field="status", old=ItemStatus.NEEDS_ADJUDICATION, new=ItemStatus.REMOVED)
+    _log(item=item, actor=user, field="status", old=before, new=ItemStatus.REMOVED)
     _log(item=item, actor=user, field="removal_reason", old=None, new=reason)
     return item
 
@@ -294,10 +300,22 @@ def version_freeze(*, round: AnnotationRound, name: str, user=None) -> DatasetVe
     if round.status == RoundStatus.FROZEN:
         existing = round.versions.order_by("created_at").first()
         raise ValidationError(_("This round is already frozen as '%(name)s'.") % {"name": existing.name if existing else "?"})
-    waiting = round.items.filter(status=ItemStatus.NEEDS_ADJUDICATION).count()
-    if waiting:
-        raise ValidationError(_("%(n)s item(s) still need adjudication.") % {"n": waiting})
-    version = DatasetVersion.objects.create(name=name, round=round, funnel=round_funnel(round=round), created_by=user)
+    funnel = round_funnel(round=round)
+    if funnel["undecided"]:
+        # Freezing used to drop such items silently; a version must account for every item.
+        raise ValidationError(
+            ngettext(
+                "%(n)s item of round “%(round)s” is not decided yet (%(pending)s awaiting reviews, "
+                "%(waiting)s needing adjudication): adjudicate or remove it first, or reopen the round "
+                "for the missing reviews.",
+                "%(n)s items of round “%(round)s” are not decided yet (%(pending)s awaiting reviews, "
+                "%(waiting)s needing adjudication): adjudicate or remove them first, or reopen the round "
+                "for the missing reviews.",
+                funnel["undecided"],
+            )
+            % {"n": funnel["undecided"], "round": round.name, "pending": funnel["pending"], "waiting": funnel["needs_adjudication"]}
+        )
+    version = DatasetVersion.objects.create(name=name, round=round, funnel=funnel, created_by=user)
     accepted = (
         round.items.filter(status__in=[ItemStatus.UNANIMOUS, ItemStatus.ADJUDICATED])
         .select_related("expression", "final_theme")

@@ -217,7 +217,7 @@ def test_it_freezes_only_accepted_items_with_their_provenance(two_round, annotat
     version = version_freeze(round=two_round, name="v1", user=researcher)
     assert version.funnel == {
         "imported": 12, "in_round": 12, "reviewed_by_all": 12, "unanimous": 8, "needs_adjudication": 0,
-        "adjudicated": 2, "removed": 2, "final": 10,
+        "adjudicated": 2, "removed": 2, "pending": 0, "undecided": 0, "final": 10,
     }
     assert Counter(version.items.values_list("provenance", flat=True)) == {"unanimous": 8, "adjudicated": 2}
     two_round.refresh_from_db()
