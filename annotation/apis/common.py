@@ -4,12 +4,14 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import exceptions, routers, serializers
-from rest_framework.authentication import SessionAuthentication, TokenAuthentication
+from rest_framework.authentication import SessionAuthentication
 from rest_framework.negotiation import DefaultContentNegotiation
+
+from ..authentication import ExpiringTokenAuthentication
 
 # Token first: DRF takes the WWW-Authenticate header of the first class, and
 # without one it answers 403 instead of 401 to an anonymous request.
-API_AUTHENTICATION = [TokenAuthentication, SessionAuthentication]
+API_AUTHENTICATION = [ExpiringTokenAuthentication, SessionAuthentication]
 
 
 class ApiMixin:
