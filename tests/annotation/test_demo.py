@@ -9,7 +9,8 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db.models import Count, Q
-from django.test import Client
+from django.test import Client, RequestFactory
+from django.urls import reverse
 
 from annotation.models import Dataset, Expression, Theme, Trait, normalize_key
 from annotation.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER
@@ -22,6 +23,11 @@ EXPECTED_ACCOUNTS = {
     "adjudicator": ADJUDICATOR,
     "researcher": RESEARCHER,
 }
+
+
+def _login(**credentials) -> bool:
+    # Sign-in goes through django-axes, which needs the request (Client.login passes none).
+    return Client().login(request=RequestFactory().post(reverse("login")), **credentials)
 
 
 def _csv_rows() -> list[dict]:
@@ -143,11 +149,11 @@ def test_it_creates_accounts_with_their_roles_and_working_passwords():
         user = User.objects.get(username=username)
         assert list(user.groups.values_list("name", flat=True)) == [role]
         assert not user.is_staff and not user.is_superuser
-        assert Client().login(username=username, password=DEMO_PASSWORD), username
+        assert _login(username=username, password=DEMO_PASSWORD), username
     admin = User.objects.get(username="admin")
     assert admin.is_superuser and admin.is_staff and admin.is_active
-    assert Client().login(username="admin", password=DEMO_PASSWORD)
-    assert not Client().login(username="admin", password="wrong")
+    assert _login(username="admin", password=DEMO_PASSWORD)
+    assert not _login(username="admin", password="wrong")
 
 
 @pytest.mark.django_db
@@ -187,7 +193,7 @@ def test_it_restores_a_demo_account_that_lost_its_role_or_password():
         "annotator_a": "unchanged", "annotator_b": "updated", "adjudicator": "unchanged",
         "researcher": "unchanged", "admin": "unchanged",
     }
-    assert Client().login(username="annotator_b", password=DEMO_PASSWORD)
+    assert _login(username="annotator_b", password=DEMO_PASSWORD)
     assert User.objects.get(username="annotator_b").groups.filter(name=ANNOTATOR).exists()
 
 
@@ -250,7 +256,7 @@ def test_it_seeds_an_open_demo_round_with_honest_suggestions():
         "Round 'Demo round': created, open for review, 40 items, annotators annotator_a and annotator_b, "
         "4 items with suggestions hidden, seed 2026." in output
     )
-    assert Client().login(username="annotator_a", password=DEMO_PASSWORD)
+    assert _login(username="annotator_a", password=DEMO_PASSWORD)
 
 
 @pytest.mark.django_db
