@@ -42,7 +42,6 @@ FUNNEL_STAGES = (
     ("adjudicated", gettext_lazy("Adjudicated")),
     ("removed", gettext_lazy("Removed")),
     ("undecided", gettext_lazy("Not decided yet")),
-    ("undecided", gettext_lazy("Not decided yet")),
     ("final", gettext_lazy("Final")),
 )
 
