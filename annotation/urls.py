@@ -6,7 +6,7 @@ from .apis import adjudication as adjudication_api
 from .apis import review as review_api
 from .apis import rounds as rounds_api
 from .apis import stats as stats_api
-from .views import adjudication, corpus, review, rounds, stats
+from .views import adjudication, corpus, review, rounds, stats, tokens
 
 app_name = "annotation"
 
@@ -42,6 +42,8 @@ urlpatterns = [
     path("rounds/<int:round_pk>/items/<int:item_pk>/", adjudication.item_detail, name="item_detail"),
     # Agreement statistics
     path("rounds/<int:pk>/stats/", stats.round_stats, name="round_stats"),
+    # The signed-in user's API token
+    path("profile/tokens/", tokens.api_token, name="api_token"),
 ]
 
 router = DefaultRouter()
