@@ -12,6 +12,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
 from .. import selectors, services
+from ..files import untrusted_file_response
 from ..models import Dataset, Expression, ExpressionKind, Theme, Trait
 from ..permissions import HasAnyRole, ReadAnyRoleWriteResearcher
 from ..selectors.visibility import GOLD_FILTER_KEYS, GOLD_KEYS, gold_labels_visible
@@ -133,11 +134,12 @@ class DatasetViewSet(ApiMixin, viewsets.GenericViewSet):
         except services.ExportError as exc:
             raise serializers.ValidationError({"format": [str(exc)]}) from None
         filename = f"{slugify(dataset.name, allow_unicode=True) or f'dataset-{dataset.pk}'}.{fmt}"
-        return HttpResponse(
+        response = HttpResponse(
             content.encode("utf-8"),
             content_type=f"{EXPORT_CONTENT_TYPES[fmt]}; charset=utf-8",
             headers={"Content-Disposition": content_disposition_header(as_attachment=True, filename=filename)},
         )
+        return untrusted_file_response(response, filename=filename)
 
 
 # --- Expressions -------------------------------------------------------------

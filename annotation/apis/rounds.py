@@ -18,6 +18,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import selectors, services
+from ..files import untrusted_file_response
 from ..models import AnnotationRound, Dataset, RoundStatus, SuggestionSet
 from ..permissions import HasAnyRole, IsResearcher
 from ..selectors import rounds as round_selectors
@@ -379,8 +380,9 @@ class VersionExportApi(ApiMixin, APIView):
         fmt = params.validated_data["format"]
         content = version_services.version_export(version=version, fmt=fmt, gold=gold_labels_visible(user=request.user))
         filename = f"{slugify(version.name, allow_unicode=True) or f'version-{version.pk}'}.{fmt}"
-        return HttpResponse(
+        response = HttpResponse(
             content.encode("utf-8"),
             content_type=f"{EXPORT_CONTENT_TYPES[fmt]}; charset=utf-8",
             headers={"Content-Disposition": content_disposition_header(as_attachment=True, filename=filename)},
         )
+        return untrusted_file_response(response, filename=filename)

@@ -15,6 +15,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from .. import selectors, services
 from ..decorators import role_required
+from ..files import untrusted_file_response
 from ..forms import ExpressionFilterForm, ImportForm
 from ..localization import localized_name
 from ..models import ExpressionKind, ImportJobStatus
@@ -93,7 +94,7 @@ def dataset_export(request, pk: int):
         )
     response = HttpResponse(body.encode("utf-8"), content_type=EXPORT_CONTENT_TYPES[fmt])
     response["Content-Disposition"] = content_disposition_header(True, f"{dataset.name}.{fmt}")
-    return response
+    return untrusted_file_response(response, filename=f"{dataset.name}.{fmt}")
 
 
 @require_http_methods(["GET", "POST"])

@@ -22,6 +22,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from .. import selectors, services
 from ..decorators import role_required
+from ..files import untrusted_file_response
 from ..forms_rounds import FreezeForm, RoundForm, SuggestionImportForm
 from ..localization import localized_name
 from ..models import AnnotationRound, DatasetVersion, RoundStatus
@@ -393,4 +394,4 @@ def version_export(request, pk: int):
     response = HttpResponse(body.encode("utf-8"), content_type=EXPORT_CONTENT_TYPES[fmt])
     filename = f"{slugify(version.name, allow_unicode=True) or f'version-{version.pk}'}.{fmt}"
     response["Content-Disposition"] = content_disposition_header(True, filename)
-    return response
+    return untrusted_file_response(response, filename=filename)

@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET
 
 from .. import agreement, selectors
 from ..decorators import role_required
+from ..files import untrusted_file_response
 from ..roles import ADJUDICATOR, RESEARCHER
 from ..selectors.stats import round_agreement_stats, round_stats_visible
 
@@ -162,11 +163,12 @@ def _download(round_, stats: dict, fmt: str) -> HttpResponse:
     else:
         body = agreement.stats_csv(stats)
     filename = f"{slugify(round_.name, allow_unicode=True) or f'round-{round_.pk}'}-agreement.{fmt}"
-    return HttpResponse(
+    response = HttpResponse(
         body.encode("utf-8"),
         content_type=DOWNLOAD_CONTENT_TYPES[fmt],
         headers={"Content-Disposition": content_disposition_header(True, filename)},
     )
+    return untrusted_file_response(response, filename=filename)
 
 
 @require_GET

@@ -8,6 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.apis.common import ApiMixin, IgnoreFormatParamNegotiation, error_responses
+from annotation.files import untrusted_file_response
 from annotation.permissions import IsResearcher
 
 from ..models_artwork import ArtworkPipelineRun
@@ -48,5 +49,6 @@ class ArtworkReportApi(ApiMixin, APIView):
             raise ValidationError({"format": ["json or csv."]})
         report = artwork_report(run=run)
         if fmt == "csv":
-            return HttpResponse(artwork_report_csv(report).encode(), content_type="text/csv; charset=utf-8")
+            response = HttpResponse(artwork_report_csv(report).encode(), content_type="text/csv; charset=utf-8")
+            return untrusted_file_response(response, filename=f"artwork-run-{run.pk}-report.csv")
         return Response(report)

@@ -8,6 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.apis.common import ApiMixin, IgnoreFormatParamNegotiation, error_responses
+from annotation.files import untrusted_file_response
 from annotation.permissions import IsResearcher
 
 from .. import selectors, selectors_report
@@ -44,5 +45,6 @@ class HumanReportApi(ApiMixin, APIView):
             raise ValidationError({"format": ["json or csv."]})
         report = selectors_report.human_report(run=run)
         if fmt == "csv":
-            return HttpResponse(selectors_report.human_report_csv(report).encode(), content_type="text/csv; charset=utf-8")
+            response = HttpResponse(selectors_report.human_report_csv(report).encode(), content_type="text/csv; charset=utf-8")
+            return untrusted_file_response(response, filename=f"run-{run.pk}-human-report.csv")
         return Response(report)

@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.apis.common import ApiMixin, IgnoreFormatParamNegotiation, error_responses
+from annotation.files import untrusted_file_response
 from annotation.permissions import IsResearcher
 
 from .. import selectors
@@ -69,5 +70,6 @@ class ResultsTableApi(ApiMixin, APIView):
             raise ValidationError({"format": ["json or csv."]})
         data = selectors.results_table(table=table, judge_model=judge_model, strategy=strategy)
         if fmt == "csv":
-            return HttpResponse(results_csv(data).encode(), content_type="text/csv; charset=utf-8")
+            response = HttpResponse(results_csv(data).encode(), content_type="text/csv; charset=utf-8")
+            return untrusted_file_response(response, filename=f"vivid-results-{table}.csv")
         return Response(data)

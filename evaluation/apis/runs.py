@@ -10,7 +10,8 @@ from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.apis.common import ApiMixin, IgnoreFormatParamNegotiation, error_responses
+from annotation.apis.common import ApiMixin, IgnoreFormatParamNegotiation, error_responses, paginated, string_enum
+from annotation.files import untrusted_file_response
 from annotation.models import Dataset, DatasetVersion
 from annotation.permissions import IsResearcher
 
@@ -65,7 +66,7 @@ class RunDetailSerializer(RunSerializer):
 
 class RunCreateSerializer(serializers.Serializer):
     # A plain string in the schema: a "kind" enum here would collide with the corpus's own "kind".
-    kind = serializers.CharField(help_text=f"One of {', '.join(RunKind.values)}.")
+    kind = string_enum(RunKind.values, help_text=f"One of {', '.join(RunKind.values)}.")
     model = serializers.SlugRelatedField(slug_field="name", queryset=ModelConfig.objects.all(), help_text="Model name (the judge for a judge run).")
     prompt = serializers.CharField(
         help_text="generation: zero-shot|few-shot; judge: the strategy zero-shot|demonstration|cot|aspect; classification: the task topic|traits."
@@ -151,10 +152,12 @@ class RunListApi(ApiMixin, APIView):
     @extend_schema(
         operation_id="evaluation_runs_list",
         parameters=[OpenApiParameter("kind", OpenApiTypes.STR, enum=RunKind.values, required=False)],
-        responses={200: RunSerializer(many=True), **error_responses(401, 403)},
+        responses={200: RunSerializer(many=True), **error_responses(400, 401, 403)},
     )
     def get(self, request):
         kind = request.query_params.get("kind") or None
+        if kind is not None and kind not in RunKind.values:
+            raise ValidationError({"kind": [f"One of {', '.join(RunKind.values)}."]})
         return Response(RunSerializer(selectors.run_list(kind=kind), many=True).data)
 
     @extend_schema(
@@ -229,7 +232,7 @@ class RunItemListApi(ApiMixin, APIView):
             OpenApiParameter("cached", OpenApiTypes.BOOL, required=False, description="Only items answered from the cache."),
             OpenApiParameter("page", OpenApiTypes.INT, required=False),
         ],
-        responses={200: RunItemSerializer(many=True), **error_responses(401, 403, 404)},
+        responses={200: paginated(RunItemSerializer), **error_responses(400, 401, 403, 404)},
     )
     def get(self, request, pk: int):
         run = _run_or_404(pk)
@@ -278,5 +281,6 @@ class RunReportApi(ApiMixin, APIView):
             raise ValidationError({"format": ["json or csv."]})
         report = selectors.run_report(run=run)
         if fmt == "csv":
-            return HttpResponse(report_csv(report).encode(), content_type="text/csv; charset=utf-8")
+            response = HttpResponse(report_csv(report).encode(), content_type="text/csv; charset=utf-8")
+            return untrusted_file_response(response, filename=f"run-{run.pk}-report.csv")
         return Response(report)

@@ -14,6 +14,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.decorators import role_required
+from annotation.files import untrusted_file_response
 from annotation.roles import RESEARCHER
 
 from ..models_artwork import ArtworkPipelineRun
@@ -143,10 +144,13 @@ def artwork_export(request, pk: int):
             messages.error(request, " ".join(exc.messages))
             return redirect("evaluation:artwork_report", pk=run.pk)
         body = path.read_bytes()
-    response = HttpResponse(
-        body,
-        content_type="application/zip",
-        headers={"Content-Disposition": content_disposition_header(True, target.name)},
+    response = untrusted_file_response(
+        HttpResponse(
+            body,
+            content_type="application/zip",
+            headers={"Content-Disposition": content_disposition_header(True, target.name)},
+        ),
+        filename=target.name,
     )
     if path.warnings:
         # The download cannot show them, so they are in a header too and shown on the next page.

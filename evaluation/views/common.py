@@ -8,6 +8,8 @@ from django.core.exceptions import ValidationError
 from django.http import HttpResponse
 from django.utils.http import content_disposition_header
 
+from annotation.files import untrusted_file_response
+
 DOWNLOAD_CONTENT_TYPES = {"json": "application/json; charset=utf-8", "csv": "text/csv; charset=utf-8"}
 
 
@@ -24,11 +26,12 @@ def add_service_errors(form, exc: ValidationError) -> None:
 
 
 def download(body: str, *, filename: str, fmt: str) -> HttpResponse:
-    return HttpResponse(
+    response = HttpResponse(
         body.encode("utf-8"),
         content_type=DOWNLOAD_CONTENT_TYPES[fmt],
         headers={"Content-Disposition": content_disposition_header(True, filename)},
     )
+    return untrusted_file_response(response, filename=filename)
 
 
 def json_text(data) -> str:

@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.apis.common import ApiMixin, IgnoreFormatParamNegotiation, error_responses
+from annotation.files import untrusted_file_response
 from annotation.permissions import IsResearcher
 
 from ..models import Study
@@ -93,11 +94,12 @@ class StudyResponsesApi(ApiMixin, APIView):
             raise ValidationError({"format": ["json or csv."]})
         include_test, raw_pid = _flag(request, "include_test"), _flag(request, "raw_pid")
         if fmt == "csv":
-            return HttpResponse(
+            response = HttpResponse(
                 study_export_csv(study=study, include_test=include_test, raw_pid=raw_pid).encode(),
                 content_type="text/csv; charset=utf-8",
                 headers={"Content-Disposition": content_disposition_header(True, f"{study.slug}-responses.csv")},
             )
+            return untrusted_file_response(response, filename=f"{study.slug}-responses.csv")
         rows = study_export_rows(study=study, include_test=include_test, raw_pid=raw_pid)
         paginator = ResponsePagination()
         page = paginator.paginate_queryset(rows, request, view=self)
