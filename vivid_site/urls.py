@@ -8,6 +8,8 @@ from study.urls import api_urlpatterns as study_api
 
 from . import views
 
+handler404 = "vivid_site.views.page_not_found"
+
 urlpatterns = [
     path("", views.home, name="home"),
     path("accounts/", include("django.contrib.auth.urls")),

@@ -1,5 +1,8 @@
 from django.contrib.auth.decorators import login_required
+from django.http import JsonResponse
 from django.shortcuts import render
+from django.utils.translation import gettext as _
+from django.views import defaults
 
 from annotation.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER, user_roles
 from annotation.selectors import dataset_list, round_list
@@ -23,3 +26,10 @@ def home(request):
     if RESEARCHER in roles:
         context["recent_rounds"] = list(round_list(user=request.user)[:HOME_ROUNDS])
     return render(request, "home.html", context)
+
+
+def page_not_found(request, exception):
+    """API clients get JSON for a URL no route matches (e.g. /api/rounds/abc/), as the API's own 404s are."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": _("Not found.")}, status=404)
+    return defaults.page_not_found(request, exception)

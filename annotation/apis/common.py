@@ -1,8 +1,10 @@
 """What every API view shares: authentication order, error conversion, error docs."""
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.files.uploadedfile import UploadedFile
+from django.core.validators import ProhibitNullCharactersValidator
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse
+from drf_spectacular.utils import OpenApiResponse, extend_schema_field
 from rest_framework import exceptions, routers, serializers
 from rest_framework.authentication import SessionAuthentication
 from rest_framework.negotiation import DefaultContentNegotiation
@@ -14,10 +16,47 @@ from ..authentication import ExpiringTokenAuthentication
 API_AUTHENTICATION = [ExpiringTokenAuthentication, SessionAuthentication]
 
 
+def _nul_errors(value, path: str) -> dict[str, list[str]]:
+    if isinstance(value, str):
+        return {path or "non_field_errors": [str(ProhibitNullCharactersValidator.message)]} if "\x00" in value else {}
+    if isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, list | tuple):
+        items = enumerate(value)
+    else:
+        return {}
+    errors = {}
+    for key, child in items:
+        if isinstance(key, str) and "\x00" in key:
+            errors[path or "non_field_errors"] = [str(ProhibitNullCharactersValidator.message)]
+        errors.update(_nul_errors(child, f"{path}.{key}" if path else str(key)))
+    return errors
+
+
+def reject_nul_characters(request) -> None:
+    """A 400 naming the field for a NUL anywhere in the query or the body.
+
+    PostgreSQL refuses NUL in text and JSON, so one reaching a lookup or a
+    write would be a 500; checking here covers every field of every API.
+    """
+    errors = _nul_errors({key: request.query_params.getlist(key) for key in request.query_params}, "")
+    data = request.data
+    if hasattr(data, "lists"):
+        data = {key: [v for v in values if not isinstance(v, UploadedFile)] for key, values in data.lists()}
+    errors.update(_nul_errors(data, ""))
+    if errors:
+        # A field given once reads better as "name" than "name.0".
+        raise exceptions.ValidationError({key.removesuffix(".0"): value for key, value in errors.items()})
+
+
 class ApiMixin:
-    """Token or session authentication; services' Django ValidationErrors become 400s."""
+    """Token or session authentication; services' Django ValidationErrors become 400s; NUL characters are refused."""
 
     authentication_classes = API_AUTHENTICATION
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        reject_nul_characters(request)
 
     def handle_exception(self, exc):
         if isinstance(exc, DjangoValidationError):
@@ -42,7 +81,28 @@ VALIDATION_ERROR = OpenApiResponse(
 )
 NOT_SIGNED_IN = OpenApiResponse(ErrorDetailSerializer, description="Not signed in (no session, no valid token).")
 FORBIDDEN = OpenApiResponse(ErrorDetailSerializer, description="Signed in without the required role.")
-NOT_FOUND = OpenApiResponse(ErrorDetailSerializer, description="No such object.")
+NOT_FOUND = OpenApiResponse(ErrorDetailSerializer, description="No such object (or, for a list, no such page).")
+
+
+def string_enum(choices, **kwargs) -> serializers.CharField:
+    """A string field documented with its allowed values inline (a named enum would collide between apps)."""
+    # Annotated on a class of its own: DRF rebuilds declared fields from their class on every bind.
+    field_class = type("StringEnumField", (serializers.CharField,), {})
+    return extend_schema_field({"type": "string", "enum": list(choices)})(field_class)(**kwargs)
+
+
+def paginated(serializer_class: type[serializers.Serializer]) -> type[serializers.Serializer]:
+    """The page envelope of DRF's PageNumberPagination, for views that paginate by hand."""
+    return type(
+        f"Paginated{serializer_class.__name__.removesuffix('Serializer')}ListSerializer",
+        (serializers.Serializer,),
+        {
+            "count": serializers.IntegerField(),
+            "next": serializers.URLField(allow_null=True),
+            "previous": serializers.URLField(allow_null=True),
+            "results": serializer_class(many=True),
+        },
+    )
 
 
 def error_responses(*codes: int) -> dict:

@@ -1,6 +1,7 @@
 """Import a file of expressions into a dataset, synchronously."""
 
 from django.conf import settings
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.parsers import MultiPartParser
@@ -96,8 +97,9 @@ class ImportApi(ApiMixin, APIView):
             201: OpenApiResponse(ImportReportSerializer, description="Imported."),
             200: OpenApiResponse(ImportReportSerializer, description="Dry run: nothing was written."),
             400: OpenApiResponse(
-                ImportReportSerializer,
-                description="The file cannot be imported and nothing was written; `errors` names rows and columns. "
+                OpenApiTypes.OBJECT,
+                description="An import report (the 200 shape, `ok` false): the file cannot be imported and nothing "
+                "was written; `errors` names rows and columns. "
                 "A malformed request (missing file, bad `map`) gets field errors instead.",
             ),
             **error_responses(401, 403),

@@ -3,10 +3,11 @@
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
+from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.apis.common import ApiMixin, error_responses
+from annotation.apis.common import ApiMixin, error_responses, string_enum
 from annotation.permissions import IsResearcher
 
 from .. import selectors, services
@@ -84,8 +85,8 @@ class PromptSerializer(serializers.Serializer):
 class PromptCreateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=100)
     # A plain string in the schema: a "kind" enum here would collide with the corpus's own "kind".
-    kind = serializers.CharField(help_text=f"One of {', '.join(PromptKind.values)}.")
-    messages = MessageSerializer(many=True, allow_empty=False)
+    kind = string_enum(PromptKind.values, help_text=f"One of {', '.join(PromptKind.values)}.")
+    messages = serializers.ListField(child=MessageSerializer(), min_length=1)
     reference = serializers.CharField(max_length=300, required=False, allow_blank=True, default="")
 
     def validate_kind(self, value):
@@ -100,10 +101,12 @@ class PromptListApi(ApiMixin, APIView):
     @extend_schema(
         operation_id="evaluation_prompts_list",
         parameters=[OpenApiParameter("kind", OpenApiTypes.STR, enum=PromptKind.values, required=False)],
-        responses={200: PromptSerializer(many=True), **error_responses(401, 403)},
+        responses={200: PromptSerializer(many=True), **error_responses(400, 401, 403)},
     )
     def get(self, request):
         kind = request.query_params.get("kind") or None
+        if kind is not None and kind not in PromptKind.values:
+            raise ValidationError({"kind": [f"One of {', '.join(PromptKind.values)}."]})
         return Response(PromptSerializer(selectors.prompt_list(kind=kind), many=True).data)
 
     @extend_schema(

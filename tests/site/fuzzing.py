@@ -1,0 +1,187 @@
+"""Schemathesis over the app's own /api/schema/, in process (WSGI) on the test database.
+
+One runner for the bounded CI test (tests/site/test_api_fuzz.py) and the longer
+`make fuzz` (VIVID_FUZZ_EXAMPLES=200): it counts the cases it sends and sorts
+every failed check by kind, so a report can be read before and after a fix.
+"""
+
+import os
+from collections import Counter
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import schemathesis
+from django.core.handlers.wsgi import WSGIHandler
+from django.core.signals import request_finished, request_started
+from django.core.validators import ProhibitNullCharactersValidator
+from django.db import close_old_connections, transaction
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis.errors import Unsatisfiable
+from schemathesis import GenerationMode
+from schemathesis.checks import not_a_server_error
+from schemathesis.core.failures import Failure, FailureGroup
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    negative_data_rejection,
+    positive_data_acceptance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_schema_conformance,
+    negative_data_rejection,
+    positive_data_acceptance,
+]
+# A 400 on a schema-valid request is a defect unless every field it names is one whose
+# validity the schema cannot know: a reference to a row that may not exist, a file's
+# content, a pairing of fields, or credentials. Anything else rejected fails the run.
+DATA_DEPENDENT_FIELDS = {
+    "GET /api/expressions/": {"dataset", "trait", "theme"},
+    "GET /api/evaluation/results/{table}/": {"judge_model"},
+    "POST /api/expressions/": {"dataset", "text", "traits", "theme"},
+    "POST /api/imports/": {"file"},
+    "POST /api/suggestions/": {"dataset", "file", "name"},
+    "POST /api/rounds/": {"dataset", "annotators", "suggestion_set", "name", "non_field_errors"},
+    "POST /api/versions/": {"round", "name", "non_field_errors"},
+    "POST /api/token/": {"non_field_errors"},
+    "POST /api/study/import/": {"package"},
+    "POST /api/evaluation/models/": {"name", "base_url", "model_id", "api_key_env"},
+    "POST /api/evaluation/prompts/": {"name"},
+    "POST /api/evaluation/runs/": {"model", "prompt", "dataset", "version", "source_run", "non_field_errors"},
+    "POST /api/evaluation/artwork-runs/": {"collection", "speaker", "listener", "builder", "groups"},
+    "POST /api/evaluation/scoring/tasks/": {"run", "raters", "n_shared", "name", "non_field_errors"},
+}
+# Few examples, no shrinking and a fixed seed keep the CI run short and repeatable.
+CI_EXAMPLES = 3
+
+
+def fuzz_examples() -> int:
+    return int(os.environ.get("VIVID_FUZZ_EXAMPLES", CI_EXAMPLES))
+
+
+@dataclass
+class FuzzReport:
+    persona: str
+    operations: int = 0
+    cases: int = 0
+    server_errors: int = 0
+    by_kind: Counter = field(default_factory=Counter)
+    examples: dict = field(default_factory=dict)
+
+    def record(self, failure: Failure, label: str, detail: str) -> None:
+        self.by_kind[failure.title] += 1
+        self.examples.setdefault((failure.title, label), detail)
+
+    @property
+    def failures(self) -> int:
+        return sum(self.by_kind.values())
+
+    def summary(self) -> str:
+        lines = [
+            f"API fuzz as {self.persona}: {self.operations} operations, {self.cases} cases, "
+            f"{self.server_errors} server errors (5xx), {self.failures} failed checks"
+        ]
+        lines += [f"  {count:5d}  {kind}" for kind, count in self.by_kind.most_common()]
+        lines += [f"  - {kind} @ {label}: {detail}" for (kind, label), detail in sorted(self.examples.items())]
+        return "\n".join(lines)
+
+
+@contextmanager
+def in_process_requests():
+    """Keep the test transaction open across WSGI requests, as Django's test client does."""
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    try:
+        yield WSGIHandler()
+    finally:
+        request_started.connect(close_old_connections)
+        request_finished.connect(close_old_connections)
+
+
+def load_schema(app, headers: dict):
+    return schemathesis.openapi.from_wsgi("/api/schema/?format=json", app, headers=headers)
+
+
+def fuzz_api(*, persona: str, token: str, max_examples: int, app) -> FuzzReport:
+    headers = {"Authorization": f"Token {token}"}
+    schema = load_schema(app, headers)
+    report = FuzzReport(persona=persona)
+    for result in schema.get_all_operations():
+        operation = result.ok()
+        report.operations += 1
+        for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
+            _fuzz_operation(operation, mode, headers=headers, max_examples=max_examples, report=report)
+    return report
+
+
+def _fuzz_operation(operation, mode, *, headers, max_examples, report) -> None:
+    @settings(
+        max_examples=max_examples,
+        derandomize=True,
+        deadline=None,
+        database=None,
+        phases=[Phase.explicit, Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(case=operation.as_strategy(generation_mode=mode))
+    def run(case):
+        # A failed request must not leave the transaction aborted for the cases after it (PostgreSQL).
+        savepoint = transaction.savepoint()
+        response = case.call(headers=headers)
+        if response.status_code >= 500:
+            transaction.savepoint_rollback(savepoint)
+            report.server_errors += 1
+        else:
+            transaction.savepoint_commit(savepoint)
+        report.cases += 1
+        try:
+            case.validate_response(response, checks=CHECKS, headers=headers)
+        except FailureGroup as group:
+            for failure in group.exceptions:
+                if _data_dependent_rejection(failure, operation.label, response):
+                    continue
+                detail = (
+                    f"{case.method} {case.formatted_path} -> {response.status_code}: {failure.message[:200]!r} "
+                    f"body {response.text[:300]!r}"
+                )
+                report.record(failure, operation.label, detail)
+
+    try:
+        run()
+    except Unsatisfiable:
+        # An operation with nothing to break (no parameters, no body) has no negative cases.
+        if mode is not GenerationMode.NEGATIVE:
+            raise
+
+
+def _error_fields(body) -> set[str]:
+    if not isinstance(body, dict):
+        return {"?"}
+    if "ok" in body and "errors" in body:
+        return {"file"}  # an import report: the rows of the file are at fault
+    if set(body) == {"errors"}:
+        return {str(error).split(":", 1)[0] for error in body["errors"]}
+    return set(body)
+
+
+def _data_dependent_rejection(failure: Failure, label: str, response) -> bool:
+    if failure.title != "Schema-valid request rejected" or response.status_code != 400:
+        return False
+    try:
+        body = response.json()
+    except ValueError:
+        return False
+    if _only_nul_refused(body):
+        return True  # NUL is valid JSON Schema text, but refused on purpose (PostgreSQL cannot store it)
+    return _error_fields(body) <= DATA_DEPENDENT_FIELDS.get(label, set())
+
+
+def _only_nul_refused(body) -> bool:
+    messages = (
+        [m for ms in body.values() for m in (ms if isinstance(ms, list) else [ms])] if isinstance(body, dict) else []
+    )
+    return bool(messages) and all(m == str(ProhibitNullCharactersValidator.message) for m in messages)

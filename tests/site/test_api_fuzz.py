@@ -1,0 +1,40 @@
+"""Every operation of /api/schema/ fuzzed as a researcher and as an annotator: no 5xx, every answer in the schema.
+
+Bounded for CI (a few derandomized examples per operation and mode, no
+shrinking); `make fuzz` runs the same with VIVID_FUZZ_EXAMPLES=200.
+"""
+
+import pytest
+from rest_framework.authtoken.models import Token
+
+from annotation.services.demo import demo_dataset_load, demo_round_ensure
+
+from .fuzzing import fuzz_api, fuzz_examples, in_process_requests
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def seeded(annotator_a, annotator_b, adjudicator, researcher):
+    """A dataset, a suggestion set and an open round, so ids the fuzzer draws sometimes exist."""
+    demo_dataset_load(user=researcher)
+    demo_round_ensure(user=researcher)
+
+
+@pytest.fixture(autouse=True)
+def _no_background_work(settings):
+    # The fuzz runs inside one rolled-back transaction: on_commit tasks never fire,
+    # and model endpoints stay on loopback, so nothing waits on a worker or the network.
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+
+
+@pytest.mark.parametrize("persona", ["researcher", "annotator_a"])
+def test_it_answers_every_operation_within_the_schema(persona, seeded, request):
+    user = request.getfixturevalue(persona)
+    token = Token.objects.create(user=user)
+    with in_process_requests() as app:
+        report = fuzz_api(persona=persona, token=token.key, max_examples=fuzz_examples(), app=app)
+    print(report.summary())
+    assert report.operations > 50
+    assert report.server_errors == 0, report.summary()
+    assert report.failures == 0, report.summary()
