@@ -9,7 +9,7 @@ from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.apis.common import ApiMixin, error_responses
+from annotation.apis.common import ApiMixin, error_responses, paginated
 from annotation.permissions import IsResearcher
 
 from ..models import ArtworkCollection, ArtworkPipelineRun, ModelConfig
@@ -84,8 +84,8 @@ def _run_or_404(pk: int) -> ArtworkPipelineRun:
 class ArtworkRunListApi(ApiMixin, APIView):
     permission_classes = [IsResearcher]
 
-    @extend_schema(operation_id="evaluation_artwork_runs_list", responses={200: ArtworkRunSerializer(many=True),
-                                                                           **error_responses(401, 403)})
+    @extend_schema(operation_id="evaluation_artwork_runs_list", responses={200: paginated(ArtworkRunSerializer),
+                                                                           **error_responses(401, 403, 404)})
     def get(self, request):
         paginator = PageNumberPagination()
         runs = paginator.paginate_queryset(artwork_run_list(), request, view=self)
