@@ -15,7 +15,10 @@ import threading
 import time
 
 import openai
+from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
 
+from ..model_guard import clean_error_text, model_refusal
 from .base import ClientError, Completion, Provider, RetryableError
 
 # One client (and so one connection pool) per endpoint and key per process: building
@@ -23,6 +26,7 @@ from .base import ClientError, Completion, Provider, RetryableError
 # part of the cache key, only its digest.
 _CLIENTS: dict[tuple, openai.OpenAI] = {}
 _CLIENTS_LOCK = threading.Lock()
+PLACEHOLDER_KEY = "not-needed"
 
 
 def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
@@ -46,6 +50,12 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
 
 
 def _retry_after_of(response) -> float | None:
+    """The server's Retry-After, capped at EVAL_RETRY_AFTER_CAP_S."""
+    seconds = _raw_retry_after_of(response)
+    return None if seconds is None else min(seconds, float(settings.EVAL_RETRY_AFTER_CAP_S))
+
+
+def _raw_retry_after_of(response) -> float | None:
     if response is None:
         return None
     headers = response.headers
@@ -70,7 +80,7 @@ def _server_message(error: openai.APIStatusError) -> str:
         if body.get("detail"):
             return str(body["detail"])
     if isinstance(body, str) and body.strip():
-        return body.strip()[:2000]
+        return body.strip()
     return error.message
 
 
@@ -112,8 +122,19 @@ class OpenAIProvider(Provider):
         self.model_id = model_id
         self.base_url = base_url
 
+    def _clean(self, text: str) -> str:
+        """Error text fit to store on an item: trimmed, with the key and any credential header redacted
+        (some servers and proxies echo the request, headers included, in their error bodies)."""
+        key = self.client.api_key
+        return clean_error_text(text, secrets=(key,) if key and key != PLACEHOLDER_KEY else ())
+
     @classmethod
     def for_config(cls, model_config) -> OpenAIProvider:
+        # The last line of defence: whatever path led here, a forbidden variable is never
+        # read and a forbidden address never gets a request.
+        refusal = model_refusal(model_config)
+        if refusal:
+            raise ClientError(refusal)
         env_name = (model_config.api_key_env or "").strip()
         api_key = None
         if env_name:
@@ -124,7 +145,7 @@ class OpenAIProvider(Provider):
                     f"model {model_config.name or model_config.model_id} is not set."
                 )
         # Local servers (vLLM, Ollama, llama.cpp) accept any key, and the client insists on one.
-        api_key = api_key or "not-needed"
+        api_key = api_key or PLACEHOLDER_KEY
         base_url = model_config.base_url or None
         timeout = float(model_config.timeout)
         cache_key = (base_url, hashlib.sha256(api_key.encode()).hexdigest(), timeout)
@@ -147,24 +168,24 @@ class OpenAIProvider(Provider):
         try:
             response = self.client.chat.completions.create(**kwargs)
         except openai.APITimeoutError as error:
-            raise RetryableError(f"Timed out after {self.client.timeout} s: {error.message}") from error
+            raise RetryableError(self._clean(f"Timed out after {self.client.timeout} s: {error.message}")) from error
         except openai.APIConnectionError as error:
             cause = error.__cause__ or error.__context__
             detail = f" ({type(cause).__name__}: {cause})" if cause else ""
-            raise RetryableError(f"Connection failed: {error.message}{detail}") from error
+            raise RetryableError(self._clean(f"Connection failed: {error.message}{detail}")) from error
         except openai.APIStatusError as error:
             status = error.status_code
-            message = _server_message(error)
+            message = self._clean(_server_message(error))
             # Any other 4xx (400, 401, 403, 404, 422 ...) will be answered the same way however often we ask.
             if status in (408, 429) or status >= 500:
                 raise RetryableError(f"HTTP {status}: {message}", retry_after=_retry_after_of(error.response),
                                      status=status) from error
             raise ClientError(message, status=status) from error
         except openai.APIResponseValidationError as error:
-            raise RetryableError(f"Invalid reply: {error.message}", status=error.status_code) from error
+            raise RetryableError(self._clean(f"Invalid reply: {error.message}"), status=error.status_code) from error
         except ValueError as error:
             # The body claimed to be JSON and was not: a proxy hiccup or a truncated reply.
-            raise RetryableError(f"Reply is not valid JSON: {error}") from error
+            raise RetryableError(self._clean(f"Reply is not valid JSON: {error}")) from error
         return self._completion_of(response)
 
     def choice_logprobs(self, messages: list[dict], choices: list[str]) -> dict[str, float]:
@@ -180,13 +201,15 @@ class OpenAIProvider(Provider):
         choices = getattr(response, "choices", None)
         if not isinstance(choices, list) or not choices:
             preview = response if isinstance(response, str) else type(response).__name__
-            raise RetryableError(f"Reply has no choices: {str(preview)[:200]}")
+            raise RetryableError(self._clean(f"Reply has no choices: {str(preview)[:200]}"))
         choice = choices[0]
         message = getattr(choice, "message", None)
         text = getattr(message, "content", None) if message is not None else None
         usage = getattr(response, "usage", None)
         try:
             raw = response.model_dump(mode="json", exclude_unset=True)
+        except SoftTimeLimitExceeded:
+            raise
         except Exception:  # noqa: BLE001 - a record of the reply must never lose the reply itself
             raw = {"text": text}
         return Completion(

@@ -12,8 +12,9 @@ import time
 from django.conf import settings
 from django.db import IntegrityError
 
+from ..model_guard import model_refusal
 from ..models import ModelConfig, ResponseCache
-from ..providers import Completion, RetryableError, provider_for
+from ..providers import ClientError, Completion, RetryableError, provider_for
 from .runs import SlotLease, _cache_store, backoff_delay, cache_key, model_throttle_wait
 
 
@@ -35,6 +36,7 @@ def model_completion(
 ) -> tuple[Completion, bool]:
     """Like model_complete, with the whole Completion (token log-probabilities when
     ``top_logprobs`` is not None) and whether it came from the cache."""
+    _refuse_forbidden(model)
     params = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed, "top_logprobs": top_logprobs}
     key = cache_key(model, messages, params)
     cached = ResponseCache.objects.filter(key=key).values_list("response", flat=True).first()
@@ -48,6 +50,7 @@ def model_completion(
 def model_choice_logprobs(*, model: ModelConfig, messages: list[dict], choices: list[str]) -> dict[str, float]:
     """The log-probability of each choice as the first token of the model's reply (see
     Provider.choice_logprobs), through the same cache, lease, pacing and retries."""
+    _refuse_forbidden(model)
     params = {"temperature": 0.0, "max_tokens": 1, "seed": None, "top_logprobs": 20}
     key = hashlib.sha256(("choices\x00" + cache_key(model, messages, params) + "\x00"
                           + "\x00".join(choices)).encode()).hexdigest()
@@ -62,6 +65,13 @@ def model_choice_logprobs(*, model: ModelConfig, messages: list[dict], choices: 
     except IntegrityError:
         pass  # another worker asked the same first
     return found
+
+
+def _refuse_forbidden(model: ModelConfig) -> None:
+    """A model stored before its key variable or address was checked answers nothing, not even from the cache."""
+    refusal = model_refusal(model)
+    if refusal:
+        raise ClientError(refusal)
 
 
 def _request(model: ModelConfig, messages: list[dict], params: dict, *, choices: list[str] | None = None):

@@ -4,6 +4,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.translation import gettext as _
 
+from ..model_guard import api_key_env_problem, base_url_problem
 from ..models import ModelConfig, ModelSlot, ModelThrottle, PromptKind, PromptTemplate, Provider
 
 
@@ -29,8 +30,12 @@ def model_add(
         errors["base_url"] = _("an OpenAI-compatible model needs a base URL")
     if not model_id:
         errors["model_id"] = _("a model id is required")
-    if api_key_env and not api_key_env.replace("_", "").isalnum():
-        errors["api_key_env"] = _("the name of an environment variable, not the key itself")
+    key_problem = api_key_env_problem(api_key_env)
+    if key_problem:
+        errors["api_key_env"] = key_problem
+    url_problem = base_url_problem(base_url)
+    if url_problem:
+        errors["base_url"] = url_problem
     if max_concurrency < 1:
         errors["max_concurrency"] = _("at least 1")
     if requests_per_minute is not None and requests_per_minute < 1:

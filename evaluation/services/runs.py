@@ -26,6 +26,7 @@ from django.utils.translation import gettext as _
 
 from annotation.models import Dataset, DatasetVersion, Expression
 
+from ..model_guard import model_refusal
 from ..models import (
     ItemStatus,
     ModelConfig,
@@ -121,6 +122,9 @@ def run_start(
         raise ValidationError({"dataset": _("a run needs a dataset or a frozen version")})
     if limit is not None and limit < 1:
         raise ValidationError({"limit": _("at least 1")})
+    refusal = model_refusal(model)
+    if refusal:
+        raise ValidationError({"model": refusal})
 
     run = Run.objects.create(
         kind=kind,
@@ -591,9 +595,10 @@ def _item_fail(item: RunItem, messages: list[dict], error: str, *, attempts: int
 
 
 def backoff_delay(error: RetryableError, attempt: int) -> float:
-    """The server's Retry-After when it sent one, else capped exponential backoff with full jitter."""
+    """The server's Retry-After when it sent one (up to EVAL_RETRY_AFTER_CAP_S), else capped
+    exponential backoff with full jitter."""
     if error.retry_after is not None:
-        return error.retry_after
+        return min(error.retry_after, float(settings.EVAL_RETRY_AFTER_CAP_S))
     return random.uniform(0, min(settings.EVAL_BACKOFF_CAP, settings.EVAL_BACKOFF_BASE * 2 ** (attempt - 1)))
 
 

@@ -13,13 +13,17 @@ from annotation.roles import RESEARCHER
 
 from .. import selectors, services
 from ..forms import ModelAddForm, PromptAddForm
+from ..model_guard import api_key_env_problem
 from ..models import PromptKind, PromptTemplate
 from .common import add_service_errors
 
 
 def api_key_state(name: str) -> bool | None:
-    """Whether the named variable is set in the server's environment; the value itself never leaves it."""
-    return bool(os.environ.get(name)) if name else None
+    """Whether the named variable is set in the server's environment; the value itself never leaves it.
+    A variable a model may not read reports unset, so the page cannot probe the server's environment."""
+    if not name:
+        return None
+    return not api_key_env_problem(name) and bool(os.environ.get(name))
 
 
 @require_GET

@@ -53,13 +53,13 @@ def test_it_answers_only_researchers(queued_run, annotator_client, adjudicator_c
 
 
 def test_it_lists_and_adds_models_without_ever_holding_a_key(api, researcher, monkeypatch):
-    monkeypatch.setenv("VIVID_API_TEST_KEY", "sk-not-to-be-seen")
+    monkeypatch.setenv("VIVID_MODEL_KEY_API_TEST", "sk-not-to-be-seen")
     response = api.post(url("model_list"), {"name": "gw", "provider": "openai", "model_id": "gpt-x",
-                                            "base_url": "http://127.0.0.1:8000/v1", "api_key_env": "VIVID_API_TEST_KEY",
+                                            "base_url": "http://127.0.0.1:8000/v1", "api_key_env": "VIVID_MODEL_KEY_API_TEST",
                                             "max_concurrency": 2, "requests_per_minute": 60}, format="json")
     assert response.status_code == 201, response.json()
     body = response.json()
-    assert body["api_key_env"] == "VIVID_API_TEST_KEY" and body["api_key_set"] is True
+    assert body["api_key_env"] == "VIVID_MODEL_KEY_API_TEST" and body["api_key_set"] is True
     assert (body["max_concurrency"], body["requests_per_minute"], body["timeout"]) == (2, 60, 60.0)
     assert ModelConfig.objects.get(name="gw").created_by == researcher
     listed = api.get(url("model_list"))

@@ -179,18 +179,18 @@ def test_it_rejects_an_empty_message_list_as_a_client_error(fake_openai):
 
 
 def test_it_names_a_missing_api_key_variable_without_sending_anything(fake_openai, monkeypatch):
-    monkeypatch.delenv("VIVID_TEST_MISSING_KEY", raising=False)
+    monkeypatch.delenv("VIVID_MODEL_KEY_TEST_MISSING", raising=False)
 
-    with pytest.raises(ClientError, match="VIVID_TEST_MISSING_KEY"):
-        provider_for(config_for(fake_openai, api_key_env="VIVID_TEST_MISSING_KEY"))
+    with pytest.raises(ClientError, match="VIVID_MODEL_KEY_TEST_MISSING"):
+        provider_for(config_for(fake_openai, api_key_env="VIVID_MODEL_KEY_TEST_MISSING"))
 
     assert fake_openai.count == 0
 
 
 def test_it_sends_the_key_as_bearer_and_keeps_it_nowhere_else(fake_openai, monkeypatch):
     secret = "sk-test-4f1c9e0b7a2d"
-    monkeypatch.setenv("VIVID_TEST_KEY", secret)
-    config = config_for(fake_openai, api_key_env="VIVID_TEST_KEY")
+    monkeypatch.setenv("VIVID_MODEL_KEY_TEST", secret)
+    config = config_for(fake_openai, api_key_env="VIVID_MODEL_KEY_TEST")
 
     provider = provider_for(config)
     completion = provider.complete(HELLO, temperature=0, max_tokens=5)
@@ -201,7 +201,7 @@ def test_it_sends_the_key_as_bearer_and_keeps_it_nowhere_else(fake_openai, monke
     assert secret not in json.dumps(completion.raw) and secret not in repr(completion)
     assert secret not in json.dumps(provider.describe())
     assert secret not in repr(openai_module._CLIENTS.keys())
-    assert config.api_key_env == "VIVID_TEST_KEY"
+    assert config.api_key_env == "VIVID_MODEL_KEY_TEST"
     assert all(secret not in str(getattr(config, f.attname)) for f in ModelConfig._meta.concrete_fields)
 
 

@@ -250,9 +250,9 @@ def test_it_exits_non_zero_when_a_waited_run_fails(eager, dataset, provider, mod
 
 
 def test_it_registers_a_model_from_the_cli_and_refuses_bad_values():
-    call_command("add_model", "vllm", "--provider", "openai", "--base-url", "http://127.0.0.1:8000/v1", "--model-id", "Qwen/Qwen3-14B", "--api-key-env", "VLLM_KEY", "--max-concurrency", "8", "--rpm", "600", "--timeout", "30", stdout=io.StringIO())
+    call_command("add_model", "vllm", "--provider", "openai", "--base-url", "http://127.0.0.1:8000/v1", "--model-id", "Qwen/Qwen3-14B", "--api-key-env", "VIVID_MODEL_KEY_VLLM", "--max-concurrency", "8", "--rpm", "600", "--timeout", "30", stdout=io.StringIO())
     model = ModelConfig.objects.get(name="vllm")
-    assert (model.max_concurrency, model.requests_per_minute, model.timeout, model.api_key_env) == (8, 600, 30.0, "VLLM_KEY")
+    assert (model.max_concurrency, model.requests_per_minute, model.timeout, model.api_key_env) == (8, 600, 30.0, "VIVID_MODEL_KEY_VLLM")
     assert model.slots.count() == 8
     with pytest.raises(CommandError, match="base_url"):
         call_command("add_model", "nourl", "--provider", "openai", "--model-id", "x", stdout=io.StringIO())
@@ -261,11 +261,11 @@ def test_it_registers_a_model_from_the_cli_and_refuses_bad_values():
 
 
 def test_it_fails_the_run_when_the_model_cannot_be_reached(eager, dataset, monkeypatch):
-    monkeypatch.delenv("VIVID_TEST_MISSING_KEY", raising=False)
-    model = model_add(name="keyless", provider="openai", base_url="http://127.0.0.1:9/v1", model_id="m", api_key_env="VIVID_TEST_MISSING_KEY", max_concurrency=1)
+    monkeypatch.delenv("VIVID_MODEL_KEY_TEST_MISSING", raising=False)
+    model = model_add(name="keyless", provider="openai", base_url="http://127.0.0.1:9/v1", model_id="m", api_key_env="VIVID_MODEL_KEY_TEST_MISSING", max_concurrency=1)
     run = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=dataset)
     run.refresh_from_db()
-    assert run.status == RunStatus.FAILED and "VIVID_TEST_MISSING_KEY" in run.error
+    assert run.status == RunStatus.FAILED and "VIVID_MODEL_KEY_TEST_MISSING" in run.error
 
 
 def test_it_batches_a_local_model(eager, dataset, provider, model, settings):

@@ -1,0 +1,281 @@
+"""What a model registration may point the server at: which environment variable it may
+read as an API key, and which hosts it may send requests (with that key) to.
+
+A researcher chooses both, and the server acts on them with its own environment and
+network position, so each is checked when a model is registered and again whenever a
+request is about to be made (a model stored before these checks existed, or an admin edit).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import importlib
+import ipaddress
+import os
+import re
+import socket
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.utils.translation import gettext as _
+
+KEY_ENV_PREFIX = "VIVID_MODEL_KEY_"
+ERROR_TEXT_MAX_CHARS = 500
+
+# Secrets of the deployment that no setting may hand to a model, on top of every variable
+# vivid_site/settings.py reads (found by reading its source, so a new setting is covered).
+_NEVER_KEY_ENVS = {
+    "SECRET_KEY",
+    "DJANGO_SECRET_KEY",
+    "DATABASE_URL",
+    "CELERY_BROKER_URL",
+    "CELERY_RESULT_BACKEND",
+    "REDIS_URL",
+    "PROLIFIC_API_TOKEN",
+    "PROLIFIC_TOKEN",
+    "EMAIL_HOST_PASSWORD",
+    "SENTRY_DSN",
+    "PGPASSWORD",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "GITHUB_TOKEN",
+}
+_NEVER_KEY_ENV_PREFIXES = ("DJANGO_", "CELERY_", "PROLIFIC_", "DATABASE_", "POSTGRES", "PG", "AWS_", "SENTRY_")
+_NEVER_KEY_ENV_WORDS = ("SECRET", "PASSWORD", "PASSWD")
+_ENV_READERS = {"env_str", "env_bool", "env_int", "env_list", "getenv", "get"}
+
+# The metadata services of the large clouds; all are link-local or private already, named
+# here so the refusal says what they are.
+_METADATA_ADDRESSES = {
+    ipaddress.ip_address("169.254.169.254"),
+    ipaddress.ip_address("169.254.170.2"),
+    ipaddress.ip_address("fd00:ec2::254"),
+    ipaddress.ip_address("100.100.100.200"),
+}
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+
+def settings_env_names() -> frozenset[str]:
+    """Every environment variable name that the settings module reads with a literal name."""
+    # Overridden settings (tests) carry no SETTINGS_MODULE; the environment still names it.
+    module_name = os.environ.get("DJANGO_SETTINGS_MODULE") or "vivid_site.settings"
+    return _env_names_read_by(importlib.import_module(module_name).__file__)
+
+
+@functools.cache
+def _env_names_read_by(path: str) -> frozenset[str]:
+    with open(path, encoding="utf-8") as source:
+        tree = ast.parse(source.read())
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if called in _ENV_READERS and isinstance(node.args[0].value, str):
+                names.add(node.args[0].value)
+        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+            if isinstance(node.value, ast.Attribute) and node.value.attr == "environ":
+                names.add(str(node.slice.value))
+    return frozenset(name for name in names if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name))
+
+
+def _is_app_secret(name: str) -> bool:
+    upper = name.upper()
+    if upper in _NEVER_KEY_ENVS or upper in {n.upper() for n in settings_env_names()}:
+        return True
+    if upper.startswith(KEY_ENV_PREFIX):
+        return False
+    if upper.startswith("VIVID_") or upper.startswith(_NEVER_KEY_ENV_PREFIXES):
+        return True
+    return any(word in upper for word in _NEVER_KEY_ENV_WORDS)
+
+
+def api_key_env_problem(name: str) -> str | None:
+    """Why a model may not read its API key from the variable ``name``, or None when it may."""
+    if not name:
+        return None
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        return _("the name of an environment variable, not the key itself")
+    if _is_app_secret(name):
+        return _("%(name)s is a setting of this application, and a model can never read it as its API key") % {
+            "name": name
+        }
+    allowed = settings.MODEL_API_KEY_ENVS
+    if name in allowed or (name.startswith(KEY_ENV_PREFIX) and len(name) > len(KEY_ENV_PREFIX)):
+        return None
+    return _(
+        "%(name)s is not an allowed API key variable: use %(allowed)s or a name starting with %(prefix)s "
+        "(an administrator may allow more names in MODEL_API_KEY_ENVS)"
+    ) % {"name": name, "allowed": ", ".join(allowed) or "-", "prefix": KEY_ENV_PREFIX}
+
+
+def _default_port(scheme: str) -> int | None:
+    return {"http": 80, "https": 443}.get(scheme)
+
+
+def _listed_prefix(url, entry: str) -> bool:
+    listed = urlsplit(entry)
+    try:
+        ports_match = (listed.port or _default_port(listed.scheme)) == (url.port or _default_port(url.scheme))
+    except ValueError:
+        return False
+    if (
+        listed.scheme.lower() != url.scheme.lower()
+        or (listed.hostname or "") != (url.hostname or "")
+        or not ports_match
+    ):
+        return False
+    prefix = listed.path.rstrip("/")
+    # A path boundary: "/v1" lists "/v1/..." but not "/v10".
+    return url.path == prefix or url.path.startswith(prefix + "/") or not prefix
+
+
+def _listed(url, addresses: list | None = None) -> bool:
+    host = (url.hostname or "").lower()
+    for entry in settings.MODEL_BASE_URL_ALLOW:
+        entry = entry.strip()
+        if "://" in entry:
+            if _listed_prefix(url, entry):
+                return True
+            continue
+        if "/" in entry:
+            try:
+                network = ipaddress.ip_network(entry, strict=False)
+            except ValueError:
+                continue
+            if addresses and all(address in network for address in addresses):
+                return True
+            continue
+        if host == entry.lower().strip("[]"):
+            return True
+    return False
+
+
+def _embedded_v4(address) -> ipaddress.IPv4Address | None:
+    if address.version != 6:
+        return None
+    if address.ipv4_mapped:
+        return address.ipv4_mapped
+    if address.sixtofour:
+        return address.sixtofour
+    if address.teredo:
+        return address.teredo[1]
+    if address in _NAT64:
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    return None
+
+
+def address_problem(address) -> str | None:
+    """What kind of non-public address this is, or None for a public one (loopback passes
+    when MODEL_ALLOW_LOOPBACK is on, as in development and tests)."""
+    inner = _embedded_v4(address)
+    if inner is not None:
+        return address_problem(inner)
+    if address.is_loopback:
+        return None if settings.MODEL_ALLOW_LOOPBACK else _("a loopback address")
+    if address in _METADATA_ADDRESSES:
+        return _("a cloud metadata address")
+    if address.is_unspecified:
+        return _("the unspecified address")
+    if address.is_link_local:
+        return _("a link-local address")
+    if address.is_multicast:
+        return _("a multicast address")
+    if address.is_private:
+        return _("a private address")
+    if address.is_reserved or not address.is_global:
+        return _("a reserved, non-public address")
+    return None
+
+
+def resolve(host: str, port: int | None) -> list:
+    """Every address ``host`` resolves to (an IP literal, decimal or hex forms included, resolves to itself)."""
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return [ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in infos]
+
+
+def base_url_problem(base_url: str) -> str | None:
+    """Why the server may not send requests to ``base_url``, or None when it may.
+
+    The check is on the addresses the name resolves to now, all of them, so a public-looking
+    name that points at a private address is refused.
+    """
+    if not base_url:
+        return None
+    try:
+        url = urlsplit(base_url.strip())
+        port = url.port
+    except ValueError:
+        return _("not a valid URL")
+    if url.username is not None or url.password is not None:
+        return _("a base URL may not carry a user name or password; name the key's variable instead")
+    if _listed(url):
+        return None
+    if url.scheme.lower() not in {"http", "https"}:
+        return _("only http and https URLs are allowed")
+    host = url.hostname
+    if not host:
+        return _("the URL has no host")
+    try:
+        addresses = resolve(host, port or _default_port(url.scheme.lower()))
+    except (OSError, UnicodeError, ValueError):
+        return _("the host %(host)s cannot be resolved") % {"host": host}
+    if not addresses:
+        return _("the host %(host)s cannot be resolved") % {"host": host}
+    if _listed(url, addresses):
+        return None
+    for address in addresses:
+        kind = address_problem(address)
+        if kind:
+            return _(
+                "%(host)s resolves to %(address)s, which is %(kind)s; an administrator may allow it "
+                "in MODEL_BASE_URL_ALLOW"
+            ) % {"host": host, "address": address, "kind": kind}
+    return None
+
+
+def model_problems(model) -> dict[str, str]:
+    """The refusals of a model's API key variable and base URL, by field."""
+    problems = {}
+    key = api_key_env_problem((model.api_key_env or "").strip())
+    if key:
+        problems["api_key_env"] = key
+    url = base_url_problem(model.base_url or "")
+    if url:
+        problems["base_url"] = url
+    return problems
+
+
+def model_refusal(model) -> str | None:
+    """One sentence naming the model and what is wrong with it, or None when it may be used."""
+    problems = model_problems(model)
+    if not problems:
+        return None
+    return _("Model %(name)s cannot be used: %(problems)s.") % {
+        "name": model.name or model.model_id,
+        "problems": "; ".join(f"{field}: {message}" for field, message in problems.items()),
+    }
+
+
+_SECRET_PATTERNS = [
+    (re.compile(r"(?i)\b(proxy-)?authori[sz]ation\b[\"']?\s*[:=]\s*[^\r\n,;}]*"), "Authorization: [redacted]"),
+    (re.compile(r"(?i)\bbearer\s+[^\s\"',;}]+"), "Bearer [redacted]"),
+    (re.compile(r"(?i)\b(x-)?api[-_]?key\b[\"']?\s*[:=]\s*[\"']?[^\s\"',;}]+"), "api-key: [redacted]"),
+    (re.compile(r"\bsk-[A-Za-z0-9_\-]{12,}"), "[redacted]"),
+]
+
+
+def clean_error_text(text: str, *, secrets: tuple[str, ...] = (), limit: int = ERROR_TEXT_MAX_CHARS) -> str:
+    """A server's error text fit to keep on an item: the given secret values and anything that
+    looks like a credential header are redacted, and it is cut to ``limit`` characters."""
+    text = str(text)
+    for secret in secrets:
+        # Short placeholders ("not-needed", "x") are not secrets and would mangle the text.
+        if secret and len(secret) >= 8:
+            text = text.replace(secret, "[redacted]")
+    for pattern, replacement in _SECRET_PATTERNS:
+        text = pattern.sub(replacement, text)
+    if len(text) > limit:
+        text = text[: limit - 1].rstrip() + "…"
+    return text
