@@ -164,34 +164,35 @@ def test_it_links_the_evaluation_pages_for_researchers_only(researcher_client, a
 # --- Models ----------------------------------------------------------------------------
 
 
-def test_it_lists_models_with_the_key_variable_name_but_never_its_value(researcher_client, model, monkeypatch):
+def test_it_lists_models_with_the_key_variable_name_but_never_its_value(researcher_client, model, monkeypatch, settings):
+    settings.MODEL_BASE_URL_ALLOW = ["llm.example.org"]  # listed, so never resolved: tests stay offline
     model_add(name="remote", provider="openai", base_url="https://llm.example.org/v1", model_id="gpt-x",
-              api_key_env="VIVID_TEST_KEY", max_concurrency=8, requests_per_minute=120, timeout=30)
+              api_key_env="VIVID_MODEL_KEY_TEST", max_concurrency=8, requests_per_minute=120, timeout=30)
     model_add(name="unset", provider="openai", base_url="https://llm.example.org/v1", model_id="gpt-y",
-              api_key_env="VIVID_TEST_MISSING_KEY")
-    monkeypatch.setenv("VIVID_TEST_KEY", "sk-very-secret-value")
-    monkeypatch.delenv("VIVID_TEST_MISSING_KEY", raising=False)
+              api_key_env="VIVID_MODEL_KEY_TEST_MISSING")
+    monkeypatch.setenv("VIVID_MODEL_KEY_TEST", "sk-very-secret-value")
+    monkeypatch.delenv("VIVID_MODEL_KEY_TEST_MISSING", raising=False)
     response = researcher_client.get(reverse("evaluation:model_list"))
     html = response.content.decode()
     assert "sk-very-secret-value" not in html
     remote = re.search(r'<tr data-model="remote">(.*?)</tr>', html, re.S).group(1)
-    assert "VIVID_TEST_KEY" in remote and ">set<" in remote and "https://llm.example.org/v1" in remote
+    assert "VIVID_MODEL_KEY_TEST" in remote and ">set<" in remote and "https://llm.example.org/v1" in remote
     assert ">8<" in remote and ">120<" in remote and "30 s" in remote
     unset = re.search(r'<tr data-model="unset">(.*?)</tr>', html, re.S).group(1)
-    assert "VIVID_TEST_MISSING_KEY" in unset and "not set on the server" in unset
+    assert "VIVID_MODEL_KEY_TEST_MISSING" in unset and "not set on the server" in unset
     assert "smollm2-135m" in html  # the built-in model
 
 
 def test_it_adds_a_model_from_the_form(researcher_client, researcher):
     response = researcher_client.post(reverse("evaluation:model_new"), {
         "name": "local-vllm", "provider": "openai", "model_id": "Qwen/Qwen2.5-7B-Instruct",
-        "base_url": "http://127.0.0.1:8000/v1", "api_key_env": "VLLM_KEY", "max_concurrency": 6,
+        "base_url": "http://127.0.0.1:8000/v1", "api_key_env": "VIVID_MODEL_KEY_VLLM", "max_concurrency": 6,
         "requests_per_minute": "", "timeout": 45,
     })
     assert response.status_code == 302 and response["Location"] == reverse("evaluation:model_list")
     model = ModelConfig.objects.get(name="local-vllm")
     assert (model.base_url, model.api_key_env, model.max_concurrency, model.requests_per_minute, model.timeout) == (
-        "http://127.0.0.1:8000/v1", "VLLM_KEY", 6, None, 45.0)
+        "http://127.0.0.1:8000/v1", "VIVID_MODEL_KEY_VLLM", 6, None, 45.0)
     assert model.created_by == researcher and model.slots.count() == 6
 
 
