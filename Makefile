@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-sqlite test-postgres browser-deps lint bench bench-survey clean
+.PHONY: install demo test test-sqlite test-postgres browser-deps lint bench bench-survey fuzz clean
 
 install: $(STAMP)
 
@@ -55,6 +55,16 @@ bench: install
 # 200 synthetic participants against gunicorn and PostgreSQL (its own database, vivid_bench).
 bench-survey: install
 	$(PY) benchmarks/survey_load.py $(BENCH_ARGS)
+
+# The CI fuzz tests at length: 200 examples per API operation and mode, 200 files per importer.
+# Prints the cases tried, the 5xx count and failures by kind; a refused import that wrote rows fails.
+FUZZ_EXAMPLES ?= 200
+fuzz: install
+	@mkdir -p var
+	VIVID_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) VIVID_FUZZ_IMPORT_EXAMPLES=$(FUZZ_EXAMPLES) \
+	VIVID_TEST_SQLITE=$(CURDIR)/var/test-fuzz.sqlite3 DJANGO_ENV=test $(VENV)/bin/pytest -s -p no:logging \
+	  tests/site/test_api_fuzz.py tests/annotation/test_import_properties.py \
+	  tests/evaluation/test_import_properties.py tests/study/test_import_properties.py $(PYTEST_ARGS)
 
 clean:
 	rm -rf var/test-suite.sqlite3* .pytest_cache
