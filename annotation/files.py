@@ -19,6 +19,7 @@ import zipfile
 import zlib
 from pathlib import PurePosixPath
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.utils.http import content_disposition_header
 from django.utils.translation import gettext as _
@@ -65,8 +66,30 @@ def _limits() -> tuple[int, int, int]:
     return settings.VIVID_IMPORT_MAX_BYTES, settings.VIVID_IMPORT_MAX_ENTRIES, settings.VIVID_IMPORT_MAX_RATIO
 
 
+def _too_many_entries(name: str, count: int, limit: int) -> ArchiveError:
+    return ArchiveError(
+        _("%(name)s: the zip holds %(n)s files; the limit is %(limit)s")
+        % {"name": name, "n": f"{count:,}", "limit": f"{limit:,}"}
+    )
+
+
+def _entries_check(data: bytes, *, name: str) -> None:
+    """Refuse too many entries from the end record alone: zipfile builds an object per entry
+    while it opens the archive, hundreds of thousands for a few MB of directory."""
+    limit = settings.VIVID_IMPORT_MAX_ENTRIES
+    try:
+        # zipfile's own reader of the end record (zip64 included); private, hence the fallback.
+        end = zipfile._EndRecData(io.BytesIO(data))
+        count = end[zipfile._ECD_ENTRIES_TOTAL] if end else None
+    except Exception:
+        count = None
+    if count is not None and count > limit:
+        raise _too_many_entries(name, count, limit)
+
+
 def zip_open(data: bytes, *, name: str) -> zipfile.ZipFile:
     """Open zip bytes and check its central directory (see ``zip_check``), or raise ArchiveError."""
+    _entries_check(data, name=name)
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError):
@@ -84,10 +107,7 @@ def zip_check(archive: zipfile.ZipFile, *, name: str) -> None:
     max_bytes, max_entries, max_ratio = _limits()
     infos = archive.infolist()
     if len(infos) > max_entries:
-        raise ArchiveError(
-            _("%(name)s: the zip holds %(n)s files; the limit is %(limit)s")
-            % {"name": name, "n": f"{len(infos):,}", "limit": f"{max_entries:,}"}
-        )
+        raise _too_many_entries(name, len(infos), max_entries)
     total = sum(info.file_size for info in infos)
     if total > max_bytes:
         raise ArchiveError(
@@ -185,6 +205,8 @@ def image_format(content: bytes) -> str | None:
         raise ImageRefused(
             _("the image has more pixels than the limit of %(limit)s") % {"limit": f"{Image.MAX_IMAGE_PIXELS:,}"}
         ) from None
+    except SoftTimeLimitExceeded:
+        raise  # the task's time is up: not a verdict on the image
     except Exception:
         # Pillow raises many kinds (OSError, SyntaxError, ValueError, ...): all mean unusable.
         return None
@@ -260,6 +282,8 @@ def svg_rasterise(content: bytes) -> bytes:
                 "output_height": max(1, round(probe.height * scale)),
             }
             continue
+        except SoftTimeLimitExceeded:
+            raise  # the task's time is up: not a verdict on the image
         except Exception as exc:
             # lxml, defusedxml, cairo and cairosvg each raise their own kinds for a broken file.
             detail = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__

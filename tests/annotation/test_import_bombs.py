@@ -97,6 +97,18 @@ def test_it_refuses_more_entries_than_the_setting_allows(settings):
     assert zip_open(zip_entries(entries[:5]), name="many.zip")
 
 
+def test_it_counts_the_entries_from_the_end_record_before_zipfile_lists_them():
+    honest = zip_entries([stored("a.txt", b"x")])
+    # The end record's two entry counts (this disk, total) raised to 65,000.
+    end = honest.rindex(b"PK\x05\x06")
+    claimed = honest[: end + 8] + (65_000).to_bytes(2, "little") * 2 + honest[end + 12 :]
+
+    with pytest.raises(ArchiveError) as caught:
+        zip_open(claimed, name="listed.zip")
+
+    assert str(caught.value) == "listed.zip: the zip holds 65,000 files; the limit is 2,000"
+
+
 def test_it_refuses_an_entry_compressed_beyond_the_ratio(settings):
     settings.VIVID_IMPORT_MAX_RATIO = 200
     dense = zip_entries([("zeros.bin", *lying_entry("zeros.bin", declared=4 * MIB, mebibytes=4)[1:])])
