@@ -18,6 +18,47 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 
+# Every page runs under the site's Content-Security-Policy; a violation Chrome reports
+# (in the console, or as a securitypolicyviolation event) fails the test that caused it.
+CSP_VIOLATIONS: list[str] = []
+# Playwright's screenshots hide the caret by leaving style="" on every input, which htmx
+# later copies into a history snapshot; an empty inline style does nothing and is not ours.
+_EMPTY_HASH = "sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="
+_REPORT_VIOLATIONS = """
+document.addEventListener("securitypolicyviolation", (event) => {
+  if (event.effectiveDirective === "style-src-attr" && event.target.getAttribute &&
+      event.target.getAttribute("style") === "") return;
+  console.error("Content Security Policy violation: " + event.effectiveDirective + " blocked " +
+    (event.blockedURI || "inline") + " at " + event.sourceFile + ":" + event.lineNumber +
+    (event.target && event.target.outerHTML ? " in " + event.target.outerHTML.slice(0, 200) : ""));
+});
+"""
+
+
+def watch_csp(context):
+    """Record the CSP violations of every page of ``context``; returns the context."""
+    context.add_init_script(script=_REPORT_VIOLATIONS)
+
+    def on_console(message):
+        if "Content Security Policy" in message.text and _EMPTY_HASH not in message.text:
+            CSP_VIOLATIONS.append(f"{message.text} ({message.location.get('url', '')})")
+
+    context.on("console", on_console)
+    return context
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    CSP_VIOLATIONS.clear()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    result = yield
+    violations, CSP_VIOLATIONS[:] = list(CSP_VIOLATIONS), []
+    assert not violations, "Content-Security-Policy violations:\n" + "\n".join(violations)
+    return result
+
 
 @pytest.fixture
 def browser(monkeypatch):
@@ -36,7 +77,7 @@ def browser(monkeypatch):
 
 @pytest.fixture
 def page(browser):
-    context = browser.new_context(locale="en-US", viewport={"width": 1280, "height": 900})
+    context = watch_csp(browser.new_context(locale="en-US", viewport={"width": 1280, "height": 900}))
     page = context.new_page()
     page.set_default_timeout(15_000)
     yield page
@@ -60,7 +101,9 @@ def context_for(browser, live_server):
     contexts = []
 
     def open_for(user):
-        context = browser.new_context(locale="en-US", viewport={"width": 1280, "height": 900}, accept_downloads=True)
+        context = watch_csp(
+            browser.new_context(locale="en-US", viewport={"width": 1280, "height": 900}, accept_downloads=True)
+        )
         contexts.append(context)
         page = context.new_page()
         page.set_default_timeout(15_000)

@@ -104,14 +104,14 @@ def participant_browser(prolific: FakeProlific):
     browser context (own cookies, own localStorage) per call."""
     from playwright.sync_api import sync_playwright
 
-    from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
+    from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, watch_csp
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, prolific.resolver_rule])
 
         def open_page(locale: str = "en-US"):
-            context = browser.new_context(
-                locale=locale, viewport={"width": 1280, "height": 900}, ignore_https_errors=True
+            context = watch_csp(
+                browser.new_context(locale=locale, viewport={"width": 1280, "height": 900}, ignore_https_errors=True)
             )
             page = context.new_page()
             page.set_default_timeout(15_000)
