@@ -198,3 +198,24 @@ def test_it_completes_the_funnel_of_a_version_frozen_before_undecided_was_record
     client = APIClient()
     client.force_authenticate(researcher)
     assert client.get(reverse("api:version_detail", args=[version.pk])).json()["funnel"]["undecided"] == 1
+
+
+def test_it_offers_an_item_that_still_awaited_a_review_on_the_adjudication_pages(mixed_round, adjudicator):
+    client = Client()
+    client.force_login(adjudicator)
+    waiting = mixed_round.items.get(status=ItemStatus.PENDING)
+    queue = client.get(reverse("annotation:adjudication_queue", args=[mixed_round.pk]))
+    item_url = reverse("annotation:adjudication_item", args=[mixed_round.pk, waiting.pk])
+    assert queue.status_code == 200 and item_url in queue.content.decode()
+    page = client.get(item_url)
+    assert page.status_code == 200 and 'name="remove-revision"' in page.content.decode()
+    api = APIClient()
+    api.force_authenticate(adjudicator)
+    listed = api.get(reverse("api:adjudication_list", args=[mixed_round.pk])).json()["results"]
+    assert waiting.pk in {row["id"] for row in listed}
+    response = api.post(
+        reverse("api:adjudication_resolve", args=[waiting.pk]),
+        {"action": "remove", "reason": "inaccurate", "revision": waiting.revision},
+        format="json",
+    )
+    assert response.status_code == 200 and response.json()["status"] == ItemStatus.REMOVED
