@@ -81,7 +81,7 @@ def _entries_check(data: bytes, *, name: str) -> None:
         # zipfile's own reader of the end record (zip64 included); private, hence the fallback.
         end = zipfile._EndRecData(io.BytesIO(data))
         count = end[zipfile._ECD_ENTRIES_TOTAL] if end else None
-    except Exception:
+    except (OSError, ValueError, IndexError, TypeError, zipfile.BadZipFile):
         count = None
     if count is not None and count > limit:
         raise _too_many_entries(name, count, limit)
