@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import PurePath
 
 import pandas as pd
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -197,6 +198,8 @@ def _read_table(filename: str, content: bytes) -> tuple[list[str], list[dict], i
             raise _TableError("bad_archive", detail=str(exc)) from None
         try:
             frame = pd.read_excel(io.BytesIO(content), dtype=str, keep_default_na=False, engine="openpyxl")
+        except SoftTimeLimitExceeded:
+            raise  # the import task's time is up: not a broken workbook
         except Exception as exc:  # openpyxl raises many unrelated types for a broken workbook
             raise _TableError("bad_xlsx", filename=filename, detail=str(exc)) from None
         return [str(c) for c in frame.columns], frame.to_dict("records"), 2

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
+from celery.exceptions import SoftTimeLimitExceeded
+
 from .base import ClientError, Completion, Provider
 
 logger = logging.getLogger(__name__)
@@ -71,6 +73,8 @@ def model_cache_root() -> Path:
         from django.conf import settings
 
         return Path(settings.VAR_DIR) / "models"
+    except SoftTimeLimitExceeded:
+        raise
     except Exception:  # noqa: BLE001 - outside Django (a script, a benchmark) the env var decides
         return Path(os.environ.get("VIVID_VAR_DIR", "var")) / "models"
 
@@ -164,6 +168,8 @@ def _hub_snapshot_sha(model_id: str) -> str:
         from huggingface_hub import snapshot_download
 
         directory = snapshot_download(model_id, local_files_only=True)
+    except SoftTimeLimitExceeded:
+        raise
     except Exception:  # noqa: BLE001 - not in the local cache: nothing to hash yet
         return ""
     return _weights_sha256(Path(directory))

@@ -12,6 +12,7 @@ import math
 import re
 from pathlib import PurePosixPath
 
+from django.core.exceptions import ValidationError
 from django.core.files.base import ContentFile
 from django.core.validators import validate_slug
 from django.db import IntegrityError, transaction
@@ -173,7 +174,7 @@ class _Checker:
             return
         try:
             validate_slug(slug)
-        except Exception:
+        except ValidationError:
             self.error("slug", _("“%(slug)s” is not a valid slug (letters, digits, - and _ only)") % {"slug": slug})
             return
         if slug in RESERVED_SLUGS:

@@ -11,6 +11,7 @@ import json
 import logging
 import re
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -117,11 +118,30 @@ def study_threshold_set(*, study: Study, threshold: float) -> Study:
 
 
 def study_prepare(*, study: Study, term_model=None) -> Study:
-    """Compute the sentence pairs, then find and gloss the terms; each records its own outcome."""
-    study_highlights_compute(study=study)
-    study_terms_prepare(study=study, term_model=term_model)
+    """Compute the sentence pairs, then find and gloss the terms; each records its own outcome.
+
+    When the task's time runs out, whatever had not finished is marked failed with a message
+    that says how to go on, and the time limit goes on up to Celery (never swallowed).
+    """
+    try:
+        study_highlights_compute(study=study)
+        study_terms_prepare(study=study, term_model=term_model)
+    except SoftTimeLimitExceeded:
+        message = _out_of_time_message()
+        Study.objects.filter(pk=study.pk, highlight_status=PrepStatus.RUNNING).update(
+            highlight_status=PrepStatus.FAILED, highlight_error=message
+        )
+        Study.objects.filter(pk=study.pk, terms_status=PrepStatus.RUNNING).update(
+            terms_status=PrepStatus.FAILED, terms_error=message
+        )
+        raise
     study.refresh_from_db()
     return study
+
+
+def _out_of_time_message() -> str:
+    # Work already done is kept (terms looked up, model replies cached): a new run continues.
+    return _("the preparation ran out of time; run it again to continue where it stopped")
 
 
 def study_highlights_compute(*, study: Study) -> None:
@@ -140,6 +160,8 @@ def study_highlights_compute(*, study: Study) -> None:
             pair.model_name = name
             pair.computed_at = timezone.now()
         DescriptionPair.objects.bulk_update(pairs, ["matches", "model_name", "computed_at"])
+    except SoftTimeLimitExceeded:
+        raise  # study_prepare records it
     except Exception as exc:  # the task must record any failure on the page, not just in a log
         logger.exception("sentence pairs of study %s failed", study.pk)
         Study.objects.filter(pk=study.pk).update(highlight_status=PrepStatus.FAILED, highlight_error=_failure(exc))
@@ -155,6 +177,8 @@ def study_terms_prepare(*, study: Study, term_model=None) -> None:
             for artwork in _artworks_needing_terms(study):
                 terms_find(artwork=artwork, model=term_model)
         terms_lookup(study=study)
+    except SoftTimeLimitExceeded:
+        raise  # study_prepare records it
     except Exception as exc:  # as above: Wikidata or the model refusing ends on the page
         logger.exception("terms of study %s failed", study.pk)
         Study.objects.filter(pk=study.pk).update(terms_status=PrepStatus.FAILED, terms_error=_failure(exc))
@@ -163,11 +187,6 @@ def study_terms_prepare(*, study: Study, term_model=None) -> None:
 
 
 def _failure(exc: Exception) -> str:
-    from celery.exceptions import SoftTimeLimitExceeded
-
-    if isinstance(exc, SoftTimeLimitExceeded):
-        # Work already done is kept (terms looked up, model replies cached): a new run continues.
-        return _("the preparation ran out of time; run it again to continue where it stopped")
     return (str(exc) or type(exc).__name__)[:2000]
 
 

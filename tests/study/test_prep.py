@@ -368,6 +368,9 @@ def test_it_says_how_to_go_on_when_the_task_runs_out_of_time(draft_study, monkey
         raise SoftTimeLimitExceeded()
 
     monkeypatch.setattr(prep, "terms_lookup", out_of_time)
-    study = prep.study_prepare(study=draft_study)
+    Study.objects.filter(pk=draft_study.pk).update(terms_status=PrepStatus.RUNNING)
+    with pytest.raises(SoftTimeLimitExceeded):  # Celery must see its time limit, not a success
+        prep.study_prepare(study=draft_study)
+    study = Study.objects.get(pk=draft_study.pk)
     assert study.terms_status == PrepStatus.FAILED
     assert "ran out of time; run it again" in study.terms_error
