@@ -1,6 +1,8 @@
 """Reads of the artwork pipeline runs: the list, progress per step, one artwork's candidates."""
 
-from django.db.models import Count, Q
+from django.conf import settings
+from django.db.models import Count, Max, Q
+from django.utils import timezone
 
 from .models import (
     ArtworkPipelineRun,
@@ -8,6 +10,7 @@ from .models import (
     ListenerAnswer,
     PipelineItem,
     PipelineStep,
+    RunStatus,
     SpeakerCandidate,
 )
 
@@ -23,6 +26,7 @@ def artwork_run_progress(*, run: ArtworkPipelineRun) -> dict:
 
 def artwork_runs_progress(*, runs) -> dict[int, dict]:
     """The progress of several runs in one query (the run list)."""
+    runs = list(runs)
     by_run: dict[int, dict] = {run.pk: {} for run in runs}
     counts = (
         PipelineItem.objects.filter(run__in=list(by_run))
@@ -31,11 +35,29 @@ def artwork_runs_progress(*, runs) -> dict[int, dict]:
             total=Count("id"),
             done=Count("id", filter=Q(status=ItemStatus.DONE)),
             failed=Count("id", filter=Q(status=ItemStatus.FAILED)),
+            last_finished=Max("finished_at"),
         )
     )
     for row in counts:
         by_run[row["run_id"]][row["step"]] = row
-    return {pk: _progress(rows) for pk, rows in by_run.items()}
+    progress = {pk: _progress(rows) for pk, rows in by_run.items()}
+    for run in runs:
+        progress[run.pk]["stalled"] = _stalled(run, by_run[run.pk], progress[run.pk])
+    return progress
+
+
+def _stalled(run: ArtworkPipelineRun, rows: dict, progress: dict) -> bool:
+    """The rule of evaluation runs (services.runs.run_is_stalled): running, items pending, and
+    nothing finished nor started for EVAL_STALL_SECONDS, which is what a dead worker looks like."""
+    if run.status != RunStatus.RUNNING or progress["n_finished"] >= progress["n_items"]:
+        return False
+    times = [row["last_finished"] for row in rows.values() if row["last_finished"]]
+    times += [t for t in (run.heartbeat_at, run.started_at, run.created_at) if t]
+    return (timezone.now() - max(times)).total_seconds() > settings.EVAL_STALL_SECONDS
+
+
+def artwork_run_is_stalled(*, run: ArtworkPipelineRun) -> bool:
+    return artwork_run_progress(run=run)["stalled"]
 
 
 def _progress(rows: dict) -> dict:

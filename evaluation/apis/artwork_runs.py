@@ -52,6 +52,9 @@ class ArtworkRunSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
+    stalled = serializers.BooleanField(source="progress.stalled",
+                                       help_text="Running, but nothing started or finished for EVAL_STALL_SECONDS "
+                                                 "(its worker died): it can be resumed.")
     progress = ArtworkRunProgressSerializer()
 
 

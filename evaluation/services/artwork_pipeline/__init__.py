@@ -5,10 +5,12 @@ from .lifecycle import (
     DEFAULT_GROUPS,
     PipelineError,
     artwork_run_cancel,
+    artwork_run_dispatch,
     artwork_run_execute,
     artwork_run_resume,
     artwork_run_start,
+    artwork_run_step,
 )
 
-__all__ = ["DEFAULT_GROUPS", "PipelineError", "artwork_run_cancel", "artwork_run_execute", "artwork_run_resume",
-           "artwork_run_start"]
+__all__ = ["DEFAULT_GROUPS", "PipelineError", "artwork_run_cancel", "artwork_run_dispatch", "artwork_run_execute",
+           "artwork_run_resume", "artwork_run_start", "artwork_run_step"]

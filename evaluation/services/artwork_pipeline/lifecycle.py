@@ -1,10 +1,14 @@
 """Starting, executing, cancelling and resuming an artwork pipeline run."""
 
 import logging
+import time
+import uuid
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Case, IntegerField, Value, When
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -20,6 +24,7 @@ from ...models import (
     RunStatus,
 )
 from ...providers import ProviderError, RetryableError
+from ...selectors_artwork_pipeline import artwork_run_is_stalled
 from ..runs import _package_versions
 from .messages import sees_images
 from .steps import CONSTRUCTION, ORDER, STEPS, StepError, unmet_need
@@ -122,29 +127,88 @@ def _enqueue(run_id: int) -> None:
     artwork_pipeline_task.delay(run_id)
 
 
-def _pending_in_order(run_id: int) -> list[PipelineItem]:
-    items = list(PipelineItem.objects.filter(run_id=run_id, status=ItemStatus.PENDING)
-                 .select_related("artwork").order_by("artwork__position", "artwork_id", "id"))
-    return sorted(items, key=lambda item: ORDER.index(item.step))  # stable: artworks stay in order
+def _next_pending(run_id: int) -> PipelineItem | None:
+    """The first pending item in step order, artworks in collection order within a step."""
+    rank = Case(*[When(step=step, then=Value(n)) for n, step in enumerate(ORDER)], output_field=IntegerField())
+    return (PipelineItem.objects.filter(run_id=run_id, status=ItemStatus.PENDING).select_related("artwork")
+            .annotate(rank=rank).order_by("rank", "artwork__position", "artwork_id", "id").first())
+
+
+def _claim(run_id: int) -> str | None:
+    """Take a queued run for a new worker token; None when it is not queued (a redelivery)."""
+    token = uuid.uuid4().hex
+    now = timezone.now()
+    claimed = ArtworkPipelineRun.objects.filter(pk=run_id, status=RunStatus.QUEUED).update(
+        status=RunStatus.RUNNING, worker_token=token, heartbeat_at=now)
+    if not claimed:
+        return None
+    ArtworkPipelineRun.objects.filter(pk=run_id, started_at=None).update(started_at=now)
+    return token
+
+
+def artwork_run_dispatch(*, run_id: int) -> None:
+    """Claim a queued run and start its chain of short step tasks (the Celery path)."""
+    token = _claim(run_id)
+    if token is not None:
+        _enqueue_step(run_id, token)
+
+
+def _enqueue_step(run_id: int, token: str) -> None:
+    from ...tasks import artwork_pipeline_step_task
+
+    artwork_pipeline_step_task.delay(run_id, token)
+
+
+def artwork_run_step(*, run_id: int, token: str) -> None:
+    """One short task of a run: items in order until ARTWORK_TASK_BUDGET_SECONDS is spent
+    (never past a quarter of the Celery soft time limit), then a fresh task takes over."""
+    budget = min(settings.ARTWORK_TASK_BUDGET_SECONDS, settings.CELERY_TASK_SOFT_TIME_LIMIT / 4)
+    if _work(run_id, token, budget=budget):
+        _enqueue_step(run_id, token)
 
 
 def artwork_run_execute(*, run_id: int, progress=None) -> ArtworkPipelineRun:
-    """Claim a queued run and process its pending items in step order.
+    """Claim a queued run and process all its pending items in this process (the CLI's --wait).
 
     ``progress`` (optional) is called with each finished item, for a command's progress bar.
     """
-    claimed = ArtworkPipelineRun.objects.filter(pk=run_id, status=RunStatus.QUEUED).update(
-        status=RunStatus.RUNNING, started_at=timezone.now())
-    run = ArtworkPipelineRun.objects.select_related("speaker", "listener", "collection").get(pk=run_id)
-    if not claimed:
-        return run
-    for item in _pending_in_order(run_id):
-        if ArtworkPipelineRun.objects.filter(pk=run_id, status=RunStatus.CANCELLED).exists():
-            return ArtworkPipelineRun.objects.get(pk=run_id)
-        _process(run, item)
+    token = _claim(run_id)
+    if token is not None:
+        _work(run_id, token, budget=None, progress=progress)
+    return ArtworkPipelineRun.objects.get(pk=run_id)
+
+
+def _work(run_id: int, token: str, *, budget: float | None, progress=None) -> bool:
+    """Process pending items until none is left or the budget is spent; True when more remain.
+
+    Before each item the heartbeat is written, which also checks the run is still running
+    and still this worker's: a cancel, or a resume that started another chain, stops it.
+    """
+    started = time.monotonic()
+    run = ArtworkPipelineRun.objects.select_related("speaker", "listener", "builder", "collection").get(pk=run_id)
+    while True:
+        owned = ArtworkPipelineRun.objects.filter(pk=run_id, status=RunStatus.RUNNING, worker_token=token).update(
+            heartbeat_at=timezone.now())
+        if not owned:
+            return False
+        item = _next_pending(run_id)
+        if item is None:
+            _finish(run_id)
+            return False
+        try:
+            _process(run, item)
+        except SoftTimeLimitExceeded:
+            # The item stays pending; the run fails at once (rather than waiting to look
+            # stalled), so Resume is offered and tries the item again.
+            ArtworkPipelineRun.objects.filter(pk=run_id, status=RunStatus.RUNNING, worker_token=token).update(
+                status=RunStatus.FAILED, finished_at=timezone.now(),
+                error=_("The step “%(step)s” of artwork %(key)s ran past the task time limit; resume to try it "
+                        "again.") % {"step": PipelineStep(item.step).label, "key": item.artwork.key})
+            raise
         if progress is not None:
             progress(item)
-    return _finish(run_id)
+        if budget is not None and time.monotonic() - started >= budget:
+            return True
 
 
 def _process(run: ArtworkPipelineRun, item: PipelineItem) -> None:
@@ -161,6 +225,8 @@ def _process(run: ArtworkPipelineRun, item: PipelineItem) -> None:
         _item_write(item, status=ItemStatus.FAILED, error=_("gave up: %(error)s") % {"error": exc})
     except ProviderError as exc:
         _item_write(item, status=ItemStatus.FAILED, error=str(exc))
+    except SoftTimeLimitExceeded:
+        raise  # the task must end now; the item stays pending for a resume
     except Exception as exc:  # noqa: BLE001 - one broken item must not stop the others
         logger.exception("artwork pipeline item %s failed", item.pk)
         _item_write(item, status=ItemStatus.FAILED, error=f"{type(exc).__name__}: {exc}")
@@ -203,23 +269,15 @@ def artwork_run_cancel(*, run: ArtworkPipelineRun, user=None) -> ArtworkPipeline
     return run
 
 
-def _stalled(run: ArtworkPipelineRun) -> bool:
-    """Running with pending items and nothing finished for EVAL_STALL_SECONDS."""
-    if run.status != RunStatus.RUNNING or not run.items.filter(status=ItemStatus.PENDING).exists():
-        return False
-    last = run.items.exclude(finished_at=None).order_by("-finished_at").values_list("finished_at", flat=True).first()
-    since = last or run.started_at or run.created_at
-    return (timezone.now() - since).total_seconds() > settings.EVAL_STALL_SECONDS
-
-
 def artwork_run_resume(*, run: ArtworkPipelineRun, user=None, retry_failed: bool = False) -> ArtworkPipelineRun:
-    """Queue a cancelled or failed run again: its pending items (and with ``retry_failed`` its
-    failed ones) are processed; every request answered before comes from the cache."""
+    """Queue a cancelled, failed or stalled run again: its pending items (and with ``retry_failed``
+    its failed ones) are processed; every request answered before comes from the cache. The
+    new worker token stops a chain of a stalled run that was only slow."""
     with transaction.atomic():
         changed = ArtworkPipelineRun.objects.filter(
             pk=run.pk, status__in=[RunStatus.CANCELLED, RunStatus.FAILED]).update(
             status=RunStatus.QUEUED, finished_at=None, error="")
-        if not changed and _stalled(run):
+        if not changed and artwork_run_is_stalled(run=run):
             # A worker killed mid-run leaves it running; a live run is never executed twice.
             changed = ArtworkPipelineRun.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(
                 status=RunStatus.QUEUED)
