@@ -269,6 +269,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Runs and prompts share one "kind" vocabulary, apart from the corpus's own "kind".
+    "ENUM_NAME_OVERRIDES": {
+        "EvaluationKindEnum": "evaluation.models.RunKind",
+        "ExpressionKindEnum": "annotation.models.ExpressionKind",
+    },
 }
 
 # Celery: the embedded default is a SQLite file through kombu's SQLAlchemy

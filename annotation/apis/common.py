@@ -84,6 +84,10 @@ FORBIDDEN = OpenApiResponse(ErrorDetailSerializer, description="Signed in withou
 NOT_FOUND = OpenApiResponse(ErrorDetailSerializer, description="No such object (or, for a list, no such page).")
 
 
+# Integer inputs stored in 32-bit columns: larger ones are a 400, not a database error.
+MAX_INT32 = 2**31 - 1
+
+
 def string_enum(choices, **kwargs) -> serializers.CharField:
     """A string field documented with its allowed values inline (a named enum would collide between apps)."""
     # Annotated on a class of its own: DRF rebuilds declared fields from their class on every bind.

@@ -24,7 +24,7 @@ from ..permissions import HasAnyRole, IsResearcher
 from ..selectors import rounds as round_selectors
 from ..selectors.visibility import gold_labels_visible, item_filter_visible, round_overview_visible
 from ..services import versions as version_services
-from .common import ApiMixin, IgnoreFormatParamNegotiation, error_responses
+from .common import MAX_INT32, ApiMixin, IgnoreFormatParamNegotiation, error_responses
 from .imports import ImportReportSerializer
 
 EXPORT_CONTENT_TYPES = {"csv": "text/csv", "jsonl": "application/x-ndjson"}
@@ -90,7 +90,7 @@ class RoundCreateSerializer(serializers.Serializer):
     annotators_per_item = serializers.IntegerField(min_value=1, default=2)
     suggestion_set = serializers.PrimaryKeyRelatedField(queryset=SuggestionSet.objects.all(), required=False, allow_null=True)
     hide_suggestions_fraction = serializers.FloatField(min_value=0.0, max_value=0.5, default=0.0)
-    seed = serializers.IntegerField(required=False, allow_null=True, min_value=0)
+    seed = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=MAX_INT32)
     theme = serializers.CharField(required=False, allow_blank=True, help_text="Only items with this gold theme code.")
     trait = serializers.CharField(required=False, allow_blank=True, help_text="Only items with this gold trait code.")
     kind = serializers.CharField(required=False, allow_blank=True)

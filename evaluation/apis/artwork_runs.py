@@ -6,10 +6,11 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import PageNumberPagination
+from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.apis.common import ApiMixin, error_responses, paginated
+from annotation.apis.common import MAX_INT32, ApiMixin, error_responses, paginated
 from annotation.permissions import IsResearcher
 
 from ..models import ArtworkCollection, ArtworkPipelineRun, ModelConfig
@@ -66,7 +67,7 @@ class ArtworkRunCreateSerializer(serializers.Serializer):
                                            allow_null=True, help_text="Default: the speaker.")
     samples = serializers.IntegerField(min_value=1, max_value=50, default=10)
     lam = serializers.FloatField(min_value=0.0, max_value=1.0, default=0.0)
-    limit = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    limit = serializers.IntegerField(min_value=1, max_value=MAX_INT32, required=False, allow_null=True)
     groups = serializers.ListField(child=serializers.CharField(), required=False)
     max_tokens = serializers.IntegerField(min_value=1, max_value=8192, required=False, allow_null=True)
 
@@ -86,6 +87,8 @@ def _run_or_404(pk: int) -> ArtworkPipelineRun:
 
 class ArtworkRunListApi(ApiMixin, APIView):
     permission_classes = [IsResearcher]
+    # Nested lists and nulls have no form encoding: JSON only, so the schema promises no other body.
+    parser_classes = [JSONParser]
 
     @extend_schema(operation_id="evaluation_artwork_runs_list", responses={200: paginated(ArtworkRunSerializer),
                                                                            **error_responses(401, 403, 404)})

@@ -4,6 +4,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
+from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -97,6 +98,8 @@ class PromptCreateSerializer(serializers.Serializer):
 
 class PromptListApi(ApiMixin, APIView):
     permission_classes = [IsResearcher]
+    # Nested lists and nulls have no form encoding: JSON only, so the schema promises no other body.
+    parser_classes = [JSONParser]
 
     @extend_schema(
         operation_id="evaluation_prompts_list",

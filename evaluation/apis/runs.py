@@ -7,10 +7,18 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.pagination import PageNumberPagination
+from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.apis.common import ApiMixin, IgnoreFormatParamNegotiation, error_responses, paginated, string_enum
+from annotation.apis.common import (
+    MAX_INT32,
+    ApiMixin,
+    IgnoreFormatParamNegotiation,
+    error_responses,
+    paginated,
+    string_enum,
+)
 from annotation.files import untrusted_file_response
 from annotation.models import Dataset, DatasetVersion
 from annotation.permissions import IsResearcher
@@ -76,8 +84,8 @@ class RunCreateSerializer(serializers.Serializer):
     source_run = serializers.PrimaryKeyRelatedField(queryset=Run.objects.all(), required=False, allow_null=True, help_text="The generation run to judge.")
     temperature = serializers.FloatField(min_value=0.0, max_value=2.0, required=False, help_text="Generation only; default 0.7.")
     max_tokens = serializers.IntegerField(min_value=1, max_value=8192, required=False, help_text="Generation only; default 150.")
-    seed = serializers.IntegerField(min_value=0, required=False)
-    limit = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    seed = serializers.IntegerField(min_value=0, max_value=MAX_INT32, required=False)
+    limit = serializers.IntegerField(min_value=1, max_value=MAX_INT32, required=False, allow_null=True)
 
     def validate_kind(self, value):
         if value not in RunKind.values:
@@ -148,6 +156,8 @@ def _run_detail(run: Run) -> dict:
 
 class RunListApi(ApiMixin, APIView):
     permission_classes = [IsResearcher]
+    # Nested lists and nulls have no form encoding: JSON only, so the schema promises no other body.
+    parser_classes = [JSONParser]
 
     @extend_schema(
         operation_id="evaluation_runs_list",

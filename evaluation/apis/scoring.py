@@ -13,7 +13,7 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.apis.common import ApiMixin, error_responses
+from annotation.apis.common import MAX_INT32, ApiMixin, error_responses
 from annotation.permissions import IsResearcher
 from annotation.roles import ANNOTATOR, has_role
 
@@ -64,9 +64,9 @@ class ScoringTaskCreateSerializer(serializers.Serializer):
     raters = serializers.SlugRelatedField(
         slug_field="username", many=True, queryset=rater_choices(), help_text="Usernames of people with the Annotator role."
     )
-    n_items = serializers.IntegerField(min_value=1, default=200)
-    n_shared = serializers.IntegerField(min_value=0, default=50)
-    seed = serializers.IntegerField(min_value=0, required=False, allow_null=True, help_text="Empty for a random seed (recorded).")
+    n_items = serializers.IntegerField(min_value=1, max_value=MAX_INT32, default=200)
+    n_shared = serializers.IntegerField(min_value=0, max_value=MAX_INT32, default=50)
+    seed = serializers.IntegerField(min_value=0, max_value=MAX_INT32, required=False, allow_null=True, help_text="Empty for a random seed (recorded).")
 
     def validate(self, data):
         if data["n_shared"] > data["n_items"]:

@@ -43,7 +43,7 @@ DATA_DEPENDENT_FIELDS = {
     "GET /api/expressions/": {"dataset", "trait", "theme"},
     "GET /api/evaluation/results/{table}/": {"judge_model"},
     "POST /api/expressions/": {"dataset", "text", "traits", "theme"},
-    "POST /api/imports/": {"file"},
+    "POST /api/imports/": {"file", "map"},
     "POST /api/suggestions/": {"dataset", "file", "name"},
     "POST /api/rounds/": {"dataset", "annotators", "suggestion_set", "name", "non_field_errors"},
     "POST /api/versions/": {"round", "name", "non_field_errors"},
