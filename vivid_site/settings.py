@@ -271,7 +271,8 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     # Runs and prompts share one "kind" vocabulary, apart from the corpus's own "kind".
     "ENUM_NAME_OVERRIDES": {
-        "EvaluationKindEnum": "evaluation.models.RunKind",
+        # The values only: the run and prompt "kind" fields are plain string enums (no labels to hash).
+        "EvaluationKindEnum": "evaluation.models.RunKind.values",
         "ExpressionKindEnum": "annotation.models.ExpressionKind",
     },
 }
