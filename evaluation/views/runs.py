@@ -64,6 +64,8 @@ def _progress_context(run) -> dict:
     progress = selectors.run_progress(run=run)
     progress["elapsed"] = duration(progress["elapsed_s"])
     progress["eta"] = duration(progress["eta_s"])
+    # A worker killed mid-run leaves it running: the page offers Resume once it has stalled.
+    progress["stalled"] = services.runs.run_is_stalled(run=run)
     return {"run": run, "progress": progress, "polling": run.status in ACTIVE}
 
 

@@ -6,6 +6,7 @@ from datetime import timedelta
 
 import pytest
 from celery.exceptions import SoftTimeLimitExceeded
+from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import Dataset
@@ -192,3 +193,13 @@ def test_it_keeps_every_fingerprint_recorded_by_concurrent_chunks(dataset, fake_
         thread.join()
     assert errors == []
     assert sorted(Run.objects.get(pk=run.pk).reproducibility["fingerprints"]) == sorted(f"fp_{k}" for k in range(n))
+
+
+def test_it_shows_a_stalled_run_with_resume_on_its_page(run, researcher_client, settings):
+    settings.EVAL_STALL_SECONDS = 60
+    url = reverse("evaluation:run_detail", args=[run.pk])
+    assert 'data-testid="stalled"' not in researcher_client.get(url).content.decode()
+    Run.objects.filter(pk=run.pk).update(started_at=timezone.now() - timedelta(seconds=61))
+    page = researcher_client.get(url).content.decode()
+    assert 'data-testid="stalled"' in page
+    assert reverse("evaluation:run_resume", args=[run.pk]) in page
