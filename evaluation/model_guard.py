@@ -12,6 +12,7 @@ import ast
 import functools
 import importlib
 import ipaddress
+import logging
 import os
 import re
 import socket
@@ -19,6 +20,8 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.utils.translation import gettext as _
+
+logger = logging.getLogger(__name__)
 
 KEY_ENV_PREFIX = "VIVID_MODEL_KEY_"
 ERROR_TEXT_MAX_CHARS = 500
@@ -252,6 +255,8 @@ def model_refusal(model) -> str | None:
     problems = model_problems(model)
     if not problems:
         return None
+    # A stored model that turned forbidden is worth an administrator's look (names only, never a value).
+    logger.warning("model %s (id %s) refused: %s", model.name, model.pk, problems)
     return _("Model %(name)s cannot be used: %(problems)s.") % {
         "name": model.name or model.model_id,
         "problems": "; ".join(f"{field}: {message}" for field, message in problems.items()),
@@ -279,3 +284,100 @@ def clean_error_text(text: str, *, secrets: tuple[str, ...] = (), limit: int = E
     if len(text) > limit:
         text = text[: limit - 1].rstrip() + "…"
     return text
+
+
+class EndpointRefused(Exception):
+    """A connection the guard refused: the name resolved, at connect time, to a refused address."""
+
+
+def _listed_host(host: str, port: int, addresses: list) -> bool:
+    """MODEL_BASE_URL_ALLOW seen from a socket: a listed host, a listed network, or the host and
+    port of a listed URL prefix (a connection carries no path to compare)."""
+    for entry in settings.MODEL_BASE_URL_ALLOW:
+        entry = entry.strip()
+        if "://" in entry:
+            listed = urlsplit(entry)
+            try:
+                listed_port = listed.port or _default_port(listed.scheme.lower())
+            except ValueError:
+                continue
+            if (listed.hostname or "") == host.lower() and listed_port == port:
+                return True
+        elif "/" in entry:
+            try:
+                network = ipaddress.ip_network(entry, strict=False)
+            except ValueError:
+                continue
+            if addresses and all(address in network for address in addresses):
+                return True
+        elif host.lower() == entry.lower().strip("[]"):
+            return True
+    return False
+
+
+def _connect_check(host: str, port: int) -> list:
+    """The addresses to connect to, all of them allowed; raises EndpointRefused otherwise."""
+    try:
+        addresses = resolve(host, port)
+    except (OSError, UnicodeError, ValueError) as exc:
+        raise EndpointRefused(_("the host %(host)s cannot be resolved") % {"host": host}) from exc
+    if not addresses:
+        raise EndpointRefused(_("the host %(host)s cannot be resolved") % {"host": host})
+    if _listed_host(host, port, addresses):
+        return addresses
+    for address in addresses:
+        kind = address_problem(address)
+        if kind:
+            raise EndpointRefused(
+                _(
+                    "%(host)s resolves to %(address)s, which is %(kind)s; an administrator may allow it in "
+                    "MODEL_BASE_URL_ALLOW"
+                )
+                % {"host": host, "address": address, "kind": kind}
+            )
+    return addresses
+
+
+def guarded_http_client(*, timeout: float):
+    """An HTTP client for the openai SDK that checks the address of every connection it opens.
+
+    The check at registration and at run start resolves the name once; the client resolves it
+    again for each new connection and follows redirects, so a name re-pointed in between (DNS
+    rebinding) or a redirect to a metadata address would slip past. Here the socket connects
+    only to an address that was just checked. With an HTTP(S) proxy in the environment the proxy
+    makes the connections, so the SDK's own client (which honours the proxy) is used instead
+    (None): egress rules then belong to the proxy.
+    """
+    import urllib.request
+
+    import httpcore2
+    import httpx2
+    import openai
+
+    if {"http", "https", "all"} & set(urllib.request.getproxies()):
+        return None
+
+    class GuardedBackend(httpcore2.SyncBackend):
+        def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+            try:
+                addresses = _connect_check(host, port)
+            except EndpointRefused as exc:
+                logger.warning("connection to %s:%s refused: %s", host, port, exc)
+                # As a connect error, so httpx and the SDK pass it on like any other; the cause
+                # lets the provider tell a refusal from a server that is down.
+                raise httpcore2.ConnectError(str(exc)) from exc
+            last_error = None
+            for address in addresses:
+                try:
+                    return super().connect_tcp(
+                        str(address), port, timeout=timeout, local_address=local_address, socket_options=socket_options
+                    )
+                except httpcore2.ConnectError as exc:
+                    last_error = exc
+            raise last_error
+
+    transport = httpx2.HTTPTransport(limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=100))
+    # httpx offers no public way to hand its pool a network backend; the pool reads this attribute
+    # for every new connection.
+    transport._pool._network_backend = GuardedBackend()
+    return openai.DefaultHttpxClient(transport=transport, timeout=timeout)

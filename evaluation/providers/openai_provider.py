@@ -18,7 +18,7 @@ import openai
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
-from ..model_guard import clean_error_text, model_refusal
+from ..model_guard import EndpointRefused, clean_error_text, guarded_http_client, model_refusal
 from .base import ClientError, Completion, Provider, RetryableError
 
 # One client (and so one connection pool) per endpoint and key per process: building
@@ -82,6 +82,16 @@ def _server_message(error: openai.APIStatusError) -> str:
     if isinstance(body, str) and body.strip():
         return body.strip()
     return error.message
+
+
+def _refusal_in(error: BaseException) -> EndpointRefused | None:
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, EndpointRefused):
+            return error
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return None
 
 
 def _logprobs_of(choice) -> list | None:
@@ -152,7 +162,8 @@ class OpenAIProvider(Provider):
         with _CLIENTS_LOCK:
             client = _CLIENTS.get(cache_key)
             if client is None:
-                client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0)
+                client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0,
+                                       http_client=guarded_http_client(timeout=timeout))
                 _CLIENTS[cache_key] = client
         return cls(client=client, model_id=model_config.model_id, base_url=str(client.base_url))
 
@@ -170,6 +181,10 @@ class OpenAIProvider(Provider):
         except openai.APITimeoutError as error:
             raise RetryableError(self._clean(f"Timed out after {self.client.timeout} s: {error.message}")) from error
         except openai.APIConnectionError as error:
+            refused = _refusal_in(error)
+            if refused is not None:
+                # The address is refused, not unreachable: asking again cannot help.
+                raise ClientError(self._clean(str(refused))) from error
             cause = error.__cause__ or error.__context__
             detail = f" ({type(cause).__name__}: {cause})" if cause else ""
             raise RetryableError(self._clean(f"Connection failed: {error.message}{detail}")) from error

@@ -513,3 +513,40 @@ def test_it_waits_no_longer_than_the_cap_in_a_single_completion(fake_openai, set
     assert model_complete(model=model, messages=HELLO)
     assert slept == [3]
     assert fake_openai.count == 2
+
+
+# -- Connections: the address is checked again when the socket opens ------------------------
+
+
+def test_it_refuses_a_name_rebound_to_loopback_after_the_check_and_sends_nothing(production, dns, fake_openai):
+    answers = iter([["93.184.216.34"], ["127.0.0.1"]])  # public when checked, loopback when connecting
+    real = socket.getaddrinfo
+
+    def rebinding(host, port, *args, **kwargs):
+        if host == "rebind.example.org":
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (a, port)) for a in next(answers)]
+        return real(host, port, *args, **kwargs)
+
+    socket.getaddrinfo = rebinding  # dns restores the real one
+    config = ModelConfig(
+        name="rebind",
+        provider=Provider.OPENAI,
+        model_id="m",
+        timeout=5.0,
+        base_url=f"http://rebind.example.org:{fake_openai.port}/v1",
+    )
+
+    with pytest.raises(ClientError, match="resolves to 127.0.0.1, which is a loopback address"):
+        provider_for(config).complete(HELLO, temperature=0, max_tokens=5)
+
+    assert fake_openai.count == 0
+
+
+def test_it_connects_to_a_listed_loopback_server_in_production(production, fake_openai):
+    production.MODEL_BASE_URL_ALLOW = [f"http://127.0.0.1:{fake_openai.port}/v1"]
+    config = ModelConfig(
+        name="listed", provider=Provider.OPENAI, model_id="m", timeout=5.0, base_url=fake_openai.base_url
+    )
+
+    assert provider_for(config).complete(HELLO, temperature=0, max_tokens=5).text
+    assert fake_openai.count == 1
