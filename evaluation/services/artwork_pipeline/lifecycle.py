@@ -13,6 +13,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from ... import artwork_prompts
+from ...model_guard import model_refusal
 from ...models import (
     ArtworkCollection,
     ArtworkPipelineRun,
@@ -78,6 +79,10 @@ def artwork_run_start(
         errors["limit"] = _("at least 1")
     if word_limit < 1:
         errors["word_limit"] = _("at least 1")
+    for field, model in (("speaker", speaker), ("listener", listener), ("builder", builder)):
+        refusal = model_refusal(model) if model is not None else None
+        if refusal:
+            errors[field] = refusal
     if errors:
         raise ValidationError(errors)
     artworks = list(collection.artworks.order_by("position", "id"))
