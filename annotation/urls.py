@@ -46,7 +46,9 @@ urlpatterns = [
     path("profile/tokens/", tokens.api_token, name="api_token"),
 ]
 
+# No ".json" suffix routes: the viewsets take no format argument, and ?format is an export parameter.
 router = DefaultRouter()
+router.include_format_suffixes = False
 router.APIRootView = apis.ApiRootView
 router.register("datasets", apis.DatasetViewSet, basename="dataset")
 router.register("expressions", apis.ExpressionViewSet, basename="expression")
