@@ -550,3 +550,22 @@ def test_it_answers_each_persona_as_declared(world, pattern, persona, method):
         if refused:
             assert table_counts() == before, f"a refused POST to {url} as {persona} wrote to the database"
     assert got == expected, f"{method} {url} as {persona}: expected {expected}, got {got}"
+
+
+@pytest.mark.django_db
+def test_it_keeps_each_participant_on_their_own_session(world):
+    """The run page follows the session of the browser: a participant who moved on does not
+    show up in another participant's browser, and a visitor without a session sees neither."""
+    from study.models import Participant
+
+    url = reverse("study:run", args=[world.study_slug])
+    first, other = world.clients["participant"], world.clients["other_participant"]
+    moved = first.post(url, {"step": "consent", "consent": "yes"})
+    assert moved.status_code == 200  # the next page comes in the answer
+    mine = first.get(url).content.decode()
+    theirs = other.get(url).content.decode()
+    assert 'value="consent"' not in mine and 'value="consent"' in theirs
+    assert (
+        Participant.objects.get(prolific_pid="pid-two").status != Participant.objects.get(prolific_pid="pid-one").status
+    )
+    assert world.clients["anonymous"].get(url).status_code == NO_SESSION
