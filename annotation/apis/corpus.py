@@ -146,10 +146,10 @@ class DatasetViewSet(ApiMixin, viewsets.GenericViewSet):
 
 
 class ExpressionSerializer(serializers.ModelSerializer):
-    traits = serializers.SlugRelatedField(
-        many=True,
+    # Built by hand: many=True drops allow_null, and the list itself is what the blindness rule nulls.
+    traits = serializers.ManyRelatedField(
+        child_relation=serializers.SlugRelatedField(read_only=True, slug_field="code"),
         read_only=True,
-        slug_field="code",
         allow_null=True,
         help_text="Gold trait codes; null when hidden from the caller (annotators without another role).",
     )

@@ -12,7 +12,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
-from rest_framework.parsers import MultiPartParser
+from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -131,6 +131,8 @@ class RoundListApi(ApiMixin, APIView):
     """Rounds: everyone with a role reads (annotators only their own); researchers create."""
 
     permission_classes = [HasAnyRole]
+    # JSON only: a form has no spelling for the annotator list or a null seed or suggestion set.
+    parser_classes = [JSONParser]
 
     def get_permissions(self):
         if self.request.method == "POST":

@@ -117,6 +117,11 @@ class StudyImportApi(ApiMixin, APIView):
     permission_classes = [IsResearcher]
     parser_classes = [MultiPartParser]
 
+    @extend_schema(exclude=True)
+    def get(self, request):
+        # The schema's GET /api/study/{slug}/ covers this URL too; "import" is a reserved slug, so no such study.
+        raise Http404
+
     @extend_schema(
         operation_id="study_import",
         request={
