@@ -401,9 +401,10 @@ def test_it_sends_nothing_to_a_stored_model_whose_address_is_now_refused(product
     assert fake_openai.count == 0
 
 
-def test_it_refuses_loopback_when_django_env_is_production():
+def test_it_refuses_loopback_when_django_env_is_production(tmp_path):
     env = {
         **os.environ,
+        "VIVID_VAR_DIR": str(tmp_path),
         "DJANGO_ENV": "production",
         "SECRET_KEY": "p" * 60,
         "ALLOWED_HOSTS": "vivid.example.org",
@@ -550,3 +551,20 @@ def test_it_connects_to_a_listed_loopback_server_in_production(production, fake_
 
     assert provider_for(config).complete(HELLO, temperature=0, max_tokens=5).text
     assert fake_openai.count == 1
+
+
+def test_it_fails_the_study_term_finder_of_a_secret_key_model_and_sends_nothing(fake_openai):
+    from study.models import PrepStatus, Study, StudyStatus
+    from study.services import prep
+    from tests.study.factories import make_study
+    from tests.study.test_prep import study_package
+
+    study = make_study(study_package(), status=StudyStatus.DRAFT)
+    model = stored_model(fake_openai, api_key_env="SECRET_KEY")
+
+    prep.study_terms_prepare(study=study, term_model=model)
+
+    study = Study.objects.get(pk=study.pk)
+    assert study.terms_status == PrepStatus.FAILED
+    assert "SECRET_KEY is a setting of this application" in study.terms_error
+    assert fake_openai.count == 0
