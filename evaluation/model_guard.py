@@ -68,8 +68,13 @@ def settings_env_names() -> frozenset[str]:
 
 @functools.cache
 def _env_names_read_by(path: str) -> frozenset[str]:
-    with open(path, encoding="utf-8") as source:
-        tree = ast.parse(source.read())
+    try:
+        with open(path, encoding="utf-8") as source:
+            tree = ast.parse(source.read())
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        # Settings shipped without their source (bytecode only): the fixed list still holds.
+        logger.warning("cannot read the settings source %s; only the built-in list of secrets is refused", path)
+        return frozenset()
     names = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
