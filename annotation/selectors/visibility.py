@@ -9,8 +9,9 @@ Two rules, both about annotators:
   they hold: the README recommends that annotators adjudicate together, and a
   researcher may annotate their own round.
 * The gold traits and theme of a dataset are hidden from a person whose only
-  role is Annotator, on every channel (dataset page, expressions API, exports,
-  round filters), since they are the answers annotators are asked to give.
+  role is Annotator, and from anyone while they annotate an open round, on every
+  channel (dataset page, expressions API, exports, round filters), since they are
+  the answers annotators are asked to give.
 """
 
 from ..models import AnnotationRound, RoundStatus
@@ -45,7 +46,9 @@ def blind_round_ids(*, user) -> set[int]:
 
 
 def gold_labels_visible(*, user) -> bool:
-    return has_role(user, RESEARCHER, ADJUDICATOR)
+    # An adjudicator or researcher who annotates an open round would otherwise read the answers
+    # of that round's items on the dataset page: they see no gold labels until it is locked.
+    return has_role(user, RESEARCHER, ADJUDICATOR) and not blind_round_ids(user=user)
 
 
 def item_filter_visible(*, item_filter: dict, user) -> dict:

@@ -172,6 +172,19 @@ def test_it_hides_gold_labels_in_the_expressions_api_from_annotators(dataset, an
     assert {(tuple(row["traits"]), row["theme"]) for row in rows} == {(("folk_knowledge",), "work_nature")}
 
 
+def test_it_hides_gold_labels_from_an_adjudicator_while_they_annotate_an_open_round(disputed_round, annotator_a):
+    add_role(annotator_a, ADJUDICATOR)
+    client = client_for(annotator_a)
+    rows = client.get(reverse("api:expression-list")).json()["results"]
+    assert {(row["traits"], row["theme"]) for row in rows} == {(None, None)}
+    page = client.get(reverse("annotation:dataset_detail", args=[disputed_round.dataset_id])).content.decode()
+    assert "work_nature" not in page
+
+    round_lock(round=disputed_round, user=disputed_round.created_by)
+    rows = client.get(reverse("api:expression-list")).json()["results"]
+    assert {row["theme"] for row in rows} == {"work_nature"}
+
+
 @pytest.mark.parametrize("fmt", ["csv", "jsonl"])
 def test_it_leaves_gold_labels_out_of_the_dataset_export_for_annotators(dataset, annotator_a, adjudicator, fmt):
     for url in (
