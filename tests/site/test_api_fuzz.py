@@ -28,10 +28,6 @@ def _no_background_work(settings):
     settings.CELERY_TASK_ALWAYS_EAGER = False
 
 
-# Known open (see the fuzz report): POST /api/study/import/ documents only 200 (its 400/403 are
-# lost from the schema), GET /api/study/import/ answers 405 to the {slug} route, and an
-# annotator-only caller gets null traits/theme from /api/expressions/ where the schema says list.
-@pytest.mark.xfail(reason="remaining schema defects listed above", strict=False)
 @pytest.mark.parametrize("persona", ["researcher", "annotator_a"])
 def test_it_answers_every_operation_within_the_schema(persona, seeded, request):
     user = request.getfixturevalue(persona)
