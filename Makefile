@@ -6,9 +6,9 @@ PY := $(VENV)/bin/python
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-sqlite test-postgres browser-deps lint bench bench-survey fuzz clean
+.PHONY: install system-deps demo test test-sqlite test-postgres browser-deps lint bench bench-survey fuzz clean
 
-install: $(STAMP)
+install: system-deps $(STAMP)
 
 $(STAMP): requirements.txt requirements-dev.txt requirements-models.txt
 	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) is required"; exit 1; }
@@ -27,6 +27,14 @@ browser-deps:
 	  if [ "$$(id -u)" = 0 ]; then (apt-get update -qq && apt-get install -y -qq chromium) >/dev/null; \
 	  elif command -v sudo >/dev/null; then (sudo apt-get update -qq && sudo apt-get install -y -qq chromium) >/dev/null; \
 	  else echo "chromium not found and cannot be installed: browser tests will skip"; fi; \
+	fi
+
+# cairosvg (SVG uploads are drawn to PNG) needs the cairo library.
+system-deps:
+	@if ! ldconfig -p | grep -q 'libcairo\.so\.2'; then \
+	  if [ "$$(id -u)" = 0 ]; then (apt-get update -qq && apt-get install -y -qq libcairo2) >/dev/null; \
+	  elif command -v sudo >/dev/null; then (sudo apt-get update -qq && sudo apt-get install -y -qq libcairo2) >/dev/null; \
+	  else echo "libcairo2 not found and cannot be installed: SVG images cannot be imported"; fi; \
 	fi
 
 test: install browser-deps
