@@ -256,7 +256,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["annotation.permissions.HasAnyRole"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": env_int("API_PAGE_SIZE", 50, minimum=1),
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "annotation.apis.common.ApiAutoSchema",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "VIVID Studio API",

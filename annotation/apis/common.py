@@ -3,6 +3,7 @@
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.files.uploadedfile import UploadedFile
 from django.core.validators import ProhibitNullCharactersValidator
+from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema_field
 from rest_framework import exceptions, routers, serializers
@@ -64,6 +65,24 @@ class ApiMixin:
         return super().handle_exception(exc)
 
 
+class ApiAutoSchema(AutoSchema):
+    """Answers every operation of an ApiMixin view can give, declared once here rather than on each view.
+
+    A 400: the NUL refusal applies to any query or body. A 415 wherever a body is read: DRF
+    refuses a body in a media type the view has no parser for.
+    """
+
+    def _get_response_bodies(self, direction="response"):
+        responses = super()._get_response_bodies(direction)
+        if not isinstance(self.view, ApiMixin):
+            return responses
+        if "400" not in responses:
+            responses["400"] = self._get_response_for_code(VALIDATION_ERROR, "400", direction=direction)
+        if self.method in ("POST", "PUT", "PATCH") and "415" not in responses:
+            responses["415"] = self._get_response_for_code(UNSUPPORTED_MEDIA_TYPE, "415", direction=direction)
+        return responses
+
+
 class IgnoreFormatParamNegotiation(DefaultContentNegotiation):
     """For views where ``?format=`` names a file format rather than a DRF renderer."""
 
@@ -82,6 +101,9 @@ VALIDATION_ERROR = OpenApiResponse(
 NOT_SIGNED_IN = OpenApiResponse(ErrorDetailSerializer, description="Not signed in (no session, no valid token).")
 FORBIDDEN = OpenApiResponse(ErrorDetailSerializer, description="Signed in without the required role.")
 NOT_FOUND = OpenApiResponse(ErrorDetailSerializer, description="No such object (or, for a list, no such page).")
+UNSUPPORTED_MEDIA_TYPE = OpenApiResponse(
+    ErrorDetailSerializer, description="The body is not in a media type this operation reads."
+)
 
 
 # Integer inputs stored in 32-bit columns: larger ones are a 400, not a database error.

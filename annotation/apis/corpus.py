@@ -4,7 +4,7 @@ from django.http import HttpResponse
 from django.utils.http import content_disposition_header
 from django.utils.text import slugify
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field, extend_schema_view
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
@@ -207,18 +207,29 @@ class ExpressionUpdateSerializer(_ExpressionFieldsSerializer):
     explanation = serializers.CharField(required=False)
 
 
+# Query filters: empty means no filter (as a form sends it), and a query string has no null.
+@extend_schema_field({"anyOf": [{"type": "integer"}, {"type": "string", "maxLength": 0}]})
+class _IdFilterField(serializers.PrimaryKeyRelatedField):
+    pass
+
+
+@extend_schema_field({"type": "string"})
+class _CodeFilterField(serializers.SlugRelatedField):
+    pass
+
+
 class ExpressionFilterSerializer(serializers.Serializer):
-    dataset = serializers.PrimaryKeyRelatedField(
-        queryset=Dataset.objects.all(), required=False, allow_null=True, help_text="Dataset id."
+    dataset = _IdFilterField(
+        queryset=Dataset.objects.all(), required=False, allow_null=True, help_text="Dataset id; empty for all."
     )
     search = serializers.CharField(
         required=False, allow_blank=True, default="", help_text="Substring of the text or the explanation."
     )
-    trait = serializers.SlugRelatedField(
-        slug_field="code", queryset=Trait.objects.all(), required=False, allow_null=True, help_text="Trait code."
+    trait = _CodeFilterField(
+        slug_field="code", queryset=Trait.objects.all(), required=False, allow_null=True, help_text="Trait code; empty for all."
     )
-    theme = serializers.SlugRelatedField(
-        slug_field="code", queryset=Theme.objects.all(), required=False, allow_null=True, help_text="Theme code."
+    theme = _CodeFilterField(
+        slug_field="code", queryset=Theme.objects.all(), required=False, allow_null=True, help_text="Theme code; empty for all."
     )
     kind = serializers.ChoiceField(choices=ExpressionKind.choices, required=False, allow_blank=True, default="")
 

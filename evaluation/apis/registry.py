@@ -103,7 +103,11 @@ class PromptListApi(ApiMixin, APIView):
 
     @extend_schema(
         operation_id="evaluation_prompts_list",
-        parameters=[OpenApiParameter("kind", OpenApiTypes.STR, enum=PromptKind.values, required=False)],
+        parameters=[
+            OpenApiParameter(
+                "kind", OpenApiTypes.STR, enum=[*PromptKind.values, ""], required=False, description="Empty for all."
+            )
+        ],
         responses={200: PromptSerializer(many=True), **error_responses(400, 401, 403)},
     )
     def get(self, request):

@@ -161,7 +161,9 @@ class RunListApi(ApiMixin, APIView):
 
     @extend_schema(
         operation_id="evaluation_runs_list",
-        parameters=[OpenApiParameter("kind", OpenApiTypes.STR, enum=RunKind.values, required=False)],
+        parameters=[
+            OpenApiParameter("kind", OpenApiTypes.STR, enum=[*RunKind.values, ""], required=False, description="Empty for all.")
+        ],
         responses={200: RunSerializer(many=True), **error_responses(400, 401, 403)},
     )
     def get(self, request):
@@ -267,7 +269,10 @@ class RunItemDetailApi(ApiMixin, APIView):
         description="One item with the exact messages sent and the raw reply.",
     )
     def get(self, request, run_pk: int, pk: int):
-        item = get_object_or_404(RunItem.objects.select_related("expression"), run_id=run_pk, pk=pk)
+        # The run by its own key first: a foreign-key lookup has no range check, and an id beyond
+        # the database's integer would be a 500 on SQLite instead of a 404.
+        run = get_object_or_404(Run, pk=run_pk)
+        item = get_object_or_404(RunItem.objects.select_related("expression"), run=run, pk=pk)
         return Response(RunItemDetailSerializer(item).data)
 
 

@@ -9,6 +9,7 @@ rater's score or the model's name.
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
+from rest_framework.parsers import JSONParser
 from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -120,6 +121,8 @@ def _same(rating: HumanRating, values: dict, note: str) -> bool:
 
 class ScoringTaskListApi(ApiMixin, APIView):
     permission_classes = [IsResearcher]
+    # JSON only: a form has no spelling for the rater list or a null seed.
+    parser_classes = [JSONParser]
 
     @extend_schema(
         operation_id="evaluation_scoring_tasks_list",

@@ -117,6 +117,19 @@ class StudyImportApi(ApiMixin, APIView):
     permission_classes = [IsResearcher]
     parser_classes = [MultiPartParser]
 
+    def handle_exception(self, exc):
+        response = super().handle_exception(exc)
+        # One shape for every refusal of a package, the NUL check of ApiMixin included.
+        if response.status_code == status.HTTP_400_BAD_REQUEST and isinstance(response.data, dict):
+            response.data = {
+                "errors": [
+                    f"{field}: {message}"
+                    for field, messages in response.data.items()
+                    for message in (messages if isinstance(messages, list) else [messages])
+                ]
+            }
+        return response
+
     @extend_schema(exclude=True)
     def get(self, request):
         # The schema's GET /api/study/{slug}/ covers this URL too; "import" is a reserved slug, so no such study.

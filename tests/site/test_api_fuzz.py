@@ -4,6 +4,8 @@ Bounded for CI (a few derandomized examples per operation and mode, no
 shrinking); `make fuzz` runs the same with VIVID_FUZZ_EXAMPLES=200.
 """
 
+import os
+
 import pytest
 from rest_framework.authtoken.models import Token
 
@@ -35,6 +37,7 @@ def test_it_answers_every_operation_within_the_schema(persona, seeded, request):
     with in_process_requests() as app:
         report = fuzz_api(persona=persona, token=token.key, max_examples=fuzz_examples(), app=app)
     print(report.summary())
-    assert report.operations > 50
+    # Every operation of the schema, unless VIVID_FUZZ_ONLY narrows the run to reproduce a finding.
+    assert report.operations > 50 or os.environ.get("VIVID_FUZZ_ONLY")
     assert report.server_errors == 0, report.summary()
     assert report.failures == 0, report.summary()

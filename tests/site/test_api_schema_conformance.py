@@ -74,3 +74,28 @@ def test_it_takes_a_new_round_as_json_only(researcher, annotator_a, annotator_b)
         "/api/rounds/", {**body, "name": "Form round", "suggestion_set": "null", "seed": "null"}, format="multipart"
     )
     assert response.status_code == 415
+
+
+def test_it_declares_the_nul_refusal_on_every_operation(researcher):
+    _, response = call_checked(researcher, "GET", "/api/datasets/", query={"page": "1\x00"})
+    assert response.status_code == 400
+    assert response.json() == {"page": ["Null characters are not allowed."]}
+
+
+def test_it_lists_a_nul_refusal_of_a_study_package_with_its_other_errors(researcher):
+    _, response = call_checked(researcher, "POST", "/api/study/import/", query={"note": "\x00"})
+    assert response.status_code == 400
+    assert response.json() == {"errors": ["note: Null characters are not allowed."]}
+
+
+def test_it_declares_the_refusal_of_a_body_in_another_media_type(researcher):
+    _, response = call_checked(
+        researcher, "POST", "/api/study/import/", body={"package": "x"}, media_type="application/json"
+    )
+    assert response.status_code == 415
+
+
+def test_it_answers_404_to_an_id_beyond_the_database_integer(researcher):
+    path = "/api/evaluation/runs/{run_pk}/items/{id}/"
+    _, response = call_checked(researcher, "GET", path, path_parameters={"run_pk": 2**70, "id": 1})
+    assert response.status_code == 404
