@@ -8,6 +8,7 @@ the item page.
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.generics import GenericAPIView
+from rest_framework.parsers import JSONParser
 from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -213,6 +214,8 @@ class AdjudicationResolveApi(ApiMixin, APIView):
     """Record the final traits and theme of a disputed item, or remove it. The first adjudicator wins."""
 
     permission_classes = [HasAnyRole, IsAdjudicator]
+    # JSON only: a form has no spelling for the trait list.
+    parser_classes = [JSONParser]
 
     @extend_schema(
         request=ResolveInputSerializer,

@@ -8,6 +8,7 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
+from rest_framework.parsers import JSONParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
@@ -239,6 +240,8 @@ class ExpressionViewSet(ApiMixin, viewsets.GenericViewSet):
 
     permission_classes = [HasAnyRole, ReadAnyRoleWriteResearcher]
     http_method_names = WRITE_METHODS
+    # JSON only: a form has no spelling for the trait list, a null theme or the metadata object.
+    parser_classes = [JSONParser]
     serializer_class = ExpressionSerializer
 
     def get_queryset(self):

@@ -8,6 +8,7 @@ from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.generics import GenericAPIView
+from rest_framework.parsers import JSONParser
 from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -130,6 +131,8 @@ class AssignmentSubmitApi(ApiMixin, APIView):
     """Submit (or, until the round is locked, change) your review of an item."""
 
     permission_classes = [IsAnnotator]
+    # JSON only: a form has no spelling for the trait decisions and added traits.
+    parser_classes = [JSONParser]
 
     @extend_schema(
         request=AssignmentSubmitSerializer,

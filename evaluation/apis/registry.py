@@ -47,6 +47,8 @@ class ModelCreateSerializer(serializers.Serializer):
 
 class ModelListApi(ApiMixin, APIView):
     permission_classes = [IsResearcher]
+    # JSON only: a form has no spelling for a null rate limit.
+    parser_classes = [JSONParser]
 
     @extend_schema(operation_id="evaluation_models_list", responses={200: ModelSerializer(many=True), **error_responses(401, 403)})
     def get(self, request):

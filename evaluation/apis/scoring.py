@@ -188,6 +188,8 @@ def _own_rating(request, pk: int) -> HumanRating:
 
 class RatingSubmitApi(ApiMixin, APIView):
     permission_classes = [IsRater]
+    # JSON only: a form has no spelling for a null score.
+    parser_classes = [JSONParser]
 
     @extend_schema(
         operation_id="evaluation_scoring_ratings_retrieve",

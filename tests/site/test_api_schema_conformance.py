@@ -99,3 +99,24 @@ def test_it_answers_404_to_an_id_beyond_the_database_integer(researcher):
     path = "/api/evaluation/runs/{run_pk}/items/{id}/"
     _, response = call_checked(researcher, "GET", path, path_parameters={"run_pk": 2**70, "id": 1})
     assert response.status_code == 404
+
+
+def test_it_offers_a_form_encoding_only_where_every_field_has_a_form_spelling(researcher):
+    # A form sends null as the text "null" and has no list of one or nested object: a field
+    # like that in a form body is a valid request the API must refuse.
+    client = APIClient()
+    client.force_authenticate(researcher)
+    schema = client.get("/api/schema/", {"format": "json"}).json()
+    components = schema["components"]["schemas"]
+    unspellable = []
+    for path, item in schema["paths"].items():
+        for method, operation in item.items():
+            for media_type, content in operation.get("requestBody", {}).get("content", {}).items():
+                if media_type == "application/json":
+                    continue
+                body = content["schema"]
+                body = components[body["$ref"].rsplit("/", 1)[1]] if "$ref" in body else body
+                for name, field in body.get("properties", {}).items():
+                    if field.get("nullable") or field.get("type") in ("array", "object"):
+                        unspellable.append(f"{method.upper()} {path} {media_type}: {name}")
+    assert unspellable == []
