@@ -166,7 +166,7 @@ def test_it_records_each_fingerprint_once(run):
     assert facts["provider_facts"] == {"provider": "x"}
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_it_keeps_every_fingerprint_recorded_by_concurrent_chunks(dataset, fake_openai, monkeypatch):
     monkeypatch.setattr(runs_module, "_enqueue_execute", lambda run_id: None)
     model = model_add(name="concurrent", provider="openai", base_url=fake_openai.base_url, model_id="m")

@@ -15,7 +15,7 @@ from study.models import Answer, Assignment, PageVisit, Participant, Participant
 from study.services import participants as flow
 from study.services.simulation import answer_key
 from study.simulate import SyntheticParticipant, entry_url, parse_form
-from tests.conftest import PASSWORD, make_user
+from tests.conftest import make_user
 
 from .factories import make_study, package_dict
 
@@ -421,7 +421,7 @@ def test_it_keeps_answers_while_paused_and_continues_after_resume(client, study)
 
 def test_it_lets_a_researcher_preview_without_counting_anything(client, researcher):
     study = make_study(package_dict(quota_per_group=1), status=StudyStatus.DRAFT)
-    client.login(username="researcher", password=PASSWORD)
+    client.force_login(researcher)
     response = client.post(reverse("study:preview", args=[study.slug]), {"group": "chinese"})
     assert response["Location"] == run_url(study)
     for _ in range(200):
@@ -439,7 +439,7 @@ def test_it_lets_a_researcher_preview_without_counting_anything(client, research
 def test_it_forbids_previews_to_non_researchers(client, outsider, who):
     study = make_study()
     user = outsider if who == "outsider" else make_user("ann", ANNOTATOR)
-    client.login(username=user.username, password=PASSWORD)
+    client.force_login(user)
     assert client.post(reverse("study:preview", args=[study.slug]), {"group": "american"}).status_code == 403
 
 
