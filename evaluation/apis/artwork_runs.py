@@ -5,12 +5,12 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.apis.common import MAX_INT32, ApiMixin, error_responses, paginated
+from annotation.apis.pagination import PageNumberPagination
 from annotation.permissions import IsResearcher
 
 from ..models import ArtworkCollection, ArtworkPipelineRun, ModelConfig

@@ -6,7 +6,6 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, ValidationError
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -19,6 +18,7 @@ from annotation.apis.common import (
     paginated,
     string_enum,
 )
+from annotation.apis.pagination import PageNumberPagination
 from annotation.files import untrusted_file_response
 from annotation.models import Dataset, DatasetVersion
 from annotation.permissions import IsResearcher

@@ -7,11 +7,11 @@ from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.exceptions import ValidationError
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.apis.common import ApiMixin, IgnoreFormatParamNegotiation, error_responses
+from annotation.apis.pagination import PageNumberPagination
 from annotation.files import untrusted_file_response
 from annotation.permissions import IsResearcher
 

@@ -39,12 +39,15 @@ CHECKS = [
 ]
 # A 400 on a schema-valid request is a defect unless every field it names is one whose
 # validity the schema cannot know: a reference to a row that may not exist, a file's
-# content, a pairing of fields, or credentials. Anything else rejected fails the run.
+# content, a pairing of fields, credentials, or the state of other rows (a name already
+# taken, a dataset still referenced, a round already locked). Anything else fails the run.
 DATA_DEPENDENT_FIELDS = {
     "GET /api/expressions/": {"dataset", "trait", "theme"},
     "POST /api/datasets/": {"name"},
     "DELETE /api/datasets/{id}/": {"non_field_errors"},
     "DELETE /api/expressions/{id}/": {"non_field_errors"},
+    "PATCH /api/expressions/{id}/": {"text", "traits", "theme"},
+    "POST /api/rounds/{id}/lock/": {"non_field_errors"},
     "GET /api/evaluation/results/{table}/": {"judge_model"},
     "POST /api/expressions/": {"dataset", "text", "traits", "theme"},
     "POST /api/imports/": {"file", "map"},

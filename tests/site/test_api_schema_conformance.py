@@ -120,3 +120,10 @@ def test_it_offers_a_form_encoding_only_where_every_field_has_a_form_spelling(re
                     if field.get("nullable") or field.get("type") in ("array", "object"):
                         unspellable.append(f"{method.upper()} {path} {media_type}: {name}")
     assert unspellable == []
+
+
+def test_it_refuses_an_empty_page_number_like_any_other_non_number(researcher):
+    demo_dataset_load(user=researcher)
+    _, response = call_checked(researcher, "GET", "/api/datasets/", query={"page": ""})
+    assert response.status_code == 404
+    assert response.json() == {"detail": "Invalid page."}

@@ -1,0 +1,16 @@
+"""The API's page numbers (a module of its own: DRF imports the default pagination class while
+its generic views load, before annotation.apis.common could be)."""
+
+from django.utils.translation import gettext as _
+from rest_framework import exceptions, pagination
+
+
+class PageNumberPagination(pagination.PageNumberPagination):
+    """DRF's page numbers, with an empty ``page`` refused (404) like any other page that is not a number."""
+
+    def get_page_number(self, request, paginator):
+        # DRF reads "?page=" as the first page; the schema promises an integer, so it is no page.
+        if request.query_params.get(self.page_query_param) == "":
+            message = _("That page number is not an integer")
+            raise exceptions.NotFound(self.invalid_page_message.format(page_number="", message=message))
+        return super().get_page_number(request, paginator)
