@@ -65,12 +65,14 @@ bench-survey: install
 	$(PY) benchmarks/survey_load.py $(BENCH_ARGS)
 
 # The CI fuzz tests at length: 200 examples per API operation and mode, 200 files per importer.
-# Prints the cases tried, the 5xx count and failures by kind; a refused import that wrote rows fails.
+# Prints the cases tried, the 5xx count and failures by kind, and per importer the files tried,
+# imported, refused and partially written (tests/fuzz_report.py); a partial write also fails.
 FUZZ_EXAMPLES ?= 200
 fuzz: install
 	@mkdir -p var
 	VIVID_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) VIVID_FUZZ_IMPORT_EXAMPLES=$(FUZZ_EXAMPLES) \
-	VIVID_TEST_SQLITE=$(CURDIR)/var/test-fuzz.sqlite3 DJANGO_ENV=test $(VENV)/bin/pytest -s -p no:logging \
+	VIVID_TEST_SQLITE=$(CURDIR)/var/test-fuzz.sqlite3 DJANGO_ENV=test PYTHONPATH=$(CURDIR) \
+	$(VENV)/bin/pytest -s -p no:logging -p tests.fuzz_report \
 	  tests/site/test_api_fuzz.py tests/annotation/test_import_properties.py \
 	  tests/evaluation/test_import_properties.py tests/study/test_import_properties.py $(PYTEST_ARGS)
 

@@ -10,6 +10,7 @@ import io
 import json
 import os
 import zipfile
+from collections import Counter
 
 from django.apps import apps
 from django.db import transaction
@@ -24,6 +25,9 @@ PROPERTY_SETTINGS = settings(
     database=None,
     suppress_health_check=list(HealthCheck),
 )
+
+# What became of every file tried, per property test: `make fuzz` prints it (tests/fuzz_report.py).
+OUTCOMES: Counter = Counter()
 
 ENCODINGS = ["utf-8", "utf-8-sig", "utf-16", "latin-1", "cp1258"]
 EXTENSIONS = [".csv", ".tsv", ".json", ".jsonl", ".xlsx", ".txt", ""]
@@ -92,11 +96,17 @@ def assert_all_or_nothing(import_call, error_types: tuple[type[Exception], ...],
         except error_types as exc:
             after = row_counts()
             changed = {label: (before[label], after[label]) for label in before if before[label] != after[label]}
+            OUTCOMES[_current_test(), "partial write" if changed else "refused"] += 1
             assert not changed, f"refused import left rows behind: {changed}"
             message = describe(exc)
             assert message.strip(), "refused without saying why"
             outcome = "refused"
         else:
             outcome = "imported"
+            OUTCOMES[_current_test(), outcome] += 1
         transaction.set_rollback(True)
     return outcome
+
+
+def _current_test() -> str:
+    return os.environ.get("PYTEST_CURRENT_TEST", "?").split(" ")[0].rsplit("::", 1)[-1]
