@@ -41,22 +41,38 @@ cell_text = st.one_of(
 
 
 @st.composite
-def table_files(draw, columns: list[str]) -> tuple[str, bytes]:
-    """A filename and bytes: a plausible table in some format and encoding, or arbitrary bytes."""
+def table_files(draw, columns: list[str], valid: dict | None = None) -> tuple[str, bytes]:
+    """A filename and bytes: a plausible table in some format and encoding, or arbitrary bytes.
+
+    ``valid`` maps columns to strategies of acceptable values: rows drawn from it, mixed with
+    arbitrary ones, make files that import, and files that fail after some good rows.
+    """
     kind = draw(st.sampled_from(["csv", "json", "jsonl", "bytes", "zip"]))
     header = draw(st.lists(st.sampled_from(columns) | st.text(max_size=8), min_size=0, max_size=len(columns) + 2))
-    if draw(st.booleans()):
+    # Hypothesis leans to the smallest choice (0, False): with ``valid``, that is the well-formed one.
+    if (valid and draw(st.integers(0, 3)) < 3) or draw(st.booleans()):
         header = list(columns)
-    rows = draw(st.lists(st.lists(cell_text, min_size=0, max_size=len(header) + 1), max_size=6))
+    rows = []
+    for _ in range(draw(st.integers(0, 6))):
+        if valid and draw(st.integers(0, 3)) < 3:
+            rows.append([draw(valid.get(column, cell_text)) for column in header])
+        else:
+            rows.append(draw(st.lists(cell_text, min_size=0, max_size=len(header) + 1)))
     if kind == "csv":
         buffer = io.StringIO()
+        extension = draw(st.sampled_from([".csv", ".tsv", ".txt"]))
         delimiter = draw(st.sampled_from([",", "\t", ";"]))
+        encoding = draw(st.sampled_from(ENCODINGS))
+        if valid and not draw(st.booleans()):
+            # A well-formed file half the time, so the valid rows get as far as the database.
+            extension, delimiter, encoding = draw(
+                st.sampled_from([(".csv", ",", "utf-8"), (".tsv", "\t", "utf-8-sig")])
+            )
         writer = csv.writer(buffer, delimiter=delimiter)
         writer.writerow(header)
         writer.writerows(rows)
-        encoding = draw(st.sampled_from(ENCODINGS))
         content = buffer.getvalue().encode(encoding, errors="replace")
-        return "f" + draw(st.sampled_from([".csv", ".tsv", ".txt"])), content
+        return "f" + extension, content
     if kind in ("json", "jsonl"):
         records = [dict(zip(header, row, strict=False)) for row in rows]
         shape = draw(st.sampled_from(["records", "scalar", "nested"]))

@@ -5,7 +5,7 @@ import json
 import zipfile
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from annotation.models import Dataset
@@ -36,7 +36,19 @@ def generation(db):
 
 
 @PROPERTY_SETTINGS
-@given(file=table_files(["expression", "rater", "score", "accuracy", "completeness", "native_alignment"]))
+@given(
+    file=table_files(
+        ["expression", "rater", "score", "accuracy", "completeness", "native_alignment"],
+        {
+            "expression": st.sampled_from(["Nuoc chay da mon", "A"]),
+            "rater": st.sampled_from(["rater_1", "rater_2"]),
+            "score": st.sampled_from(["0", "3", "5"]),
+            "accuracy": st.sampled_from(["", "4"]),
+        },
+    )
+)
+@example(file=("f.csv", b"expression,rater,score\nNuoc chay da mon,rater_1,4\nA,rater_1,5\n"))
+@example(file=("f.csv", b"expression,rater,score\nNuoc chay da mon,rater_1,4\nA,rater_1,9\n"))
 def test_it_imports_ratings_completely_or_not_at_all(generation, file):
     filename, content = file
     assert_all_or_nothing(
