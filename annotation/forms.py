@@ -7,7 +7,7 @@ from django.utils.translation import gettext_lazy as _
 
 from . import services
 from .localization import localized_name
-from .models import ExpressionKind
+from .models import Dataset, ExpressionKind
 
 # Labels of the column-mapping inputs; keyed by the service's field names so a
 # new field in services.KNOWN_FIELDS without a label here fails loudly in tests.
@@ -79,6 +79,13 @@ class ImportForm(forms.Form):
             if column:
                 mapping[name] = column
         return mapping
+
+
+class ImportRetargetForm(forms.Form):
+    """The near-match a previewed import should go into instead of a new dataset."""
+
+    # Only an existing dataset: the point is to stop creating look-alikes.
+    dataset = forms.ModelChoiceField(queryset=Dataset.objects.all(), to_field_name="name")
 
 
 class ExpressionFilterForm(forms.Form):

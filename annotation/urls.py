@@ -19,6 +19,7 @@ urlpatterns = [
     path("imports/<int:pk>/", corpus.import_detail, name="import_detail"),
     path("imports/<int:pk>/confirm/", corpus.import_confirm, name="import_confirm"),
     path("imports/<int:pk>/cancel/", corpus.import_cancel, name="import_cancel"),
+    path("imports/<int:pk>/dataset/", corpus.import_retarget, name="import_retarget"),
     # Rounds, suggestions and frozen versions (researchers)
     path("rounds/", rounds.round_list, name="round_list"),
     path("rounds/new/", rounds.round_new, name="round_new"),

@@ -15,7 +15,11 @@ from .common import ApiMixin, error_responses
 
 
 class ImportInputSerializer(serializers.Serializer):
-    dataset = serializers.CharField(max_length=200, help_text="Dataset name; the dataset is created if missing.")
+    dataset = serializers.CharField(
+        max_length=200,
+        help_text="Dataset name, matched exactly; the dataset is created if missing "
+        "(a dry run says so in `new_dataset` and lists look-alike names in `near_matches`).",
+    )
     file = serializers.FileField(help_text=f"One of {', '.join(services.SUPPORTED_EXTENSIONS)}, UTF-8.")
     map = serializers.CharField(
         required=False,
@@ -80,6 +84,14 @@ class ImportReportSerializer(serializers.Serializer):
     duplicates = ImportDuplicateSerializer(many=True)
     errors = ImportRowErrorSerializer(many=True)
     preview = ImportPreviewRowSerializer(many=True, help_text=f"The first {services.PREVIEW_ROWS} rows to create.")
+    new_dataset = serializers.BooleanField(
+        help_text="No dataset has exactly this name, so the import creates one (or would, in a dry run)."
+    )
+    near_matches = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Existing dataset names that differ only by case, accents, spacing or a small typo; "
+        "empty unless `new_dataset`.",
+    )
     ok = serializers.BooleanField()
     summary = serializers.CharField()
 

@@ -1,6 +1,8 @@
 """The OpenAPI schema and Swagger UI, for signed-in staff (Swagger UI assets from the sidecar, offline)."""
 
+from django.contrib.auth.views import redirect_to_login
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+from rest_framework.exceptions import NotAuthenticated
 
 from ..permissions import HasAnyRole
 from .common import API_AUTHENTICATION
@@ -19,3 +21,11 @@ class SchemaDocsApi(SpectacularSwaggerSplitView):
     permission_classes = [HasAnyRole]
     # The stock page inlines a <style>; this one links the same rules as a file.
     template_name = "api_docs.html"
+
+    def handle_exception(self, exc):
+        # The docs are a page people open in a browser: signed out, they sign in
+        # and come back rather than read a 401. Wrong credentials (a bad token)
+        # still get the 401, and the schema endpoint keeps its 401 for clients.
+        if isinstance(exc, NotAuthenticated):
+            return redirect_to_login(self.request.get_full_path())
+        return super().handle_exception(exc)

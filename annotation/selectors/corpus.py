@@ -1,5 +1,6 @@
 """Reads of the corpus."""
 
+import difflib
 import unicodedata
 
 from django.db.models import Count, Q, QuerySet
@@ -13,6 +14,41 @@ def dataset_list() -> QuerySet[Dataset]:
 
 def dataset_get(*, name: str) -> Dataset | None:
     return Dataset.objects.filter(name=name).first()
+
+
+def dataset_name_key(name: str) -> str:
+    """A dataset name as a person would read it: accents, case and spacing ignored.
+
+    Vietnamese đ is a letter of its own to Unicode, not d with a mark, so NFKD
+    alone would keep it.
+    """
+    decomposed = unicodedata.normalize("NFKD", name or "").replace("đ", "d").replace("Đ", "D")
+    stripped = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return " ".join(stripped.casefold().split())
+
+
+# Above this difflib ratio two keys read as a typo of each other ("vivid v1" / "vivid-v1").
+NEAR_MATCH_RATIO = 0.85
+
+
+def dataset_near_matches(*, name: str, limit: int = 5) -> list[Dataset]:
+    """Existing datasets a name probably meant: none when a dataset has exactly that name.
+
+    Same key first, then the closest by edit similarity. Datasets are few, so
+    they are compared in Python rather than by a database function that
+    SQLite and PostgreSQL would spell differently.
+    """
+    if not (name or "").strip() or Dataset.objects.filter(name=name).exists():
+        return []
+    key = dataset_name_key(name)
+    scored = []
+    for dataset in Dataset.objects.only("pk", "name"):
+        other = dataset_name_key(dataset.name)
+        ratio = 1.0 if other == key else difflib.SequenceMatcher(None, key, other).ratio()
+        if ratio >= NEAR_MATCH_RATIO:
+            scored.append((-ratio, dataset.name, dataset))
+    scored.sort(key=lambda item: item[:2])
+    return [dataset for _, _, dataset in scored[:limit]]
 
 
 def expression_list(
@@ -96,6 +132,8 @@ def import_job_get(*, pk: int, user) -> ImportJob | None:
 __all__ = [
     "dataset_list",
     "dataset_get",
+    "dataset_name_key",
+    "dataset_near_matches",
     "expression_list",
     "import_job_list",
     "dataset_export_rows",

@@ -26,6 +26,7 @@ from .imports import (
     import_job_cancel,
     import_job_confirm,
     import_job_create,
+    import_job_retarget,
     import_job_run,
     parse_column_map,
     render_message,
@@ -53,6 +54,6 @@ __all__ = [
     "SUPPORTED_EXTENSIONS", "DemoAccount", "ExportError", "ImportJobStateError", "ImportReport",
     "ImportValidationError", "RowError", "dataset_create", "dataset_delete", "dataset_export", "dataset_update",
     "demo_accounts_ensure", "demo_dataset_load", "expression_create", "expression_delete", "expression_import",
-    "expression_update", "import_job_cancel", "import_job_confirm", "import_job_create", "import_job_run",
+    "expression_update", "import_job_cancel", "import_job_confirm", "import_job_create", "import_job_retarget", "import_job_run",
     "parse_column_map", "render_message",
 ]

@@ -21,7 +21,7 @@ from django.utils.translation import gettext_lazy as _
 
 from ..files import ArchiveError, zip_verify
 from ..models import Dataset, Expression, ExpressionKind, ImportJob, ImportJobStatus, Theme, Trait, normalize_key
-from ..selectors.corpus import dataset_export_rows
+from ..selectors.corpus import dataset_export_rows, dataset_near_matches
 
 SUPPORTED_EXTENSIONS = (".csv", ".tsv", ".json", ".jsonl", ".xlsx")
 REQUIRED_FIELDS = ("expression", "explanation")
@@ -109,6 +109,10 @@ class ImportReport:
     duplicates: list[dict] = field(default_factory=list)
     errors: list[RowError] = field(default_factory=list)
     preview: list[dict] = field(default_factory=list)
+    # No dataset has exactly this name, so the import creates one; near_matches
+    # are existing names that differ only by case, accents, spacing or a typo.
+    new_dataset: bool = False
+    near_matches: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -331,6 +335,9 @@ def expression_import(
     if not dataset_name:
         fail(None, "dataset", "dataset_required")
         raise ImportValidationError(report)
+    report.new_dataset = not Dataset.objects.filter(name=dataset_name).exists()
+    if report.new_dataset:
+        report.near_matches = [d.name for d in dataset_near_matches(name=dataset_name)]
     limit = settings.VIVID_IMPORT_MAX_BYTES
     if len(content) > limit:
         fail(None, None, "too_large", filename=filename, size=f"{len(content):,}", limit=f"{limit:,}")
@@ -554,6 +561,35 @@ def import_job_create(
         created_by=user,
         finished_at=None if report.ok else timezone.now(),
     )
+
+
+def import_job_retarget(*, job: ImportJob, dataset_name: str, user=None) -> ImportJob:
+    """Point a previewed import at another dataset (a near-match the preview offered) and preview it again."""
+    dataset_name = (dataset_name or "").strip()
+    try:
+        report = expression_import(
+            dataset_name=dataset_name,
+            filename=job.filename,
+            content=bytes(job.content),
+            column_map=job.column_map,
+            user=user,
+            dry_run=True,
+        )
+    except ImportValidationError as exc:
+        report = exc.report
+    # Only while still previewed: a confirm in another tab must not import into a name nobody saw.
+    changed = ImportJob.objects.filter(pk=job.pk, status=ImportJobStatus.PREVIEWED).update(
+        dataset_name=dataset_name,
+        report=report.to_dict(),
+        status=ImportJobStatus.PREVIEWED if report.ok else ImportJobStatus.FAILED,
+        finished_at=None if report.ok else timezone.now(),
+    )
+    job.refresh_from_db()
+    if not changed:
+        raise ImportJobStateError(
+            f"This import is {job.get_status_display().lower()} and can no longer change its dataset."
+        )
+    return job
 
 
 def import_job_confirm(*, job: ImportJob, user=None) -> ImportJob:

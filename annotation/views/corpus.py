@@ -16,7 +16,7 @@ from django.views.decorators.vary import vary_on_headers
 from .. import selectors, services
 from ..decorators import role_required
 from ..files import untrusted_file_response
-from ..forms import ExpressionFilterForm, ImportForm
+from ..forms import ExpressionFilterForm, ImportForm, ImportRetargetForm
 from ..localization import localized_name
 from ..models import ExpressionKind, ImportJobStatus
 from ..roles import RESEARCHER
@@ -172,6 +172,25 @@ def import_confirm(request, pk: int):
         messages.error(
             request,
             _("This import can no longer be confirmed (status: %(status)s); upload the file again.")
+            % {"status": job.get_status_display().lower()},
+        )
+    return redirect("annotation:import_detail", pk=job.pk)
+
+
+@require_POST
+@role_required(RESEARCHER)
+def import_retarget(request, pk: int):
+    job = _job_or_404(request, pk)
+    form = ImportRetargetForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, _("That dataset does not exist (any more); pick another or upload the file again."))
+        return redirect("annotation:import_detail", pk=job.pk)
+    try:
+        services.import_job_retarget(job=job, dataset_name=form.cleaned_data["dataset"].name, user=request.user)
+    except services.ImportJobStateError:
+        messages.error(
+            request,
+            _("This import can no longer change its dataset (status: %(status)s); upload the file again.")
             % {"status": job.get_status_display().lower()},
         )
     return redirect("annotation:import_detail", pk=job.pk)

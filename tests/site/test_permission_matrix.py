@@ -104,7 +104,8 @@ TABLE: dict[str, Row] = {
     # --- Site ------------------------------------------------------------------------
     "home": Row(get=answers(200, anonymous=LOGIN, participant=LOGIN, other_participant=LOGIN)),
     "api-schema": Row(get=api()),
-    "api-docs": Row(get=api()),
+    # A page for people: signed out, the sign-in page and back; the schema keeps its 401 for clients.
+    "api-docs": Row(get=api(anonymous=LOGIN, participant=LOGIN, other_participant=LOGIN)),
     # --- Corpus ------------------------------------------------------------------------
     "annotation:dataset_list": Row(get=page()),
     "annotation:dataset_detail": Row(get=page(), kwargs=k(pk="dataset_pk")),
@@ -113,6 +114,7 @@ TABLE: dict[str, Row] = {
     "annotation:import_detail": Row(get=researcher_page(), kwargs=k(pk="import_pk")),
     "annotation:import_confirm": Row(get=POST_ONLY, post=researcher_page(REDIRECT), kwargs=k(pk="import_pk")),
     "annotation:import_cancel": Row(get=POST_ONLY, post=researcher_page(REDIRECT), kwargs=k(pk="import_pk")),
+    "annotation:import_retarget": Row(get=POST_ONLY, post=researcher_page(REDIRECT), kwargs=k(pk="import_pk")),
     # --- Rounds and versions -------------------------------------------------------------
     "annotation:round_list": Row(get=page()),
     "annotation:round_new": Row(get=researcher_page(), post=researcher_page(400)),

@@ -5,9 +5,14 @@ from pathlib import Path
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.selectors import dataset_get
+from annotation.selectors import dataset_get, dataset_near_matches
 from annotation.services import ImportValidationError
 from annotation.services.annotations_import import annotations_import
+
+
+def _did_you_mean(name: str) -> str:
+    matches = [f"'{d.name}'" for d in dataset_near_matches(name=name)]
+    return f" Did you mean {' or '.join(matches)}?" if matches else ""
 
 
 class Command(BaseCommand):
@@ -27,7 +32,7 @@ class Command(BaseCommand):
             raise CommandError(f"{path}: no such file.")
         dataset_obj = dataset_get(name=dataset)
         if dataset_obj is None:
-            raise CommandError(f"no dataset named '{dataset}'.")
+            raise CommandError(f"no dataset named '{dataset}'.{_did_you_mean(dataset)}")
         try:
             result = annotations_import(
                 dataset=dataset_obj, round_name=round_name, filename=file_path.name, content=file_path.read_bytes()

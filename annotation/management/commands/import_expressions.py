@@ -2,6 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.selectors import dataset_get, dataset_near_matches
 from annotation.services import ImportValidationError, expression_import, parse_column_map
 
 
@@ -26,6 +27,12 @@ class Command(BaseCommand):
         file_path = Path(path)
         if not file_path.is_file():
             raise CommandError(f"{path}: no such file.")
+        name = dataset.strip()
+        # Said before the import, so a mistyped name is visible even when the file then fails.
+        if name and dataset_get(name=name) is None:
+            self.stdout.write(f'new dataset "{name}" will be created')
+            for match in dataset_near_matches(name=name):
+                self.stdout.write(f'  did you mean the existing dataset "{match.name}"? (--dataset "{match.name}")')
         try:
             report = expression_import(
                 dataset_name=dataset,

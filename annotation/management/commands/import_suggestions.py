@@ -5,8 +5,13 @@ from pathlib import Path
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.selectors import dataset_get
+from annotation.selectors import dataset_get, dataset_near_matches
 from annotation.services import ImportValidationError, suggestion_set_import
+
+
+def _did_you_mean(name: str) -> str:
+    matches = [f"'{d.name}'" for d in dataset_near_matches(name=name)]
+    return f" Did you mean {' or '.join(matches)}?" if matches else ""
 
 
 class Command(BaseCommand):
@@ -28,7 +33,7 @@ class Command(BaseCommand):
             raise CommandError(f"{path}: no such file.")
         dataset_obj = dataset_get(name=dataset)
         if dataset_obj is None:
-            raise CommandError(f"no dataset named '{dataset}'.")
+            raise CommandError(f"no dataset named '{dataset}'.{_did_you_mean(dataset)}")
         if not name.strip() or not model.strip():
             raise CommandError("--name and --model must not be empty.")
         try:
