@@ -79,6 +79,13 @@ class RunStatus(models.TextChoices):
     CANCELLED = "cancelled", _("Cancelled")
 
 
+class RunPhase(models.TextChoices):
+    """What a worker does before an item can finish, so the run page can say why it waits."""
+
+    NONE = "", _("None")
+    LOADING_MODEL = "loading_model", _("Loading the model")
+
+
 class Run(models.Model):
     kind = models.CharField(max_length=20, choices=RunKind.choices)
     model = models.ForeignKey(ModelConfig, on_delete=models.PROTECT, related_name="runs")
@@ -92,6 +99,10 @@ class Run(models.Model):
     params = models.JSONField(default=dict)
     limit = models.PositiveIntegerField(null=True, blank=True)
     status = models.CharField(max_length=12, choices=RunStatus.choices, default=RunStatus.QUEUED)
+    # Written by the worker (the web process cannot see a worker's memory or local cache).
+    phase = models.CharField(max_length=20, choices=RunPhase.choices, default=RunPhase.NONE, blank=True)
+    # When the run was last queued (started or resumed): the no-worker hint counts from here.
+    queued_at = models.DateTimeField(null=True, blank=True)
     error = models.TextField(blank=True)
     # Model id, base URL, system_fingerprint or local model hash, prompt hash, package versions.
     reproducibility = models.JSONField(default=dict, blank=True)

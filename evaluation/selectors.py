@@ -2,6 +2,7 @@
 
 from collections import defaultdict
 
+from django.conf import settings
 from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
@@ -58,6 +59,14 @@ def run_progress(*, run: Run) -> dict:
         "eta_s": round(eta, 1) if eta is not None else None,
         "status": run.status,
     }
+
+
+def run_waiting_for_worker(*, run: Run) -> bool:
+    """A queued run no worker has picked up for EVAL_NO_WORKER_SECONDS (none is listening, most likely)."""
+    if run.status != RunStatus.QUEUED:
+        return False
+    since = run.queued_at or run.created_at
+    return (timezone.now() - since).total_seconds() > settings.EVAL_NO_WORKER_SECONDS
 
 
 def run_items(*, run: Run, status: str = "", unscored: bool = False) -> QuerySet[RunItem]:

@@ -306,6 +306,8 @@ EVAL_MAX_ATTEMPTS = env_int("EVAL_MAX_ATTEMPTS", 5, minimum=1)
 EVAL_BACKOFF_BASE = float(env_int("EVAL_BACKOFF_BASE_MS", 500, minimum=0)) / 1000
 # A running run with no item finished for this long may be resumed (its worker died).
 EVAL_STALL_SECONDS = env_int("EVAL_STALL_SECONDS", 300, minimum=1)
+# A run still queued after this many seconds: the run page says no worker has picked it up.
+EVAL_NO_WORKER_SECONDS = env_int("EVAL_NO_WORKER_SECONDS", 15, minimum=1)
 # An artwork pipeline task starts no new item after this many seconds and hands the rest
 # to a fresh task, so none comes near CELERY_TASK_SOFT_TIME_LIMIT (0: one item per task).
 ARTWORK_TASK_BUDGET_SECONDS = env_int("ARTWORK_TASK_BUDGET_SECONDS", 60, minimum=0)

@@ -53,6 +53,13 @@ class Provider:
         provider cannot see it). Raises ClientError when the model gives no log-probabilities."""
         raise ClientError(f"{type(self).__name__} cannot report log-probabilities of answer choices.")
 
+    def needs_warm_up(self) -> bool:
+        """Whether the first request would first spend long loading something (a local model)."""
+        return False
+
+    def warm_up(self) -> None:
+        """Do that loading now, so the caller can tell people what the wait is."""
+
     def describe(self) -> dict:
         """Reproducibility facts: model id, base URL or local path and hash, package versions."""
         raise NotImplementedError

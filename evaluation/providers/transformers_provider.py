@@ -213,10 +213,14 @@ def _convert_gguf(source: ModelSource, target: Path) -> None:
     logger.info("Converted %s to %s in %.1f s", gguf, target, time.monotonic() - started)
 
 
+def _load_key(source: ModelSource) -> str:
+    return f"{source.kind}:{source.path}:{source.gguf_file}"
+
+
 def load_model(model_id: str) -> LoadedModel:
     """The model and tokenizer of ``model_id``, loaded once per process."""
     source = resolve(model_id)
-    key = f"{source.kind}:{source.path}:{source.gguf_file}"
+    key = _load_key(source)
     with _LOAD_LOCK:
         loaded = _LOADED.get(key)
         if loaded is None:
@@ -290,6 +294,13 @@ class TransformersProvider(Provider):
     @property
     def loaded(self) -> LoadedModel:
         return load_model(self.model_id)
+
+    def needs_warm_up(self) -> bool:
+        # No lock: another thread loading right now is still "not loaded", which is the truth.
+        return _load_key(self.source) not in _LOADED
+
+    def warm_up(self) -> None:
+        load_model(self.model_id)
 
     def complete(self, messages: list[dict], *, temperature: float, max_tokens: int, seed: int | None = None,
                  top_logprobs: int | None = None) -> Completion:

@@ -8,6 +8,7 @@ first one created instead of starting another.
 import secrets
 import time
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.cache import cache
 from django.core.exceptions import ValidationError
@@ -15,6 +16,7 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.http import urlencode
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -41,6 +43,8 @@ RUN_TITLES = {
     RunKind.JUDGE: gettext_lazy("New judge run"),
     RunKind.CLASSIFICATION: gettext_lazy("New classification run"),
 }
+# As the README starts one; shown when a queued run waits for a worker that is not there.
+WORKER_COMMAND = ".venv/bin/celery -A vivid_site worker -l info"
 SESSION_TOKENS = "evaluation_run_tokens"
 TOKENS_KEPT = 50
 # How long a second request waits for the first one holding the same token to create its run.
@@ -66,7 +70,14 @@ def _progress_context(run) -> dict:
     progress["eta"] = duration(progress["eta_s"])
     # A worker killed mid-run leaves it running: the page offers Resume once it has stalled.
     progress["stalled"] = services.runs.run_is_stalled(run=run)
-    return {"run": run, "progress": progress, "polling": run.status in ACTIVE}
+    progress["no_worker"] = selectors.run_waiting_for_worker(run=run)
+    return {
+        "run": run,
+        "progress": progress,
+        "polling": run.status in ACTIVE,
+        "no_worker_seconds": settings.EVAL_NO_WORKER_SECONDS,
+        "worker_command": WORKER_COMMAND,
+    }
 
 
 def _run_or_404(pk: int):
@@ -187,12 +198,24 @@ def run_detail(request, pk: int):
         report = selectors.run_report(run=run)
         body = json_text(report) if fmt == "json" else report_csv(report)
         return download(body, filename=f"run-{run.pk}-report.{fmt}", fmt=fmt)
+    context = {
+        **_live_context(request, run),
+        "reproducibility_json": json_text(run.reproducibility),
+        "judge_runs": run.judge_runs.select_related("model") if run.kind == RunKind.GENERATION else [],
+    }
+    return render(request, "evaluation/run_detail.html", context)
+
+
+def _live_context(request, run) -> dict:
+    """Everything on the run page that a worker changes: progress, report, times and the items shown."""
     item_filter = request.GET.get("items", "")
     if item_filter not in dict(ITEM_FILTERS):
         item_filter = ""
     page = Paginator(_filtered_items(run, item_filter), ITEMS_PER_PAGE).get_page(request.GET.get("page"))
     report = selectors.run_report(run=run)
-    context = {
+    # The poll asks for the same filter and page as the page it updates.
+    query = {key: value for key, value in (("items", item_filter), ("page", request.GET.get("page", ""))) if value}
+    return {
         **_progress_context(run),
         "page": page,
         "item_filter": item_filter,
@@ -200,20 +223,22 @@ def run_detail(request, pk: int):
         "report": report,
         **report_sections(report),
         "accuracy_percent": round(100 * report["accuracy"], 1) if report.get("accuracy") is not None else None,
-        "reproducibility_json": json_text(run.reproducibility),
-        "judge_runs": run.judge_runs.select_related("model") if run.kind == RunKind.GENERATION else [],
+        "poll_query": f"?{urlencode(query)}" if query else "",
     }
-    return render(request, "evaluation/run_detail.html", context)
 
 
 @require_GET
 @role_required(RESEARCHER)
 def run_progress(request, pk: int):
-    """The progress fragment the run page polls every second while the run is queued or running."""
+    """What the run page polls every second while the run is queued or running: the progress
+    section, and out of band the report, the times and the items table, so no part of the
+    page is left behind; the answer after the run ends carries no trigger, and polling stops."""
     run = _run_or_404(pk)
-    context = _progress_context(run)
-    context["finished_now"] = bool(request.htmx) and not context["polling"]
-    return render(request, "evaluation/run_detail.html#run-progress", context)
+    if not request.htmx:
+        return render(request, "evaluation/run_detail.html#run-progress", _progress_context(run))
+    context = _live_context(request, run)
+    context["finished_now"] = not context["polling"]
+    return render(request, "evaluation/run_detail.html#run-live", context)
 
 
 @require_POST
