@@ -36,5 +36,39 @@ window.VividKeys = (function () {
     return Boolean(target && target.closest && target.closest("body > header, a, summary"));
   }
 
-  return { digit: digit, isTyping: isTyping, passThrough: passThrough };
+  // Between the submit of an item and the settle of the next one, the form on the
+  // page is the old item's (or the new one, not yet initialised): a key acting on
+  // it would be lost with the swap. Keys of that window are held by the page and
+  // replayed, in order, on the new item once it has settled.
+  function holdDuringSwap(panelId, replay) {
+    var busy = false;
+    var held = [];
+    function ours(event) {
+      var target = event.detail && event.detail.target;
+      return Boolean(target && target.id === panelId);
+    }
+    function release() {
+      busy = false;
+      var keys = held;
+      held = [];
+      keys.forEach(replay);
+    }
+    document.addEventListener("htmx:beforeRequest", function (event) {
+      if (ours(event)) busy = true;
+    });
+    // A request that fails or is aborted brings no next item: the keys go to this one.
+    document.addEventListener("htmx:afterRequest", function (event) {
+      if (ours(event) && !event.detail.successful) release();
+    });
+    return {
+      busy: function () { return busy; },
+      hold: function (event) {
+        held.push({ key: event.key, code: event.code, shiftKey: event.shiftKey });
+      },
+      // The page calls this once it has initialised the new item.
+      release: release,
+    };
+  }
+
+  return { digit: digit, isTyping: isTyping, passThrough: passThrough, holdDuringSwap: holdDuringSwap };
 })();

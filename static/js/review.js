@@ -5,6 +5,7 @@
   "use strict";
 
   var DECISIONS = { a: "accept", r: "reject", u: "unsure" };
+  var MARKING = { a: true, r: true, u: true, j: true, k: true, f: true };
 
   function form() {
     return document.getElementById("review-form");
@@ -80,40 +81,61 @@
     if (label) choose(label.querySelector('input[type="checkbox"]'));
   }
 
-  document.addEventListener("keydown", function (event) {
-    var f = form();
-    if (!f || f.querySelector("fieldset[disabled]")) return;
-    if (window.VividKeys.passThrough(event, f)) return;
-    var target = event.target;
-
-    var key = event.key;
-    var number = window.VividKeys.digit(event);
-    var handled = true;
-    if (number && event.shiftKey) {
+  // One key on the form ``f``; ``key`` is a keydown event or a held key. True when handled.
+  function act(f, key, target) {
+    var number = window.VividKeys.digit(key);
+    if (number && key.shiftKey) {
       trait(f, number);
     } else if (number) {
       choose(f.querySelector('[data-theme-number="' + number + '"] input'));
-    } else if (key === "Enter") {
-      if (target && target.tagName === "BUTTON") return; // the button does its own thing
+    } else if (key.key === "Enter") {
+      if (target && target.tagName === "BUTTON") return false; // the button does its own thing
       f.requestSubmit();
-    } else if (DECISIONS[key]) {
-      decide(f, DECISIONS[key]);
-    } else if (key === "j") {
+    } else if (DECISIONS[key.key]) {
+      decide(f, DECISIONS[key.key]);
+    } else if (key.key === "j") {
       move(f, 1);
-    } else if (key === "k") {
+    } else if (key.key === "k") {
       move(f, -1);
-    } else if (key === "f") {
+    } else if (key.key === "f") {
       choose(f.querySelector('input[name="flagged"]'));
-    } else if (key === "n") {
+    } else if (key.key === "n") {
       var note = f.querySelector('textarea[name="note"]');
       if (note) note.focus();
-    } else if (key === "s") {
+    } else if (key.key === "s") {
       var skip = f.querySelector("[data-review-skip]");
       if (skip) skip.click();
     } else {
-      handled = false;
+      return false;
     }
-    if (handled) event.preventDefault();
+    return true;
+  }
+
+  function usable(f) {
+    return f && !f.querySelector("fieldset[disabled]");
+  }
+
+  var swap = window.VividKeys.holdDuringSwap("review-panel", function (key) {
+    var f = form();
+    if (usable(f)) act(f, key, null);
+  });
+
+  document.addEventListener("keydown", function (event) {
+    var f = form();
+    if (!usable(f)) return;
+    if (window.VividKeys.passThrough(event, f)) return;
+    if (swap.busy()) {
+      // Keys that mark the form wait for the next item. Submitting, skipping or
+      // writing a note of an item not yet on the screen is not what was meant.
+      if (window.VividKeys.digit(event) || MARKING[event.key]) {
+        swap.hold(event);
+        event.preventDefault();
+      } else if (event.key === "Enter" || event.key === "s" || event.key === "n") {
+        event.preventDefault();
+      }
+      return;
+    }
+    if (act(f, event, event.target)) event.preventDefault();
   });
 
   // Clicking or tabbing into a trait row makes it the current one.
@@ -134,5 +156,6 @@
     initRows();
     var heading = document.getElementById("review-expression") || document.getElementById("queue-title");
     if (heading) heading.focus({ preventScroll: true });
+    swap.release();
   });
 })();

@@ -59,33 +59,51 @@
     else setCurrent(f, dimension, true);
   }
 
-  document.addEventListener("keydown", function (event) {
-    var f = form();
-    if (!f || window.VividKeys.passThrough(event, f)) return;
-    var target = event.target;
-
-    var key = event.key;
-    var number = window.VividKeys.digit(event);
-    var handled = true;
-    if (number !== null && !event.shiftKey) {
+  // One key on the form ``f``; ``key`` is a keydown event or a held key. True when handled.
+  function act(f, key, target) {
+    var number = window.VividKeys.digit(key);
+    if (number !== null && !key.shiftKey) {
       if (Number(number) <= 5) score(f, number);
-    } else if (key === "ArrowDown") {
+    } else if (key.key === "ArrowDown") {
       move(f, 1);
-    } else if (key === "ArrowUp") {
+    } else if (key.key === "ArrowUp") {
       move(f, -1);
-    } else if (key === "Enter") {
-      if (target && target.tagName === "BUTTON") return; // the button does its own thing
+    } else if (key.key === "Enter") {
+      if (target && target.tagName === "BUTTON") return false; // the button does its own thing
       f.requestSubmit();
-    } else if (key === "?") {
+    } else if (key.key === "?") {
       var rubric = document.querySelector(".scoring-rubric");
       if (rubric) rubric.open = !rubric.open;
-    } else if (key === "n") {
+    } else if (key.key === "n") {
       var note = f.querySelector('textarea[name="note"]');
       if (note) note.focus();
     } else {
-      handled = false;
+      return false;
     }
-    if (handled) event.preventDefault();
+    return true;
+  }
+
+  var swap = window.VividKeys.holdDuringSwap("scoring-panel", function (key) {
+    var f = form();
+    if (f) act(f, key, null);
+  });
+
+  document.addEventListener("keydown", function (event) {
+    var f = form();
+    if (!f || window.VividKeys.passThrough(event, f)) return;
+    if (swap.busy()) {
+      // Scores wait for the next item. Submitting or writing a note of an item
+      // not yet on the screen is not what was meant.
+      var number = window.VividKeys.digit(event);
+      if ((number !== null && !event.shiftKey) || event.key === "ArrowDown" || event.key === "ArrowUp") {
+        swap.hold(event);
+        event.preventDefault();
+      } else if (event.key === "Enter" || event.key === "n") {
+        event.preventDefault();
+      }
+      return;
+    }
+    if (act(f, event, event.target)) event.preventDefault();
   });
 
   // Tabbing or clicking into a dimension makes it the current one.
@@ -106,5 +124,6 @@
     init();
     var heading = document.getElementById("scoring-expression") || document.getElementById("queue-title");
     if (heading) heading.focus({ preventScroll: true });
+    swap.release();
   });
 })();
