@@ -79,6 +79,8 @@ class Artwork(models.Model):
     is_qc = models.BooleanField(default=False)
     # [{"name": str, "is_symbol": bool}, ...] in package order.
     elements = models.JSONField(default=list)
+    # Per participant language: {"zh-hans": {"title": str, "elements": {English name: translated name}}}.
+    translations = models.JSONField(default=dict, blank=True)
     position = models.PositiveIntegerField(default=0)
 
     class Meta:
@@ -101,6 +103,9 @@ class Question(models.Model):
     question = models.TextField()
     answer = models.TextField()
     distractors = models.JSONField(default=list)
+    # Per participant language: {"zh-hans": {"question": str, "answer": str, "distractors": [str, ...]}};
+    # only labels: answers are stored and scored by the English option.
+    translations = models.JSONField(default=dict, blank=True)
     position = models.PositiveIntegerField(default=0)
 
     class Meta:
@@ -296,7 +301,8 @@ class Answer(models.Model):
     choice = models.TextField()
     is_correct = models.BooleanField()
     confidence = models.PositiveSmallIntegerField()
-    knew_before = models.BooleanField()
+    # Null where the question names no symbol: the prior-knowledge question was not asked.
+    knew_before = models.BooleanField(null=True, blank=True)
     answered_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

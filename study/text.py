@@ -53,3 +53,36 @@ def gloss_html(sentence: str, glosses: dict[str, str]) -> str:
         last = match.end()
     parts.append(escape(sentence[last:]))
     return "".join(parts)
+
+
+_SAFE_SCHEMES = ("http://", "https://", "mailto:")
+
+
+def _markdown():
+    from markdown_it import MarkdownIt
+
+    # "zero" enables nothing; we switch on only what a consent text needs. With html off, a tag
+    # written in the text is shown as text; images and autolinks stay off.
+    md = MarkdownIt("zero", {"html": False, "linkify": False, "typographer": False})
+    md.enable(["heading", "list", "emphasis", "link", "newline", "escape", "backticks", "hr"])
+    md.validateLink = lambda url: url.strip().lower().startswith(_SAFE_SCHEMES)
+
+    def link_open(renderer, tokens, idx, options, env):
+        tokens[idx].attrSet("rel", "noopener noreferrer")
+        tokens[idx].attrSet("target", "_blank")
+        return renderer.renderToken(tokens, idx, options, env)
+
+    def heading(renderer, tokens, idx, options, env):
+        # The page has its own h1: the text's headings sit one level below it.
+        tokens[idx].tag = f"h{min(6, int(tokens[idx].tag[1]) + 1)}"
+        return renderer.renderToken(tokens, idx, options, env)
+
+    md.add_render_rule("link_open", link_open)
+    md.add_render_rule("heading_open", heading)
+    md.add_render_rule("heading_close", heading)
+    return md
+
+
+def markdown_html(text: str) -> str:
+    """A researcher's markdown as HTML: headings, lists, emphasis and http(s)/mailto links only."""
+    return _markdown().render(text or "")

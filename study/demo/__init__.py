@@ -334,6 +334,100 @@ ARTWORKS = [
 ]
 
 
+# The Chinese group's labels (README "What is translated"): titles, element names, questions and
+# options. Descriptions stay in English, as in the paper; the glossed terms carry the Chinese.
+ZH_HANS = {
+    "cn-lotus": {
+        "title": "夏日荷塘",
+        "elements": {"lotus flowers": "荷花", "mandarin ducks": "鸳鸯", "lotus leaves": "荷叶",
+                     "dragonfly": "蜻蜓", "pond water": "池水"},
+        "questions": {
+            "cn-lotus-q1": {"question": "在中国艺术中，荷花象征什么？", "answer": "出淤泥而不染的纯洁",
+                            "distractors": ["财富与好运", "战争的胜利", "对逝者的哀悼", "冬天的到来", "皇帝的权力"]},
+            "cn-lotus-q2": {"question": "这对鸳鸯象征什么？", "answer": "恩爱忠贞的夫妻",
+                            "distractors": ["丰收", "科举高中", "驱邪避凶", "远行", "孤独与流放"]},
+            "cn-lotus-q3": {"question": "池塘上方飞着什么昆虫？", "answer": "一只蜻蜓",
+                            "distractors": ["一只蝴蝶", "一只蜜蜂", "一只飞蛾", "一只蚱蜢", "一只瓢虫"]},
+        },
+    },
+    "cn-plum": {"title": "雪中梅枝"},
+    "cn-crane": {"title": "旭日仙鹤"},
+    "cn-pine": {"title": "山崖青松"},
+    "am-eagle": {
+        "title": "河上的白头海雕",
+        "elements": {"bald eagle": "白头海雕", "olive branch": "橄榄枝", "arrows": "箭", "river": "河流",
+                     "pine forest": "松林"},
+        "questions": {
+            "am-eagle-q1": {"question": "在美国，白头海雕象征什么？", "answer": "国家及其自由",
+                            "distractors": ["成功的狩猎", "死亡与来世", "收获的季节", "富裕的家庭", "婚姻好运"]},
+            "am-eagle-q2": {"question": "海雕爪中的橄榄枝象征什么？", "answer": "对和平的愿望",
+                            "distractors": ["橄榄丰收", "战争的胜利", "哀悼", "贸易带来的财富", "宗教斋戒"]},
+            "am-eagle-q3": {"question": "海雕下方流淌的是什么？", "answer": "一条河",
+                            "distractors": ["一条冰川", "一条公路", "一道熔岩流", "一座沙丘", "一道运河船闸"]},
+        },
+    },
+    "am-pumpkin": {"title": "十月的南瓜地"},
+    "am-bridge": {"title": "新英格兰的廊桥"},
+    "am-lighthouse": {"title": "缅因海岸的灯塔"},
+    "qc-blue": {
+        "title": "注意力检查：颜色",
+        "elements": {"blue square": "蓝色方块", "white frame": "白色边框"},
+        "questions": {
+            "qc-blue-q1": {"question": "为表明您在认真阅读，请选择“蓝色”。", "answer": "蓝色",
+                           "distractors": ["红色", "绿色", "黄色", "紫色", "橙色"]},
+        },
+    },
+    "qc-circles": {
+        "title": "注意力检查：形状",
+        "elements": {"red circles": "红色圆圈", "grey background": "灰色背景"},
+        "questions": {
+            "qc-circles-q1": {"question": "图中有几个红色圆圈？", "answer": "三个",
+                              "distractors": ["一个", "两个", "四个", "五个", "六个"]},
+        },
+    },
+}
+
+CONSENT_EN = """## What you will do
+
+You will see about six artworks. For each you pick its culture symbols, answer short questions,
+read a description and compare two descriptions.
+
+## Your data
+
+- Answers are stored under a pseudonymous id and used only for research.
+- You may stop at any time by returning the study on Prolific; answers given so far are then deleted on request.
+
+Questions? Write to [the research team](mailto:vivid-study@example.org).
+"""
+
+CONSENT_ZH_HANS = """## 您将要做什么
+
+您将看到大约六件艺术作品。对每件作品，您将选出其中的文化符号、回答几个简短的问题、阅读一段描述，并比较两段描述。
+
+## 您的数据
+
+- 您的回答以化名编号保存，仅用于研究。
+- 您可以随时在 Prolific 上退回本研究以停止参与；如您要求，已提交的回答将被删除。
+
+如有疑问，请写信给[研究团队](mailto:vivid-study@example.org)。
+"""
+
+
+def _translated_artwork(artwork: dict) -> dict:
+    """The artwork with the ``"zh-hans"`` objects of the package format beside its texts."""
+    zh = ZH_HANS.get(artwork["id"], {})
+    elements = [
+        {**element, "zh-hans": {"name": zh["elements"][element["name"]]}}
+        if element["name"] in zh.get("elements", {}) else element
+        for element in artwork["elements"]
+    ]
+    questions = [
+        {**question, "zh-hans": zh["questions"][question["id"]]} if question["id"] in zh.get("questions", {}) else question
+        for question in artwork["questions"]
+    ]
+    return {"elements": elements, "questions": questions, **({"zh-hans": {"title": zh["title"]}} if "title" in zh else {})}
+
+
 def demo_package() -> dict:
     """The demo study.json as a dict: 8 artworks (4 American, 4 Chinese) and 2 quality checks."""
     artworks = []
@@ -347,8 +441,7 @@ def demo_package() -> dict:
                 "culture": artwork["culture"],
                 "image": f"images/{artwork['id']}.png",
                 "qc": artwork.get("qc", False),
-                "elements": artwork["elements"],
-                "questions": artwork["questions"],
+                **_translated_artwork(artwork),
                 "descriptions": artwork["descriptions"],
                 **({"terms": artwork["terms"]} if artwork.get("terms") else {}),
             }
@@ -365,6 +458,12 @@ def demo_package() -> dict:
         "screenout_code": "DEMOSCREENOUT",
         "no_consent_code": "DEMONOCONSENT",
         "similarity_threshold": 0.8,
+        "zh-hans": {"title": "演示：面向两种文化的艺术作品描述"},
+        "estimated_minutes": 20,
+        "reward": "£3.00 (demo)",
+        "contact": "VIVID demo team, vivid-study@example.org",
+        "ethics_reference": "DEMO-ETHICS-2025-001 (demo, not a real approval)",
+        "consent": {"en": CONSENT_EN, "zh-hans": CONSENT_ZH_HANS},
         "artworks": artworks,
     }
 

@@ -8,8 +8,9 @@ from django.utils.safestring import mark_safe
 from django.utils.translation import gettext_lazy
 
 from ..models import Answer, Assignment, Criterion, Culture, DescriptionPair, Participant, Phase, TermStatus
+from ..services.imports import CONSENT_LANGUAGES, TRANSLATION
 from ..services.participants import Step, element_order, question_options
-from ..text import gloss_html
+from ..text import gloss_html, markdown_html
 
 # Matching colours of highlighted sentence pairs, in the order the pairs appear.
 HIGHLIGHT_COLOURS = 6
@@ -94,6 +95,15 @@ CRITERIA = [
 ]
 
 
+def _option_labels(question, language: str | None) -> dict[str, str]:
+    """English option -> the label shown; the translation pairs the answer and distractors by position."""
+    translated = _translated(question.translations, language)
+    if not translated.get("answer") or len(translated.get("distractors") or []) != len(question.distractors):
+        return {}
+    return dict(zip([question.answer, *question.distractors], [translated["answer"], *translated["distractors"]],
+                    strict=True))
+
+
 def _first(values, name: str) -> str:
     if values is None:
         return ""
@@ -101,6 +111,39 @@ def _first(values, name: str) -> str:
         found = values.getlist(name)
         return found[0] if found else ""
     return values.get(name, "")
+
+
+def participant_translation(participant: Participant) -> str | None:
+    """The package translation this participant reads, if any: the Chinese group's, where the package has one."""
+    return TRANSLATION if participant.group == Culture.CHINESE else None
+
+
+def _translated(translations: dict, language: str | None) -> dict:
+    return (translations or {}).get(language, {}) if language else {}
+
+
+def study_title(participant: Participant) -> str:
+    study = participant.study
+    package = study.package if isinstance(study.package, dict) else {}
+    return _translated(package, participant_translation(participant)).get("title") or study.title
+
+
+def consent_context(participant: Participant) -> dict:
+    """What the consent page says beyond the fixed text: duration, reward, contact, ethics, the study's own text."""
+    package = participant.study.package if isinstance(participant.study.package, dict) else {}
+    texts = package.get("consent") if isinstance(package.get("consent"), dict) else {}
+    language = "zh-hans" if participant.group == Culture.CHINESE else "en"
+    # The participant's language first, then the other one: a study's own text beats none.
+    text = next((texts[lang] for lang in (language, *CONSENT_LANGUAGES) if isinstance(texts.get(lang), str)), "")
+    minutes = package.get("estimated_minutes")
+    return {
+        "minutes": minutes if isinstance(minutes, int) and not isinstance(minutes, bool) else None,
+        "reward": package.get("reward") or "",
+        "contact": package.get("contact") or "",
+        "ethics_reference": package.get("ethics_reference") or "",
+        # markdown_html escapes raw HTML and keeps only safe links, so the result may be marked safe.
+        "html": mark_safe(markdown_html(text)) if text.strip() else "",
+    }
 
 
 def step_context(participant: Participant, step: Step, *, values=None, errors=None) -> dict:
@@ -113,11 +156,19 @@ def step_context(participant: Participant, step: Step, *, values=None, errors=No
     artwork = assignment.artwork
     # Glosses only where a description is shown: the questions pages need no term query.
     glosses = _glosses(artwork) if step.kind in ("post_symbols", "post_qa", "compare") else {}
+    language = participant_translation(participant)
+    artwork_text = _translated(artwork.translations, language)
+    # Labels only: forms send the English names and options, which are what is stored and scored.
+    element_labels = artwork_text.get("elements", {})
+    locked = assignment.symbols_pre if step.kind in ("post_symbols", "post_qa") else None
     context = {
         "assignment": assignment,
         "artwork": artwork,
-        "elements": element_order(participant=participant, artwork=artwork),
-        "locked_symbols": assignment.symbols_pre if step.kind in ("post_symbols", "post_qa") else None,
+        "artwork_title": artwork_text.get("title") or artwork.title,
+        "elements": [
+            (name, element_labels.get(name, name)) for name in element_order(participant=participant, artwork=artwork)
+        ],
+        "locked_symbols": [element_labels.get(name, name) for name in locked] if locked is not None else None,
         "selected_symbols": values.getlist("symbols") if values is not None and hasattr(values, "getlist") else [],
         "selected_none": _first(values, "none") == "1",
         "confidence_scale": CONFIDENCE_SCALE,
@@ -128,12 +179,23 @@ def step_context(participant: Participant, step: Step, *, values=None, errors=No
             pre = {a.question_id: a for a in Answer.objects.filter(assignment=assignment, phase=Phase.PRE)}
         context["questions"] = []
         for question in artwork.questions.all():
-            names = {part: f"q{question.pk}-{part}" for part in ("choice", "confidence", "knew")}
+            # Only a question that names a symbol asks whether the participant knew it.
+            parts = ("choice", "confidence", "knew") if question.symbol else ("choice", "confidence")
+            names = {part: f"q{question.pk}-{part}" for part in parts}
+            labels = _option_labels(question, language)
+            locked_answer = pre.get(question.pk)
             context["questions"].append(
                 {
                     "question": question,
-                    "options": question_options(participant=participant, question=question),
-                    "locked": pre.get(question.pk),
+                    "text": _translated(question.translations, language).get("question") or question.question,
+                    "symbol": element_labels.get(question.symbol, question.symbol),
+                    "asks_knew": bool(question.symbol),
+                    "options": [
+                        (option, labels.get(option, option))
+                        for option in question_options(participant=participant, question=question)
+                    ],
+                    "locked": locked_answer,
+                    "locked_label": labels.get(locked_answer.choice, locked_answer.choice) if locked_answer else "",
                     "names": names,
                     "selected": {part: _first(values, name) for part, name in names.items()},
                     "has_error": any(name in errors for name in names.values()),

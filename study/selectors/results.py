@@ -425,7 +425,8 @@ def study_export_rows(*, study: Study, include_test: bool = False, raw_pid: bool
             value=answer["choice"],
             correct=bool(answer["is_correct"]),
             confidence=int(answer["confidence"]),
-            knew_before=bool(answer["knew_before"]),
+            # Null where the question named no symbol: not asked, which is not "no".
+            knew_before=None if _none(answer["knew_before"]) is None else bool(answer["knew_before"]),
             answered_at=_iso(answer["answered_at"]),
             page_seconds=seconds_on(assignment, "qa" if answer["phase"] == Phase.PRE else "post_qa"),
             _rank=MEASURE_ORDER[f"qa_{answer['phase']}"],

@@ -92,7 +92,8 @@ def study_term_counts(*, study: Study) -> dict[str, int]:
 def study_checklist(study: Study) -> list[dict]:
     """The launch checklist: each item has ``key``, ``done`` and a ``detail`` line.
 
-    Launching needs every item but the preview, which is strongly advised.
+    Launching needs every item but the preview, which is strongly advised, and the consent
+    page details, which are warned about.
     """
     n_artworks = study.artworks.count()
     pairs = DescriptionPair.objects.filter(artwork__study=study)
@@ -101,6 +102,7 @@ def study_checklist(study: Study) -> list[dict]:
     terms = study_term_counts(study=study)
     previewed = Participant.objects.filter(study=study, is_preview=True).exists()
     terms_searching = study.terms_status in (PrepStatus.PENDING, PrepStatus.RUNNING)
+    consent_missing = study_consent_missing(study)
     return [
         {
             "key": "package",
@@ -124,4 +126,18 @@ def study_checklist(study: Study) -> list[dict]:
             "done": previewed,
             "detail": {"required": False},
         },
+        {
+            "key": "consent",
+            "done": not consent_missing,
+            "detail": {"required": False, "missing": consent_missing},
+        },
     ]
+
+
+CONSENT_FIELDS = ("consent", "estimated_minutes", "reward", "contact", "ethics_reference")
+
+
+def study_consent_missing(study: Study) -> list[str]:
+    """The consent page details the package leaves out; participants and ethics boards expect each of them."""
+    package = study.package if isinstance(study.package, dict) else {}
+    return [field for field in CONSENT_FIELDS if not package.get(field)]

@@ -47,6 +47,10 @@ RESERVED_SLUGS = {"import"}
 _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 _QID = re.compile(r"^Q[1-9][0-9]*\Z")
 MAX_SMALLINT = 32767
+# Languages of the consent text; the package's optional translations are for the Chinese group only.
+CONSENT_LANGUAGES = ("en", "zh-hans")
+TRANSLATION = "zh-hans"
+CONSENT_TEXT_MAX = 20000
 
 
 class StudyImportError(ValueError):
@@ -152,8 +156,54 @@ class _Checker:
         for fields in codes.values():
             if len(fields) > 1:
                 self.error(", ".join(fields), _("the codes must differ, Prolific tells them apart by value"))
+        self._check_consent(data)
+        self._check_translation("", data, {"title": 300})
         self._check_artworks(data.get("artworks"), groups)
         return self.errors
+
+    def _check_consent(self, data: dict):
+        """The optional consent page details: shown to participants, warned about on the checklist when missing."""
+        consent = data.get("consent")
+        if consent is not None:
+            if not isinstance(consent, dict):
+                self.error("consent", _("expected an object of markdown texts by language (%(languages)s), got %(type)s")
+                           % {"languages": ", ".join(CONSENT_LANGUAGES), "type": _type_name(consent)})
+            else:
+                for language, text in consent.items():
+                    if language not in CONSENT_LANGUAGES:
+                        self.error(f"consent.{language}", _("unknown language (use %(languages)s)")
+                                   % {"languages": ", ".join(CONSENT_LANGUAGES)})
+                    elif not _is_text(text):
+                        self.error(f"consent.{language}", _("expected markdown text"))
+                    elif len(text) > CONSENT_TEXT_MAX:
+                        self.error(f"consent.{language}", _("at most %(max)s characters, got %(n)s")
+                                   % {"max": CONSENT_TEXT_MAX, "n": len(text)})
+        minutes = data.get("estimated_minutes")
+        if minutes is not None and (not _is_int(minutes) or not 1 <= minutes <= 1440):
+            self.error("estimated_minutes", _("expected a whole number of minutes from 1 to 1440, got %(value)s")
+                       % {"value": json.dumps(minutes, ensure_ascii=False)})
+        for field, max_length in (("reward", 200), ("contact", 500), ("ethics_reference", 300)):
+            if data.get(field) is not None:
+                self._text(field, data.get(field), max_length)
+
+    def _check_translation(self, where: str, item: dict, fields: dict[str, int]) -> dict:
+        """An item's optional ``"zh-hans": {...}``: only the named text fields, each optional."""
+        translation = item.get(TRANSLATION)
+        here = f"{where}.{TRANSLATION}" if where else TRANSLATION
+        if translation is None:
+            return {}
+        if not isinstance(translation, dict):
+            self.error(here, _("expected an object with %(fields)s, got %(type)s")
+                       % {"fields": ", ".join(fields), "type": _type_name(translation)})
+            return {}
+        valid = {}
+        for field, value in translation.items():
+            if field not in fields:
+                self.error(f"{here}.{field}", _("cannot be translated (translate %(fields)s)")
+                           % {"fields": ", ".join(fields)})
+            elif self._text(f"{here}.{field}", value, fields[field]):
+                valid[field] = value.strip()
+        return valid
 
     def _text(self, where: str, value, max_length: int, *, required: bool = True) -> bool:
         if value is None and not required:
@@ -228,6 +278,7 @@ class _Checker:
             n_qc += is_qc
             n_regular += not is_qc
             self._text(f"{where}, title", artwork.get("title"), 300)
+            self._check_translation(where, artwork, {"title": 300})
             self._text(f"{where}, artist", artwork.get("artist"), 300, required=False)
             if artwork.get("date") is not None and not isinstance(artwork.get("date"), (str, int)):
                 self.error(f"{where}, date", _("expected a string, got %(type)s") % {"type": _type_name(artwork["date"])})
@@ -315,6 +366,7 @@ class _Checker:
             if name in names:
                 self.error(f"{here}.name", _("“%(name)s” is listed twice") % {"name": name})
             names.add(name)
+            self._check_translation(here, element, {"name": 200})
             if not isinstance(element.get("is_symbol"), bool):
                 self.error(f"{here}.is_symbol", _("expected true or false"))
             elif element["is_symbol"]:
@@ -354,6 +406,7 @@ class _Checker:
                                % {"n": DISTRACTORS, "got": len(distinct)})
                 if isinstance(answer, str) and answer.strip() in distinct:
                     self.error(f"{here}.distractors", _("a distractor equals the answer"))
+            self._check_question_translation(here, question)
             symbol = question.get("symbol", "")
             if symbol is None:
                 symbol = ""
@@ -362,6 +415,28 @@ class _Checker:
             elif symbol and symbol not in symbols:
                 self.error(f"{here}.symbol", _("“%(symbol)s” is not one of the artwork's elements marked is_symbol")
                            % {"symbol": symbol})
+
+    def _check_question_translation(self, here: str, question: dict):
+        translated = question.get(TRANSLATION)
+        if isinstance(translated, dict) and "distractors" in translated:
+            # Lists are checked here, not by _check_translation, which takes text fields only.
+            distractors = translated["distractors"]
+            rest = {k: v for k, v in translated.items() if k != "distractors"}
+            self._check_translation(here, {TRANSLATION: rest}, {"question": 5000, "answer": 1000})
+            where = f"{here}.{TRANSLATION}.distractors"
+            texts = [d.strip() for d in distractors if _is_text(d)] if isinstance(distractors, list) else []
+            if not isinstance(distractors, list) or len(texts) != len(distractors) or len(set(texts)) != DISTRACTORS:
+                self.error(where, _("expected %(n)s distinct strings in the order of the English ones")
+                           % {"n": DISTRACTORS})
+            elif isinstance(translated.get("answer"), str) and translated["answer"].strip() in texts:
+                self.error(where, _("a distractor equals the answer"))
+            elif any(len(text) > 1000 for text in texts):
+                self.error(where, _("at most %(max)s characters") % {"max": 1000})
+        else:
+            self._check_translation(here, question, {"question": 5000, "answer": 1000})
+        if isinstance(translated, dict) and ("answer" in translated) != ("distractors" in translated):
+            # A half-translated option list would mix languages among the choices.
+            self.error(f"{here}.{TRANSLATION}", _("translate the answer and the distractors together"))
 
     def _check_descriptions(self, where: str, descriptions, groups, is_qc: bool, seen: dict[str, str]):
         if not isinstance(descriptions, list):
@@ -490,6 +565,7 @@ def _write(data: dict, raw: bytes, images: dict, user, written: list[str]) -> St
             culture=item["culture"],
             is_qc=item.get("qc", False),
             elements=[{"name": e["name"], "is_symbol": e["is_symbol"]} for e in item["elements"]],
+            translations=_artwork_translations(item),
             position=position,
         )
         content, extension = images[item["id"]]
@@ -506,6 +582,7 @@ def _write(data: dict, raw: bytes, images: dict, user, written: list[str]) -> St
                     question=question["question"].strip(),
                     answer=question["answer"].strip(),
                     distractors=[d.strip() for d in question["distractors"]],
+                    translations=_question_translations(question),
                     position=n,
                 )
             )
@@ -555,6 +632,28 @@ def _write(data: dict, raw: bytes, images: dict, user, written: list[str]) -> St
     DescriptionPair.objects.bulk_create(pairs)
     Term.objects.bulk_create(terms)
     return study
+
+
+def _artwork_translations(item: dict) -> dict:
+    translated = {}
+    if (item.get(TRANSLATION) or {}).get("title"):
+        translated["title"] = item[TRANSLATION]["title"].strip()
+    names = {
+        element["name"]: element[TRANSLATION]["name"].strip()
+        for element in item["elements"]
+        if (element.get(TRANSLATION) or {}).get("name")
+    }
+    if names:
+        translated["elements"] = names
+    return {TRANSLATION: translated} if translated else {}
+
+
+def _question_translations(question: dict) -> dict:
+    source = question.get(TRANSLATION) or {}
+    translated = {field: source[field].strip() for field in ("question", "answer") if source.get(field)}
+    if source.get("distractors"):
+        translated["distractors"] = [d.strip() for d in source["distractors"]]
+    return {TRANSLATION: translated} if translated else {}
 
 
 def _start_prepare(study: Study):

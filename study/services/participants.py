@@ -542,7 +542,8 @@ def _submit_qa(participant, assignment, step, data):
             errors[f"q{question.pk}-choice"] = gettext_noop("Choose an answer.")
         if confidence not in {"1", "2", "3", "4", "5"}:
             errors[f"q{question.pk}-confidence"] = gettext_noop("Say how confident you are.")
-        if knew not in {"yes", "no"}:
+        # Asked only where the question names a symbol; elsewhere it stays unanswered (null), not "no".
+        if question.symbol and knew not in {"yes", "no"}:
             errors[f"q{question.pk}-knew"] = gettext_noop("Say whether you knew this before.")
         rows.append((question, options, choice, confidence, knew))
     if errors:
@@ -559,7 +560,7 @@ def _submit_qa(participant, assignment, step, data):
                     choice=choice,
                     is_correct=choice == question.answer,
                     confidence=int(confidence),
-                    knew_before=knew == "yes",
+                    knew_before=(knew == "yes") if question.symbol else None,
                 )
                 for question, options, choice, confidence, knew in rows
             ]

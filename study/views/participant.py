@@ -21,7 +21,7 @@ from annotation.files import untrusted_file_response
 from annotation.roles import RESEARCHER, has_role
 
 from ..models import Culture, Participant, ParticipantStatus, Study, StudyStatus
-from ..selectors.participants import participant_progress, step_context
+from ..selectors.participants import consent_context, participant_progress, step_context, study_title
 from ..services import participants as flow
 
 ENTRY_MESSAGES = {
@@ -168,7 +168,10 @@ def _render_step(request, participant, step, *, errors=None, values=None, status
         "progress": participant_progress(participant),
         "preview": participant.is_preview,
         "draft_key": f"vivid:{participant.pseudonym}:{step.key}",
+        "study_title": study_title(participant),
     }
+    if step.kind == "consent":
+        context["consent"] = consent_context(participant)
     if step.order is not None:
         context.update(step_context(participant, step, values=values, errors=errors))
     if step.kind == "group":
