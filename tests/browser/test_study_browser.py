@@ -99,7 +99,7 @@ def test_it_takes_an_american_participant_through_every_page_and_keeps_a_draft_a
         if reloaded or not step.endswith(":qa"):
             return False
         names = list(radio_groups(page))
-        assert len(names) == 6  # two questions: choice, confidence, knew before
+        assert len(names) == 5  # the symbol question: choice, confidence, knew before; the agnostic one: no knew before
         # Half the page: the first question's answer and confidence, nothing else.
         picked = fill_page(page, names=names[:2])
         draft_key = page.locator("form[data-step-form]").get_attribute("data-draft-key")
