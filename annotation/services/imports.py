@@ -335,9 +335,6 @@ def expression_import(
     if not dataset_name:
         fail(None, "dataset", "dataset_required")
         raise ImportValidationError(report)
-    report.new_dataset = not Dataset.objects.filter(name=dataset_name).exists()
-    if report.new_dataset:
-        report.near_matches = [d.name for d in dataset_near_matches(name=dataset_name)]
     limit = settings.VIVID_IMPORT_MAX_BYTES
     if len(content) > limit:
         fail(None, None, "too_large", filename=filename, size=f"{len(content):,}", limit=f"{limit:,}")
@@ -363,6 +360,9 @@ def expression_import(
     kinds = {k.value: k.value for k in ExpressionKind} | {k.label.lower(): k.value for k in ExpressionKind}
 
     dataset = Dataset.objects.filter(name=dataset_name).first()
+    report.new_dataset = dataset is None
+    if report.new_dataset:
+        report.near_matches = [d.name for d in dataset_near_matches(name=dataset_name)]
     existing_keys = (
         set(Expression.objects.filter(dataset=dataset).values_list("normalized_key", flat=True)) if dataset else set()
     )

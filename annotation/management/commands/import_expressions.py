@@ -3,7 +3,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.selectors import dataset_get, dataset_near_matches
-from annotation.services import ImportValidationError, expression_import, parse_column_map
+from annotation.services import SUPPORTED_EXTENSIONS, ImportValidationError, expression_import, parse_column_map
 
 
 class Command(BaseCommand):
@@ -28,8 +28,8 @@ class Command(BaseCommand):
         if not file_path.is_file():
             raise CommandError(f"{path}: no such file.")
         name = dataset.strip()
-        # Said before the import, so a mistyped name is visible even when the file then fails.
-        if name and dataset_get(name=name) is None:
+        # Said before the import writes anything; a file of the wrong kind gets only its error.
+        if name and file_path.suffix.lower() in SUPPORTED_EXTENSIONS and dataset_get(name=name) is None:
             self.stdout.write(f'new dataset "{name}" will be created')
             for match in dataset_near_matches(name=name):
                 self.stdout.write(f'  did you mean the existing dataset "{match.name}"? (--dataset "{match.name}")')
