@@ -1,4 +1,4 @@
-"""Exit 0 when a local service answers: `service_up.py postgres URL` or `service_up.py redis URL`."""
+"""Exit 0 when a local service answers: `service_up.py postgres|redis|http URL`."""
 
 import sys
 
@@ -13,6 +13,14 @@ def main(kind: str, url: str) -> int:
             import redis
 
             redis.Redis.from_url(url, socket_connect_timeout=3).ping()
+        elif kind == "http":
+            import urllib.error
+            import urllib.request
+
+            try:
+                urllib.request.urlopen(url, timeout=3).close()
+            except urllib.error.HTTPError:
+                pass  # any HTTP answer (a redirect to sign in, a 404) means the server is up
         else:
             print(f"unknown service {kind}", file=sys.stderr)
             return 2

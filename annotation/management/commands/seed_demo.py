@@ -3,12 +3,38 @@
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError
+from django.core.management.color import color_style
 
 from annotation.services import DEMO_DATASET_NAME, ImportValidationError, demo_accounts_ensure, demo_dataset_load
 from annotation.services.demo import demo_round_ensure
 
 DEMO_PASSWORD = "vivid-demo"
 DEMO_URL = "http://127.0.0.1:8000/"
+
+
+def accounts_summary(*, accounts, base_url: str, round_name: str) -> list[str]:
+    """Where to go and who to sign in as: the lines a person reads before opening the browser."""
+    style = color_style()
+    rows = [("Username", "Role", "Password")] + [(a.username, a.role, DEMO_PASSWORD) for a in accounts]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+
+    def line(cells):
+        return "  " + "  ".join(cell.ljust(width) for cell, width in zip(cells, widths, strict=True)).rstrip()
+
+    return [
+        "",
+        style.SUCCESS(f"VIVID Studio demo: open {base_url}"),
+        f"Try it: sign in as annotator_a and annotator_b to review '{round_name}', as researcher to lock it, "
+        "as adjudicator to settle disagreements, then as researcher to freeze a version.",
+        line(rows[0]),
+        line(["-" * w for w in widths]),
+        *(line(row) for row in rows[1:]),
+        "",
+        style.WARNING(
+            f"WARNING: '{DEMO_PASSWORD}' is a demo password known to anyone who reads this code. "
+            "Never use these accounts on a server others can reach."
+        ),
+    ]
 
 
 class Command(BaseCommand):
@@ -22,8 +48,13 @@ class Command(BaseCommand):
         parser.add_argument(
             "--force", action="store_true", help="Run even when DJANGO_ENV=production (creates known passwords!)."
         )
+        parser.add_argument(
+            "--no-summary",
+            action="store_true",
+            help="Leave out the URL and the accounts table (make demo prints them once the server answers).",
+        )
 
-    def handle(self, *args, force: bool = False, **options):
+    def handle(self, *args, force: bool = False, no_summary: bool = False, **options):
         if getattr(settings, "PRODUCTION", False) and not force:
             raise CommandError(
                 "Refusing to seed demo accounts with a known password in production (DJANGO_ENV=production). "
@@ -56,26 +87,6 @@ class Command(BaseCommand):
             + f", {round_.items.filter(suggestions_hidden=True).count()} items with suggestions hidden, seed {round_.seed}."
         )
 
-        rows = [("Username", "Role", "Password")] + [(a.username, a.role, DEMO_PASSWORD) for a in accounts]
-        widths = [max(len(row[i]) for row in rows) for i in range(3)]
-
-        def line(cells):
-            return "  " + "  ".join(cell.ljust(width) for cell, width in zip(cells, widths, strict=True)).rstrip()
-
-        self.stdout.write("")
-        self.stdout.write(self.style.SUCCESS(f"VIVID Studio demo: open {DEMO_URL}"))
-        self.stdout.write(
-            f"Try it: sign in as annotator_a and annotator_b to review '{round_.name}', as researcher to lock it, "
-            "as adjudicator to settle disagreements, then as researcher to freeze a version."
-        )
-        self.stdout.write(line(rows[0]))
-        self.stdout.write(line(["-" * w for w in widths]))
-        for row in rows[1:]:
-            self.stdout.write(line(row))
-        self.stdout.write("")
-        self.stdout.write(
-            self.style.WARNING(
-                f"WARNING: '{DEMO_PASSWORD}' is a demo password known to anyone who reads this code. "
-                "Never use these accounts on a server others can reach."
-            )
-        )
+        if not no_summary:
+            for text in accounts_summary(accounts=accounts, base_url=DEMO_URL, round_name=round_.name):
+                self.stdout.write(text)

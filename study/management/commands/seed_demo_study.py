@@ -10,6 +10,18 @@ from study.services.imports import StudyImportError
 DEMO_URL = "http://127.0.0.1:8000"
 
 
+def entry_links(*, study, base_url: str) -> list[str]:
+    """The researcher's study page, then one Prolific-style entry link per participant group."""
+    base = base_url.rstrip("/")
+    lines = [f"Study page (researcher): {base}/studies/{study.slug}/"]
+    for n, group in enumerate(study.groups, start=1):
+        lines.append(
+            f"Entry link, {group} participant: "
+            f"{base}/s/{study.slug}/?PROLIFIC_PID=demo-{group}-1&STUDY_ID=demo&SESSION_ID=s{n}&group={group}"
+        )
+    return lines
+
+
 class Command(BaseCommand):
     help = (
         f"Write the demo study package (images drawn by code) to var/demo-study/, import it as '{SLUG}' when "
@@ -21,8 +33,11 @@ class Command(BaseCommand):
         parser.add_argument("--base-url", default=DEMO_URL, help=f"Where the app runs (default {DEMO_URL}).")
         parser.add_argument("--no-prepare", action="store_true", help="Import only; leave the preparation to a worker.")
         parser.add_argument("--no-launch", action="store_true", help="Leave the study a draft.")
+        parser.add_argument(
+            "--no-links", action="store_true", help="Leave out the links (make demo prints them once the server answers)."
+        )
 
-    def handle(self, *args, base_url: str, no_prepare: bool, no_launch: bool, **options):
+    def handle(self, *args, base_url: str, no_prepare: bool, no_launch: bool, no_links: bool = False, **options):
         researcher = User.objects.filter(username="researcher").first()
         try:
             study, notes = demo_study_ensure(
@@ -34,10 +49,6 @@ class Command(BaseCommand):
             raise CommandError("the demo study package did not import") from None
         for note in notes:
             self.stdout.write(f"{SLUG}: {note}")
-        base = base_url.rstrip("/")
-        self.stdout.write(f"Study page (researcher): {base}/studies/{SLUG}/")
-        for n, group in enumerate(study.groups, start=1):
-            self.stdout.write(
-                f"Entry link, {group} participant: "
-                f"{base}/s/{SLUG}/?PROLIFIC_PID=demo-{group}-1&STUDY_ID=demo&SESSION_ID=s{n}&group={group}"
-            )
+        if not no_links:
+            for line in entry_links(study=study, base_url=base_url):
+                self.stdout.write(line)
