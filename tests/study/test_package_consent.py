@@ -39,7 +39,8 @@ CONSENT_FIELDS = {
 
 def translated_package(**fields) -> dict:
     """A small package whose first Chinese artwork carries zh-hans labels for every translatable text."""
-    package = package_dict(slug="translated", n_american=2, n_chinese=2, n_qc=2, artworks_per_participant=4, **fields)
+    # One Chinese artwork among two described ones a session: every session shows cn1.
+    package = package_dict(slug="translated", n_american=2, n_chinese=1, n_qc=2, artworks_per_participant=4, **fields)
     cn1 = next(a for a in package["artworks"] if a["id"] == "cn1")
     cn1["zh-hans"] = {"title": "作品一"}
     cn1["elements"][0]["zh-hans"] = {"name": "长寿符号"}
