@@ -258,6 +258,9 @@ def _render_detail(request, round_: AnnotationRound, freeze_form: FreezeForm, st
         "is_researcher": has_role(request.user, RESEARCHER),
         "annotators": round_.annotators.order_by("username"),
         "hidden_count": round_.items.filter(suggestions_hidden=True).count(),
+        # "All items" would hide that expressions added to the dataset later are not in the round.
+        "item_count": round_.items.count(),
+        "dataset_count": round_.dataset.expressions.count(),
     }
     if overview:
         funnel = selectors.round_funnel(round=round_)
