@@ -164,3 +164,11 @@ def test_it_answers_a_dry_run_with_new_dataset_and_near_matches(vivid_v1, resear
     answer = api_import(client, "VIVID v1")
     assert answer.json()["new_dataset"] is False and answer.json()["near_matches"] == []
     assert not Expression.objects.exists()
+
+
+def test_it_declares_new_dataset_and_near_matches_in_the_schema(researcher_client):
+    schema = researcher_client.get(reverse("api-schema"), {"format": "json"}).json()
+    report = schema["components"]["schemas"]["ImportReport"]
+    assert report["properties"]["new_dataset"]["type"] == "boolean"
+    assert report["properties"]["near_matches"]["items"]["type"] == "string"
+    assert {"new_dataset", "near_matches"} <= set(report["required"])
