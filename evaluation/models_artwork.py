@@ -126,6 +126,8 @@ class ArtworkPipelineRun(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # When the run was last queued (started or resumed): the no-worker hint counts from here.
+    queued_at = models.DateTimeField(null=True, blank=True)
     # The chain of step tasks that owns the run (a resume starts a new one and the old one
     # stops), and when it last started an item: a run whose worker died goes quiet.
     worker_token = models.CharField(max_length=32, blank=True)
