@@ -216,6 +216,8 @@ API_TOKEN_TTL_DAYS = env_int("API_TOKEN_TTL_DAYS", 90, minimum=1)
 LANGUAGE_CODE = env_str("LANGUAGE_CODE", "en")
 LANGUAGES = [("en", _("English")), ("vi", _("Tiếng Việt")), ("zh-hans", _("简体中文"))]
 LOCALE_PATHS = [BASE_DIR / "locale"]
+# One date format per language, with the time zone (vivid_site/formats/<language>/formats.py).
+FORMAT_MODULE_PATH = ["vivid_site.formats"]
 TIME_ZONE = env_str("TIME_ZONE", "UTC")
 USE_I18N = True
 USE_TZ = True

@@ -76,8 +76,8 @@ def test_it_updates_every_part_of_the_run_page_and_stops_polling_when_the_run_en
         expect(row).to_contain_text(f"{item.tokens_in} / {item.tokens_out}")
         assert item.tokens_in and item.tokens_out
         expect(row).to_contain_text(item.response[:20])
-    expect(page.get_by_test_id("started")).to_have_text(re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$"))
-    expect(page.get_by_test_id("finished")).to_have_text(re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$"))
+    expect(page.get_by_test_id("started")).to_have_text(re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d UTC$"))
+    expect(page.get_by_test_id("finished")).to_have_text(re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d UTC$"))
     expect(page.locator("#run-report")).to_contain_text("A generation run has no score of its own")
     expect(page.locator("#run-progress[hx-trigger]")).to_have_count(0)
 

@@ -51,7 +51,7 @@ def test_it_sends_the_items_times_and_report_out_of_band_with_each_poll(research
     assert '<div id="run-times" hx-swap-oob="true">' in html
     row = re.search(rf'<tr data-item="{first.pk}">.*?</tr>', html, re.S).group(0)
     assert "Done" in row and "11 / 7" in row and "Giải thích một" in row
-    assert timezone.localtime(started).strftime("%Y-%m-%d %H:%M:%S") in html
+    assert timezone.localtime(started).strftime("%Y-%m-%d %H:%M UTC") in html
 
     RunItem.objects.filter(pk=second.pk).update(status=ItemStatus.DONE, response="Hai")
     Run.objects.filter(pk=queued_run.pk).update(status=RunStatus.DONE, finished_at=timezone.now())
