@@ -29,6 +29,16 @@ def skip_or_fail(reason: str):
 
 
 @pytest.fixture(autouse=True)
+def _default_language():
+    # A request in Vietnamese leaves the language active in this thread; the next test's
+    # messages would come out translated.
+    from django.utils import translation
+
+    yield
+    translation.deactivate()
+
+
+@pytest.fixture(autouse=True)
 def _fresh_cache():
     # Rolled-back tests reuse primary keys; a cached result must not leak between them.
     from django.core.cache import cache
