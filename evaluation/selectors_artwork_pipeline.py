@@ -56,6 +56,14 @@ def _stalled(run: ArtworkPipelineRun, rows: dict, progress: dict) -> bool:
     return (timezone.now() - max(times)).total_seconds() > settings.EVAL_STALL_SECONDS
 
 
+def artwork_run_waiting_for_worker(*, run: ArtworkPipelineRun) -> bool:
+    """A queued run no worker has picked up for EVAL_NO_WORKER_SECONDS (none is listening, most likely)."""
+    if run.status != RunStatus.QUEUED:
+        return False
+    since = run.queued_at or run.created_at
+    return (timezone.now() - since).total_seconds() > settings.EVAL_NO_WORKER_SECONDS
+
+
 def artwork_run_is_stalled(*, run: ArtworkPipelineRun) -> bool:
     return artwork_run_progress(run=run)["stalled"]
 

@@ -2,6 +2,7 @@
 resume, failed items with their kept replies) and one artwork's candidates and scores."""
 
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
@@ -19,10 +20,12 @@ from ..selectors_artwork_pipeline import (
     artwork_run_failed_items,
     artwork_run_list,
     artwork_run_progress,
+    artwork_run_waiting_for_worker,
     artwork_runs_progress,
 )
 from ..services.artwork_pipeline import PipelineError, artwork_run_cancel, artwork_run_resume, artwork_run_start
 from .common import add_service_errors
+from .runs import WORKER_COMMAND
 
 ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
 
@@ -67,7 +70,17 @@ def artwork_run_list_page(request):
 
 
 def _detail_context(run) -> dict:
-    return {"run": run, "progress": artwork_run_progress(run=run), "polling": run.status in ACTIVE}
+    """Everything on the run page that a worker changes: progress, hints, times and failed items."""
+    progress = artwork_run_progress(run=run)
+    progress["no_worker"] = artwork_run_waiting_for_worker(run=run)
+    return {
+        "run": run,
+        "progress": progress,
+        "polling": run.status in ACTIVE,
+        "no_worker_seconds": settings.EVAL_NO_WORKER_SECONDS,
+        "worker_command": WORKER_COMMAND,
+        "failed_items": artwork_run_failed_items(run=run)[:200],
+    }
 
 
 @require_http_methods(["GET", "POST"])
@@ -90,9 +103,11 @@ def artwork_run_detail(request, pk: int):
         return redirect("evaluation:artwork_run_detail", pk=run.pk)
     context = _detail_context(run)
     if request.htmx and not request.htmx.history_restore_request:
+        # The poll: the progress section, and out of band the times and failed items, so no
+        # part of the page waits for a reload; the answer after the run ends has no trigger.
         context["finished_now"] = not context["polling"]
-        return render(request, "evaluation/artwork_run_detail.html#artwork-run-progress", context)
-    context.update(failed_items=artwork_run_failed_items(run=run)[:200], artworks=artwork_run_artworks(run=run))
+        return render(request, "evaluation/artwork_run_detail.html#artwork-run-live", context)
+    context["artworks"] = artwork_run_artworks(run=run)
     return render(request, "evaluation/artwork_run_detail.html", context)
 
 

@@ -93,6 +93,7 @@ def artwork_run_start(
     run = ArtworkPipelineRun.objects.create(
         collection=collection, speaker=speaker, listener=listener, builder=builder, groups=groups, samples=samples,
         temperature=temperature, lam=lam, word_limit=word_limit, limit=limit, created_by=user,
+        queued_at=timezone.now(),
         reproducibility={
             "speaker": _model_facts(speaker),
             "listener": _model_facts(listener),
@@ -281,14 +282,14 @@ def artwork_run_resume(*, run: ArtworkPipelineRun, user=None, retry_failed: bool
     with transaction.atomic():
         changed = ArtworkPipelineRun.objects.filter(
             pk=run.pk, status__in=[RunStatus.CANCELLED, RunStatus.FAILED]).update(
-            status=RunStatus.QUEUED, finished_at=None, error="")
+            status=RunStatus.QUEUED, finished_at=None, error="", queued_at=timezone.now())
         if not changed and artwork_run_is_stalled(run=run):
             # A worker killed mid-run leaves it running; a live run is never executed twice.
             changed = ArtworkPipelineRun.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(
-                status=RunStatus.QUEUED)
+                status=RunStatus.QUEUED, queued_at=timezone.now())
         if not changed and retry_failed:
             changed = ArtworkPipelineRun.objects.filter(pk=run.pk, status=RunStatus.DONE).update(
-                status=RunStatus.QUEUED, finished_at=None, error="")
+                status=RunStatus.QUEUED, finished_at=None, error="", queued_at=timezone.now())
         run.refresh_from_db()
         if not changed:
             raise PipelineError(_("the run is %(status)s and cannot be resumed")
