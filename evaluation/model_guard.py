@@ -139,23 +139,33 @@ def _listed_prefix(url, entry: str) -> bool:
     return url.path == prefix or url.path.startswith(prefix + "/") or not prefix
 
 
-def _listed(url, addresses: list | None = None) -> bool:
-    host = (url.hostname or "").lower()
+def _allow_listed(*, host: str, port: int | None, addresses: list, url=None) -> bool:
+    """Whether MODEL_BASE_URL_ALLOW lists an endpoint: a listed host, a listed network holding every
+    address, or a listed URL prefix. With ``url`` the whole prefix is compared; a socket carries no
+    path, so at connect time only the prefix's host and port are."""
+    host = host.lower()
     for entry in settings.MODEL_BASE_URL_ALLOW:
         entry = entry.strip()
         if "://" in entry:
-            if _listed_prefix(url, entry):
+            if url is not None:
+                if _listed_prefix(url, entry):
+                    return True
+                continue
+            listed = urlsplit(entry)
+            try:
+                listed_port = listed.port or _default_port(listed.scheme.lower())
+            except ValueError:
+                continue
+            if (listed.hostname or "") == host and listed_port == port:
                 return True
-            continue
-        if "/" in entry:
+        elif "/" in entry:
             try:
                 network = ipaddress.ip_network(entry, strict=False)
             except ValueError:
                 continue
             if addresses and all(address in network for address in addresses):
                 return True
-            continue
-        if host == entry.lower().strip("[]"):
+        elif host == entry.lower().strip("[]"):
             return True
     return False
 
@@ -218,7 +228,7 @@ def base_url_problem(base_url: str) -> str | None:
         return _("not a valid URL")
     if url.username is not None or url.password is not None:
         return _("a base URL may not carry a user name or password; name the key's variable instead")
-    if _listed(url):
+    if _allow_listed(host=url.hostname or "", port=None, addresses=[], url=url):
         return None
     if url.scheme.lower() not in {"http", "https"}:
         return _("only http and https URLs are allowed")
@@ -231,7 +241,7 @@ def base_url_problem(base_url: str) -> str | None:
         return _("the host %(host)s cannot be resolved") % {"host": host}
     if not addresses:
         return _("the host %(host)s cannot be resolved") % {"host": host}
-    if _listed(url, addresses):
+    if _allow_listed(host=url.hostname or "", port=None, addresses=addresses, url=url):
         return None
     for address in addresses:
         kind = address_problem(address)
@@ -295,31 +305,6 @@ class EndpointRefused(Exception):
     """A connection the guard refused: the name resolved, at connect time, to a refused address."""
 
 
-def _listed_host(host: str, port: int, addresses: list) -> bool:
-    """MODEL_BASE_URL_ALLOW seen from a socket: a listed host, a listed network, or the host and
-    port of a listed URL prefix (a connection carries no path to compare)."""
-    for entry in settings.MODEL_BASE_URL_ALLOW:
-        entry = entry.strip()
-        if "://" in entry:
-            listed = urlsplit(entry)
-            try:
-                listed_port = listed.port or _default_port(listed.scheme.lower())
-            except ValueError:
-                continue
-            if (listed.hostname or "") == host.lower() and listed_port == port:
-                return True
-        elif "/" in entry:
-            try:
-                network = ipaddress.ip_network(entry, strict=False)
-            except ValueError:
-                continue
-            if addresses and all(address in network for address in addresses):
-                return True
-        elif host.lower() == entry.lower().strip("[]"):
-            return True
-    return False
-
-
 def _connect_check(host: str, port: int) -> list:
     """The addresses to connect to, all of them allowed; raises EndpointRefused otherwise."""
     try:
@@ -328,7 +313,7 @@ def _connect_check(host: str, port: int) -> list:
         raise EndpointRefused(_("the host %(host)s cannot be resolved") % {"host": host}) from exc
     if not addresses:
         raise EndpointRefused(_("the host %(host)s cannot be resolved") % {"host": host})
-    if _listed_host(host, port, addresses):
+    if _allow_listed(host=host, port=port, addresses=addresses):
         return addresses
     for address in addresses:
         kind = address_problem(address)
