@@ -1,4 +1,5 @@
-"""Zip bombs built in memory in milliseconds, for the import tests.
+"""Hostile uploads for the import tests: SVGs that script the page in ways a denylist misses,
+and zip bombs built in memory in milliseconds.
 
 Compressing a gigabyte would take seconds; instead one deflate block of a mebibyte is made
 once and repeated (each block ends on a full flush, so a copy needs nothing before it), and
@@ -9,6 +10,17 @@ import io
 import struct
 import zipfile
 import zlib
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+NAMESPACED_SCRIPT = (
+    '<svg xmlns="http://www.w3.org/2000/svg" width="40" height="30">'
+    '<s:script xmlns:s="http://www.w3.org/2000/svg">alert(document.cookie)</s:script>'
+    '<rect width="40" height="30" fill="#0a0"/></svg>'
+)
+ENTITY_JAVASCRIPT = (
+    '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="40" height="30">'
+    '<a xlink:href="&#106;avascript&#58;alert(1)"><rect width="40" height="30" fill="#00a"/></a></svg>'
+)
 
 MIB = 1 << 20
 GIB = 1 << 30

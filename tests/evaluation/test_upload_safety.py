@@ -14,22 +14,20 @@ from PIL import Image
 from annotation.files import UNTRUSTED_FILE_CSP
 from evaluation.models_artwork import ArtworkCollection, CollectionArtwork
 from evaluation.services.artworks import ArtworkImportError, artworks_import
-from tests.bombs import gigabyte_entry, lying_entry, stored, zip_entries
+from tests.bombs import (
+    ENTITY_JAVASCRIPT,
+    NAMESPACED_SCRIPT,
+    PNG_MAGIC,
+    gigabyte_entry,
+    lying_entry,
+    stored,
+    zip_entries,
+)
 from tests.evaluation.artwork_report_factories import make_pipeline_run
 
 pytestmark = pytest.mark.django_db
 
 POLICY = "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; sandbox"
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-NAMESPACED_SCRIPT = (
-    '<svg xmlns="http://www.w3.org/2000/svg" width="40" height="30">'
-    '<s:script xmlns:s="http://www.w3.org/2000/svg">alert(document.cookie)</s:script>'
-    '<rect width="40" height="30" fill="#0a0"/></svg>'
-)
-ENTITY_JAVASCRIPT = (
-    '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="40" height="30">'
-    '<a xlink:href="&#106;avascript&#58;alert(1)"><rect width="40" height="30" fill="#00a"/></a></svg>'
-)
 
 
 @pytest.fixture(autouse=True)

@@ -17,22 +17,19 @@ from rest_framework.test import APIClient
 from annotation.files import RASTER_MAX_SIDE, UNTRUSTED_FILE_CSP
 from study.models import Artwork, Description, Question, Study, StudyStatus
 from study.services.imports import StudyImportError, study_import
-from tests.bombs import gigabyte_entry, lying_entry, stored, zip_entries
+from tests.bombs import (
+    ENTITY_JAVASCRIPT,
+    NAMESPACED_SCRIPT,
+    PNG_MAGIC,
+    gigabyte_entry,
+    lying_entry,
+    stored,
+    zip_entries,
+)
 
 from .factories import make_study, package_dict, write_package
 
 pytestmark = pytest.mark.django_db
-
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-NAMESPACED_SCRIPT = (
-    '<svg xmlns="http://www.w3.org/2000/svg" width="40" height="30">'
-    '<s:script xmlns:s="http://www.w3.org/2000/svg">alert(document.cookie)</s:script>'
-    '<rect width="40" height="30" fill="#0a0"/></svg>'
-)
-ENTITY_JAVASCRIPT = (
-    '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="40" height="30">'
-    '<a xlink:href="&#106;avascript&#58;alert(1)"><rect width="40" height="30" fill="#00a"/></a></svg>'
-)
 
 
 @pytest.fixture(autouse=True)
