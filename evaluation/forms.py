@@ -7,7 +7,7 @@ from django.utils.translation import gettext_lazy as _
 
 from annotation.models import Dataset, DatasetVersion
 
-from .models import ModelConfig, PromptKind, Provider, Run, RunKind
+from .models import MAX_CONCURRENCY, ModelConfig, PromptKind, Provider, Run, RunKind
 from .services.runs import CLASSIFICATION_TASKS, GENERATION_DEFAULTS, GENERATION_PROMPTS, JUDGE_STRATEGIES
 
 ROLES = ("system", "user", "assistant")
@@ -28,7 +28,11 @@ class ModelAddForm(forms.Form):
         help_text=_("The NAME of the variable that holds the key, e.g. OPENAI_API_KEY. Never paste the key itself."),
     )
     max_concurrency = forms.IntegerField(
-        label=_("Max concurrent requests"), min_value=1, initial=4, help_text=_("Across every worker together.")
+        label=_("Max concurrent requests"),
+        min_value=1,
+        max_value=MAX_CONCURRENCY,
+        initial=4,
+        help_text=_("Across every worker together."),
     )
     requests_per_minute = forms.IntegerField(label=_("Requests per minute"), min_value=1, required=False, help_text=_("Empty for no limit."))
     timeout = forms.FloatField(label=_("Timeout (seconds)"), min_value=0.1, initial=60.0)

@@ -16,6 +16,11 @@ class Provider(models.TextChoices):
     TRANSFORMERS = "transformers", _("Local transformers model")
 
 
+# One lease row (ModelSlot) per allowed concurrent request: the cap keeps a registration from
+# asking for millions of rows (a fuzzed max_concurrency of 2**31 took the server's memory).
+MAX_CONCURRENCY = 256
+
+
 class ModelConfig(models.Model):
     name = models.SlugField(max_length=100, unique=True)
     provider = models.CharField(max_length=20, choices=Provider.choices)

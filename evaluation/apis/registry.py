@@ -8,11 +8,11 @@ from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.apis.common import ApiMixin, error_responses, string_enum
+from annotation.apis.common import MAX_INT32, ApiMixin, error_responses, string_enum
 from annotation.permissions import IsResearcher
 
 from .. import selectors, services
-from ..models import PromptKind, Provider
+from ..models import MAX_CONCURRENCY, PromptKind, Provider
 from ..views.registry import api_key_state
 
 
@@ -40,8 +40,10 @@ class ModelCreateSerializer(serializers.Serializer):
     model_id = serializers.CharField(max_length=500)
     base_url = serializers.URLField(max_length=500, required=False, allow_blank=True, default="")
     api_key_env = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
-    max_concurrency = serializers.IntegerField(min_value=1, default=4)
-    requests_per_minute = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None)
+    max_concurrency = serializers.IntegerField(min_value=1, max_value=MAX_CONCURRENCY, default=4)
+    requests_per_minute = serializers.IntegerField(
+        min_value=1, max_value=MAX_INT32, required=False, allow_null=True, default=None
+    )
     timeout = serializers.FloatField(min_value=0.1, default=60.0)
 
 

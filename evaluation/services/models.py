@@ -5,7 +5,7 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from ..model_guard import api_key_env_problem, base_url_problem
-from ..models import ModelConfig, ModelSlot, ModelThrottle, PromptKind, PromptTemplate, Provider
+from ..models import MAX_CONCURRENCY, ModelConfig, ModelSlot, ModelThrottle, PromptKind, PromptTemplate, Provider
 
 
 @transaction.atomic
@@ -36,8 +36,8 @@ def model_add(
     url_problem = base_url_problem(base_url)
     if url_problem:
         errors["base_url"] = url_problem
-    if max_concurrency < 1:
-        errors["max_concurrency"] = _("at least 1")
+    if not 1 <= max_concurrency <= MAX_CONCURRENCY:
+        errors["max_concurrency"] = _("from 1 to %(max)s") % {"max": MAX_CONCURRENCY}
     if requests_per_minute is not None and requests_per_minute < 1:
         errors["requests_per_minute"] = _("at least 1, or empty for no limit")
     if timeout <= 0:
