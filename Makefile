@@ -67,10 +67,13 @@ bench-survey: install
 # The CI fuzz tests at length: 200 examples per API operation and mode, 200 files per importer.
 # Prints the cases tried, the 5xx count and failures by kind, and per importer the files tried,
 # imported, refused and partially written (tests/fuzz_report.py); a partial write also fails.
+# Address space capped (FUZZ_MEMORY_KB): a runaway allocation is a MemoryError, reported as a 5xx,
+# not the kernel killing processes on a shared machine.
 FUZZ_EXAMPLES ?= 200
+FUZZ_MEMORY_KB ?= 4194304
 fuzz: install
 	@mkdir -p var
-	VIVID_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) VIVID_FUZZ_IMPORT_EXAMPLES=$(FUZZ_EXAMPLES) \
+	ulimit -v $(FUZZ_MEMORY_KB) && VIVID_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) VIVID_FUZZ_IMPORT_EXAMPLES=$(FUZZ_EXAMPLES) \
 	VIVID_TEST_SQLITE=$(CURDIR)/var/test-fuzz.sqlite3 DJANGO_ENV=test PYTHONPATH=$(CURDIR) \
 	$(VENV)/bin/pytest -s -p no:logging -p tests.fuzz_report \
 	  tests/site/test_api_fuzz.py tests/annotation/test_import_properties.py \
