@@ -44,7 +44,7 @@ class ResultsTableApi(ApiMixin, APIView):
         parameters=[
             OpenApiParameter("table", OpenApiTypes.STR, OpenApiParameter.PATH, enum=list(TABLES), description="theme (Table 3), trait (Table 4) or classification (Table 5)."),
             OpenApiParameter("judge_model", OpenApiTypes.STR, required=False, description="Only judge runs of this model (name)."),
-            OpenApiParameter("strategy", OpenApiTypes.STR, enum=list(JUDGE_STRATEGIES), required=False, description="Judge strategy; default aspect."),
+            OpenApiParameter("strategy", OpenApiTypes.STR, enum=[*JUDGE_STRATEGIES, ""], required=False, description="Judge strategy; default (or empty) aspect."),
             OpenApiParameter("format", OpenApiTypes.STR, enum=["json", "csv"], required=False),
         ],
         responses={

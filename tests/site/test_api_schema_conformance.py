@@ -127,3 +127,25 @@ def test_it_refuses_an_empty_page_number_like_any_other_non_number(researcher):
     _, response = call_checked(researcher, "GET", "/api/datasets/", query={"page": ""})
     assert response.status_code == 404
     assert response.json() == {"detail": "Invalid page."}
+
+
+@pytest.mark.parametrize(
+    ("path", "query"),
+    [
+        ("/api/evaluation/runs/", {"kind": ""}),
+        ("/api/evaluation/prompts/", {"kind": ""}),
+        ("/api/evaluation/results/{table}/", {"strategy": ""}),
+        ("/api/expressions/", {"theme": "", "trait": "", "dataset": ""}),
+    ],
+)
+def test_it_documents_an_empty_filter_as_no_filter(researcher, path, query):
+    demo_dataset_load(user=researcher)
+    parameters = {"table": "classification"} if "{table}" in path else {}
+    operation, response = call_checked(researcher, "GET", path, query=query, path_parameters=parameters)
+    assert response.status_code == 200
+    declared = {p["name"]: p["schema"] for p in operation.definition.raw["parameters"] if p["name"] in query}
+    for name, schema in declared.items():
+        assert any(
+            "" in option.get("enum", [""]) and option.get("minLength", 0) == 0 and option.get("type") == "string"
+            for option in schema.get("anyOf", [schema])
+        ), (name, schema)
