@@ -28,6 +28,20 @@ def skip_or_fail(reason: str):
     pytest.skip(reason)
 
 
+def pytest_collection_modifyitems(config, items):
+    # A transactional test ends by emptying every table; without serialized_rollback the roles,
+    # taxonomy and prompts the data migrations wrote are gone for every test after it.
+    unsafe = []
+    for item in items:
+        marker = item.get_closest_marker("django_db")
+        if marker and marker.kwargs.get("transaction") and not marker.kwargs.get("serialized_rollback"):
+            unsafe.append(item.nodeid)
+    if unsafe:
+        raise pytest.UsageError(
+            "transactional tests need serialized_rollback=True as well: " + ", ".join(unsafe[:5])
+        )
+
+
 @pytest.fixture(autouse=True)
 def _default_language():
     # A request in Vietnamese leaves the language active in this thread; the next test's

@@ -10,7 +10,8 @@ from playwright.sync_api import expect
 from tests.annotation.test_agreement import build_round
 
 pytestmark = [
-    pytest.mark.django_db(transaction=True),
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True, serialized_rollback=True),
     pytest.mark.filterwarnings("ignore::sklearn.exceptions.UndefinedMetricWarning"),
 ]
 

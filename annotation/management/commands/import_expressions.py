@@ -2,8 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.selectors import dataset_get, dataset_near_matches
-from annotation.services import SUPPORTED_EXTENSIONS, ImportValidationError, expression_import, parse_column_map
+from annotation.services import ImportValidationError, expression_import, parse_column_map
 
 
 class Command(BaseCommand):
@@ -27,12 +26,6 @@ class Command(BaseCommand):
         file_path = Path(path)
         if not file_path.is_file():
             raise CommandError(f"{path}: no such file.")
-        name = dataset.strip()
-        # Said before the import writes anything; a file of the wrong kind gets only its error.
-        if name and file_path.suffix.lower() in SUPPORTED_EXTENSIONS and dataset_get(name=name) is None:
-            self.stdout.write(f'new dataset "{name}" will be created')
-            for match in dataset_near_matches(name=name):
-                self.stdout.write(f'  did you mean the existing dataset "{match.name}"? (--dataset "{match.name}")')
         try:
             report = expression_import(
                 dataset_name=dataset,
@@ -42,9 +35,11 @@ class Command(BaseCommand):
                 dry_run=dry_run,
             )
         except ImportValidationError as exc:
+            self._say_new_dataset(exc.report)
             for error in exc.report.errors:
                 self.stderr.write(f"{path}: {error}")
             raise CommandError(f"import aborted, nothing was written ({len(exc.report.errors)} error(s)).") from None
+        self._say_new_dataset(report)
         for duplicate in report.duplicates:
             self.stdout.write(f"skipped row {duplicate['row']} ({duplicate['expression']}): {duplicate['reason']}")
         if report.metadata_columns:
@@ -52,3 +47,11 @@ class Command(BaseCommand):
         if dry_run:
             self.stdout.write("dry run: nothing was written")
         self.stdout.write(report.summary)
+
+    def _say_new_dataset(self, report) -> None:
+        # The report knows only once the file has been read and checked, so a file of the wrong
+        # kind (or a bomb) gets its error without a database lookup.
+        if report.new_dataset:
+            self.stdout.write(f'new dataset "{report.dataset_name}" will be created')
+            for name in report.near_matches:
+                self.stdout.write(f'  did you mean the existing dataset "{name}"? (--dataset "{name}")')
