@@ -46,10 +46,14 @@ test-sqlite:
 	@mkdir -p var
 	VIVID_TEST_SQLITE=$(CURDIR)/var/test-suite.sqlite3 DJANGO_ENV=test $(VENV)/bin/pytest $(PYTEST_ARGS)
 
+# Browser and built-in-model tests run in the SQLite pass only: they test pages and the
+# model, not the database (PG_MARKERS= runs everything on PostgreSQL too).
+PG_MARKERS ?= not browser and not model
+
 test-postgres:
 	@if $(PY) scripts/service_up.py postgres "$(PG_URL)"; then \
 	  echo "== test suite on PostgreSQL =="; \
-	  DATABASE_URL=$(PG_URL) DJANGO_ENV=test $(VENV)/bin/pytest $(PYTEST_ARGS); \
+	  DATABASE_URL=$(PG_URL) DJANGO_ENV=test $(VENV)/bin/pytest -m "$(PG_MARKERS)" $(PYTEST_ARGS); \
 	elif [ "$$REQUIRE_SERVICES" = 1 ]; then \
 	  echo "REQUIRE_SERVICES=1 but PostgreSQL is not reachable at $(PG_URL)"; exit 1; \
 	else echo "PostgreSQL not reachable at $(PG_URL): skipping the PostgreSQL run"; fi

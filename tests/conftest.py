@@ -33,6 +33,12 @@ def pytest_collection_modifyitems(config, items):
     # taxonomy and prompts the data migrations wrote are gone for every test after it.
     unsafe = []
     for item in items:
+        # What the PostgreSQL pass of `make test` leaves to the SQLite pass: the pages in Chromium
+        # and the built-in model on the CPU test the app, not the database under it.
+        if item.nodeid.startswith("tests/browser/"):
+            item.add_marker(pytest.mark.browser)
+        if "smollm2" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.model)
         marker = item.get_closest_marker("django_db")
         if marker and marker.kwargs.get("transaction") and not marker.kwargs.get("serialized_rollback"):
             unsafe.append(item.nodeid)
