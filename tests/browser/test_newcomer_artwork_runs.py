@@ -23,8 +23,8 @@ def test_it_moves_every_part_of_the_artwork_run_page_and_stops_polling_when_the_
     context_for,
     live_server,
     researcher,
-    collection,
-    settings,  # noqa: F811
+    collection,  # noqa: F811 - the fixture imported above
+    settings,
 ):
     settings.EVAL_NO_WORKER_SECONDS = 1
     # Nothing answers at this address: the test plays the worker by writing what it would.
