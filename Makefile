@@ -37,9 +37,14 @@ system-deps:
 	  else echo "libcairo2 not found and cannot be installed: SVG images cannot be imported"; fi; \
 	fi
 
+# The two passes share nothing but the model files (the PostgreSQL pass keeps its media and
+# other files under var/test-postgres), so they run side by side, one per core; each prints
+# its report when it ends. TEST_JOBS=1 runs them one after the other.
+TEST_JOBS ?= 2
+
 test: install browser-deps
-	@$(MAKE) --no-print-directory test-sqlite
-	@$(MAKE) --no-print-directory test-postgres
+	@echo "== the SQLite and PostgreSQL passes run side by side; each prints its report when it ends =="
+	@$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target test-sqlite test-postgres
 
 test-sqlite:
 	@echo "== test suite on SQLite =="
@@ -53,6 +58,8 @@ PG_MARKERS ?= not browser and not model
 test-postgres:
 	@if $(PY) scripts/service_up.py postgres "$(PG_URL)"; then \
 	  echo "== test suite on PostgreSQL =="; \
+	  mkdir -p var/test-postgres; \
+	  VIVID_VAR_DIR=$(CURDIR)/var/test-postgres VIVID_MODEL_CACHE=$(CURDIR)/var/models \
 	  DATABASE_URL=$(PG_URL) DJANGO_ENV=test $(VENV)/bin/pytest -m "$(PG_MARKERS)" $(PYTEST_ARGS); \
 	elif [ "$$REQUIRE_SERVICES" = 1 ]; then \
 	  echo "REQUIRE_SERVICES=1 but PostgreSQL is not reachable at $(PG_URL)"; exit 1; \
