@@ -68,7 +68,11 @@ api_urlpatterns = (
         path("rounds/<int:round_pk>/assignments/", review_api.AssignmentListApi.as_view(), name="assignment_list"),
         path("assignments/<int:pk>/", review_api.AssignmentDetailApi.as_view(), name="assignment_detail"),
         path("assignments/<int:pk>/submit/", review_api.AssignmentSubmitApi.as_view(), name="assignment_submit"),
-        path("rounds/<int:round_pk>/adjudication/", adjudication_api.AdjudicationListApi.as_view(), name="adjudication_list"),
+        path(
+            "rounds/<int:round_pk>/adjudication/",
+            adjudication_api.AdjudicationListApi.as_view(),
+            name="adjudication_list",
+        ),
         path("items/<int:pk>/resolve/", adjudication_api.AdjudicationResolveApi.as_view(), name="adjudication_resolve"),
         path("items/<int:pk>/history/", adjudication_api.ItemHistoryApi.as_view(), name="item_history"),
         path("suggestions/", rounds_api.SuggestionImportApi.as_view(), name="suggestion_import"),

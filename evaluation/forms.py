@@ -14,17 +14,26 @@ ROLES = ("system", "user", "assistant")
 
 
 class ModelAddForm(forms.Form):
-    name = forms.SlugField(label=_("Name"), max_length=100, help_text=_("Short and unique, e.g. “gpt-4o-mini” or “local-qwen”."))
+    name = forms.SlugField(
+        label=_("Name"), max_length=100, help_text=_("Short and unique, e.g. “gpt-4o-mini” or “local-qwen”.")
+    )
     provider = forms.ChoiceField(label=_("Provider"), choices=Provider.choices)
     model_id = forms.CharField(
-        label=_("Model id"), max_length=500, help_text=_("The model name at the endpoint, or a local path for transformers.")
+        label=_("Model id"),
+        max_length=500,
+        help_text=_("The model name at the endpoint, or a local path for transformers."),
     )
     base_url = forms.URLField(
-        label=_("Base URL"), max_length=500, required=False, assume_scheme="https",
+        label=_("Base URL"),
+        max_length=500,
+        required=False,
+        assume_scheme="https",
         help_text=_("An OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1. Empty for a local model."),
     )
     api_key_env = forms.CharField(
-        label=_("API key environment variable"), max_length=100, required=False,
+        label=_("API key environment variable"),
+        max_length=100,
+        required=False,
         help_text=_("The NAME of the variable that holds the key, e.g. OPENAI_API_KEY. Never paste the key itself."),
     )
     max_concurrency = forms.IntegerField(
@@ -34,7 +43,9 @@ class ModelAddForm(forms.Form):
         initial=4,
         help_text=_("Across every worker together."),
     )
-    requests_per_minute = forms.IntegerField(label=_("Requests per minute"), min_value=1, required=False, help_text=_("Empty for no limit."))
+    requests_per_minute = forms.IntegerField(
+        label=_("Requests per minute"), min_value=1, required=False, help_text=_("Empty for no limit.")
+    )
     timeout = forms.FloatField(label=_("Timeout (seconds)"), min_value=0.1, initial=60.0)
 
     def clean_api_key_env(self):
@@ -47,27 +58,41 @@ def _parse_messages(raw: str) -> list[dict]:
     except json.JSONDecodeError as exc:
         raise forms.ValidationError(_("Not valid JSON: %(error)s"), params={"error": exc}) from exc
     if not isinstance(messages, list) or not messages:
-        raise forms.ValidationError(_("A JSON list of {\"role\", \"content\"} objects."))
+        raise forms.ValidationError(_('A JSON list of {"role", "content"} objects.'))
     for message in messages:
-        if not isinstance(message, dict) or message.get("role") not in ROLES or not isinstance(message.get("content"), str):
-            raise forms.ValidationError(
-                _("Each message needs a role (system, user or assistant) and a text content.")
-            )
+        if (
+            not isinstance(message, dict)
+            or message.get("role") not in ROLES
+            or not isinstance(message.get("content"), str)
+        ):
+            raise forms.ValidationError(_("Each message needs a role (system, user or assistant) and a text content."))
     return [{"role": m["role"], "content": m["content"]} for m in messages]
 
 
 class PromptAddForm(forms.Form):
-    name = forms.CharField(label=_("Name"), max_length=100, help_text=_("e.g. zero-shot, few-shot, aspect, cot, topic, traits."))
+    name = forms.CharField(
+        label=_("Name"), max_length=100, help_text=_("e.g. zero-shot, few-shot, aspect, cot, topic, traits.")
+    )
     kind = forms.ChoiceField(label=_("Kind"), choices=PromptKind.choices)
-    reference = forms.CharField(label=_("Reference"), max_length=300, required=False, help_text=_("Where the text comes from."))
-    system = forms.CharField(label=_("System message"), required=False, widget=forms.Textarea(attrs={"rows": 4, "lang": "vi"}))
+    reference = forms.CharField(
+        label=_("Reference"), max_length=300, required=False, help_text=_("Where the text comes from.")
+    )
+    system = forms.CharField(
+        label=_("System message"), required=False, widget=forms.Textarea(attrs={"rows": 4, "lang": "vi"})
+    )
     user_message = forms.CharField(
-        label=_("User message"), required=False, widget=forms.Textarea(attrs={"rows": 8, "lang": "vi"}),
+        label=_("User message"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 8, "lang": "vi"}),
         help_text=_("Placeholders: {phrase}, {explanation}, {response} (judge)."),
     )
     messages_json = forms.CharField(
-        label=_("Or the messages as JSON"), required=False, widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false"}),
-        help_text=_('A list such as [{"role": "system", "content": "…"}, {"role": "user", "content": "…"}]; it wins over the two fields above.'),
+        label=_("Or the messages as JSON"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false"}),
+        help_text=_(
+            'A list such as [{"role": "system", "content": "…"}, {"role": "user", "content": "…"}]; it wins over the two fields above.'
+        ),
     )
 
     def clean(self):
@@ -92,7 +117,9 @@ class _RunForm(forms.Form):
 
     token = forms.CharField(widget=forms.HiddenInput)
     model = forms.ModelChoiceField(label=_("Model"), queryset=ModelConfig.objects.order_by("name"), empty_label=None)
-    limit = forms.IntegerField(label=_("Limit"), min_value=1, required=False, help_text=_("The first N items only; empty for all."))
+    limit = forms.IntegerField(
+        label=_("Limit"), min_value=1, required=False, help_text=_("The first N items only; empty for all.")
+    )
     seed = forms.IntegerField(label=_("Seed"), min_value=0, initial=0)
 
 
@@ -101,11 +128,17 @@ class GenerationRunForm(_RunForm):
     prompt = forms.ChoiceField(label=_("Prompt"), choices=[(p, p) for p in GENERATION_PROMPTS], initial="zero-shot")
     dataset = forms.ModelChoiceField(label=_("Dataset"), queryset=Dataset.objects.order_by("name"), required=False)
     version = forms.ModelChoiceField(
-        label=_("Or a frozen version"), queryset=DatasetVersion.objects.select_related("round__dataset").order_by("-pk"),
-        required=False, help_text=_("A frozen version wins over the dataset."),
+        label=_("Or a frozen version"),
+        queryset=DatasetVersion.objects.select_related("round__dataset").order_by("-pk"),
+        required=False,
+        help_text=_("A frozen version wins over the dataset."),
     )
-    temperature = forms.FloatField(label=_("Temperature"), min_value=0.0, max_value=2.0, initial=GENERATION_DEFAULTS["temperature"])
-    max_tokens = forms.IntegerField(label=_("Max tokens"), min_value=1, max_value=8192, initial=GENERATION_DEFAULTS["max_tokens"])
+    temperature = forms.FloatField(
+        label=_("Temperature"), min_value=0.0, max_value=2.0, initial=GENERATION_DEFAULTS["temperature"]
+    )
+    max_tokens = forms.IntegerField(
+        label=_("Max tokens"), min_value=1, max_value=8192, initial=GENERATION_DEFAULTS["max_tokens"]
+    )
     field_order = ["token", "model", "prompt", "dataset", "version", "temperature", "max_tokens", "seed", "limit"]
 
     def clean(self):
@@ -175,14 +208,23 @@ class ClassificationRunForm(_RunForm):
         }
 
 
-RUN_FORMS = {RunKind.GENERATION: GenerationRunForm, RunKind.JUDGE: JudgeRunForm, RunKind.CLASSIFICATION: ClassificationRunForm}
+RUN_FORMS = {
+    RunKind.GENERATION: GenerationRunForm,
+    RunKind.JUDGE: JudgeRunForm,
+    RunKind.CLASSIFICATION: ClassificationRunForm,
+}
 
 
 class ResultsFilterForm(forms.Form):
     judge_model = forms.ModelChoiceField(
-        label=_("Judge model"), queryset=ModelConfig.objects.order_by("name"), required=False, empty_label=_("Any judge")
+        label=_("Judge model"),
+        queryset=ModelConfig.objects.order_by("name"),
+        required=False,
+        empty_label=_("Any judge"),
     )
-    strategy = forms.ChoiceField(label=_("Judge strategy"), choices=[(s, s) for s in JUDGE_STRATEGIES], required=False, initial="aspect")
+    strategy = forms.ChoiceField(
+        label=_("Judge strategy"), choices=[(s, s) for s in JUDGE_STRATEGIES], required=False, initial="aspect"
+    )
 
     def clean_strategy(self):
         return self.cleaned_data["strategy"] or "aspect"

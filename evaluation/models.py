@@ -33,7 +33,9 @@ class ModelConfig(models.Model):
     requests_per_minute = models.PositiveIntegerField(null=True, blank=True)
     timeout = models.FloatField(default=60.0, help_text=_("Seconds per request."))
     builtin = models.BooleanField(default=False)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -57,10 +59,14 @@ class PromptTemplate(models.Model):
     # Chat messages with {placeholders}: [{"role": "system"|"user"|"assistant", "content": "..."}].
     messages = models.JSONField()
     content_hash = models.CharField(max_length=64, unique=True)
-    reference = models.CharField(max_length=300, blank=True, help_text=_("Where the text comes from, e.g. 'VIVID Fig. 7'."))
+    reference = models.CharField(
+        max_length=300, blank=True, help_text=_("Where the text comes from, e.g. 'VIVID Fig. 7'.")
+    )
     ours = models.BooleanField(default=False, help_text=_("Written by us, not quoted from the paper."))
     builtin = models.BooleanField(default=False)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -113,7 +119,9 @@ class Run(models.Model):
     reproducibility = models.JSONField(default=dict, blank=True)
     tokens_in = models.PositiveBigIntegerField(default=0)
     tokens_out = models.PositiveBigIntegerField(default=0)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -218,7 +226,9 @@ class ScoringTask(models.Model):
     seed = models.BigIntegerField()
     # The sampled generation items, in sample order, kept for the record.
     sample = models.JSONField(default=list)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -17,7 +17,9 @@ from .models import ItemStatus, ModelConfig, RunStatus
 class ArtworkCollection(models.Model):
     name = models.CharField(max_length=200, unique=True)
     description = models.TextField(blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -40,7 +42,9 @@ class CollectionArtwork(models.Model):
     image_sha256 = models.CharField(max_length=64, blank=True)
     # The background text of the paper's §3.1 (built by the pipeline, editable).
     background = models.TextField(blank=True)
-    reviewed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    reviewed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     reviewed_at = models.DateTimeField(null=True, blank=True)
     position = models.PositiveIntegerField(default=0)
 
@@ -60,7 +64,9 @@ class ArtworkElement(models.Model):
     is_symbol = models.BooleanField(default=False)
     meaning = models.TextField(blank=True)
     position = models.PositiveIntegerField(default=0)
-    edited_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    edited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     class Meta:
         ordering = ["artwork", "position"]
@@ -84,7 +90,9 @@ class ArtworkQuestion(models.Model):
     answer = models.TextField()
     distractors = models.JSONField(default=list)
     position = models.PositiveIntegerField(default=0)
-    edited_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    edited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     class Meta:
         ordering = ["artwork", "type", "position"]
@@ -122,7 +130,9 @@ class ArtworkPipelineRun(models.Model):
     error = models.TextField(blank=True)
     # Model ids, base URLs or local hashes, prompt hashes, package versions, whether images were seen.
     reproducibility = models.JSONField(default=dict, blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

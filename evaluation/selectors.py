@@ -132,8 +132,12 @@ def _scores_by_label(scores: list[tuple[int, int]]) -> tuple[dict, dict]:
             per_theme[themes[eid]].append(score)
         for code in traits.get(eid, []):
             per_trait[code].append(score)
-    by_theme = {code: _mean(per_theme[code]) for code in Theme.objects.order_by("number").values_list("code", flat=True)}
-    by_trait = {code: _mean(per_trait[code]) for code in Trait.objects.order_by("number").values_list("code", flat=True)}
+    by_theme = {
+        code: _mean(per_theme[code]) for code in Theme.objects.order_by("number").values_list("code", flat=True)
+    }
+    by_trait = {
+        code: _mean(per_trait[code]) for code in Trait.objects.order_by("number").values_list("code", flat=True)
+    }
     return by_theme, by_trait
 
 
@@ -182,7 +186,9 @@ def results_table(*, table: str, judge_model: ModelConfig | None = None, strateg
             for task in ("topic", "traits"):
                 run = latest.get((name, task))
                 if run is not None:
-                    done = run.items.filter(status=ItemStatus.DONE).aggregate(n=Count("id"), ok=Count("id", filter=Q(correct=True)))
+                    done = run.items.filter(status=ItemStatus.DONE).aggregate(
+                        n=Count("id"), ok=Count("id", filter=Q(correct=True))
+                    )
                     values[task] = round(done["ok"] / done["n"], 4) if done["n"] else None
                 else:
                     values[task] = None

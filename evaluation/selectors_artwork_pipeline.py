@@ -73,13 +73,25 @@ def _progress(rows: dict) -> dict:
     for value, label in PipelineStep.choices:
         row = rows.get(value)
         if row:
-            steps.append({"step": value, "label": label, "total": row["total"], "done": row["done"],
-                          "failed": row["failed"], "pending": row["total"] - row["done"] - row["failed"]})
+            steps.append(
+                {
+                    "step": value,
+                    "label": label,
+                    "total": row["total"],
+                    "done": row["done"],
+                    "failed": row["failed"],
+                    "pending": row["total"] - row["done"] - row["failed"],
+                }
+            )
     total = sum(s["total"] for s in steps)
     finished = sum(s["done"] + s["failed"] for s in steps)
-    return {"steps": steps, "n_items": total, "n_finished": finished,
-            "n_failed": sum(s["failed"] for s in steps),
-            "percent": int(100 * finished / total) if total else 0}
+    return {
+        "steps": steps,
+        "n_items": total,
+        "n_finished": finished,
+        "n_failed": sum(s["failed"] for s in steps),
+        "percent": int(100 * finished / total) if total else 0,
+    }
 
 
 def artwork_run_failed_items(*, run: ArtworkPipelineRun):
@@ -95,22 +107,30 @@ def artwork_run_artwork_detail(*, run: ArtworkPipelineRun, artwork) -> dict:
     """Per listener group: the base description, every pragmatic sample with its scores,
     and the listener's option scores per question and condition."""
     candidates = list(SpeakerCandidate.objects.filter(run=run, artwork=artwork).order_by("group", "speaker", "index"))
-    answers = list(ListenerAnswer.objects.filter(run=run, question__artwork=artwork)
-                   .select_related("question").order_by("group", "question__type", "question__position",
-                                                        "condition"))
+    answers = list(
+        ListenerAnswer.objects.filter(run=run, question__artwork=artwork)
+        .select_related("question")
+        .order_by("group", "question__type", "question__position", "condition")
+    )
     items = list(PipelineItem.objects.filter(run=run, artwork=artwork).order_by("id"))
     groups = []
     for group in run.groups:
         questions: dict = {}
         for answer in (a for a in answers if a.group == group):
             questions.setdefault(answer.question_id, {"question": answer.question, "answers": []})["answers"].append(
-                answer)
-        groups.append({
-            "group": group,
-            "base": next((c for c in candidates if c.group == group and c.speaker == "base"), None),
-            "pragmatic": [c for c in candidates if c.group == group and c.speaker == "pragmatic"],
-            "questions": list(questions.values()),
-        })
-    return {"groups": groups, "items": items,
-            "elements": list(artwork.elements.order_by("position")),
-            "questions": list(artwork.questions.order_by("type", "position"))}
+                answer
+            )
+        groups.append(
+            {
+                "group": group,
+                "base": next((c for c in candidates if c.group == group and c.speaker == "base"), None),
+                "pragmatic": [c for c in candidates if c.group == group and c.speaker == "pragmatic"],
+                "questions": list(questions.values()),
+            }
+        )
+    return {
+        "groups": groups,
+        "items": items,
+        "elements": list(artwork.elements.order_by("position")),
+        "questions": list(artwork.questions.order_by("type", "position")),
+    }

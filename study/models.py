@@ -307,9 +307,7 @@ class Answer(models.Model):
 
     class Meta:
         ordering = ["assignment", "phase", "question"]
-        constraints = [
-            models.UniqueConstraint(fields=["assignment", "question", "phase"], name="answer_unique_phase")
-        ]
+        constraints = [models.UniqueConstraint(fields=["assignment", "question", "phase"], name="answer_unique_phase")]
 
     def __str__(self):
         return f"{self.assignment} {self.question} {self.phase}"
@@ -332,9 +330,7 @@ class Preference(models.Model):
 
     class Meta:
         ordering = ["assignment", "criterion"]
-        constraints = [
-            models.UniqueConstraint(fields=["assignment", "criterion"], name="preference_unique_criterion")
-        ]
+        constraints = [models.UniqueConstraint(fields=["assignment", "criterion"], name="preference_unique_criterion")]
 
     def __str__(self):
         return f"{self.assignment} {self.criterion}"

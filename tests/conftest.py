@@ -43,9 +43,7 @@ def pytest_collection_modifyitems(config, items):
         if marker and marker.kwargs.get("transaction") and not marker.kwargs.get("serialized_rollback"):
             unsafe.append(item.nodeid)
     if unsafe:
-        raise pytest.UsageError(
-            "transactional tests need serialized_rollback=True as well: " + ", ".join(unsafe[:5])
-        )
+        raise pytest.UsageError("transactional tests need serialized_rollback=True as well: " + ", ".join(unsafe[:5]))
 
 
 @pytest.fixture(autouse=True)
@@ -200,9 +198,25 @@ def start_worker(*, broker_url: str, queue: str, env: dict | None = None) -> sub
     # A file, not a pipe: a pipe nobody reads fills up and blocks the worker.
     log = tempfile.NamedTemporaryFile(prefix=f"worker-{queue}-", suffix=".log", delete=False)
     process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "vivid_site", "worker", "--pool=solo", "--loglevel=info",
-         "--without-gossip", "--without-mingle", "--without-heartbeat", "-n", f"{queue}-{os.getpid()}@localhost"],
-        cwd=ROOT, env=worker_env, stdout=log, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "vivid_site",
+            "worker",
+            "--pool=solo",
+            "--loglevel=info",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+            "-n",
+            f"{queue}-{os.getpid()}@localhost",
+        ],
+        cwd=ROOT,
+        env=worker_env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     process.log_path = log.name
     return process

@@ -62,7 +62,9 @@ class DifferencesSerializer(serializers.Serializer):
 
 
 class AgreedSerializer(serializers.Serializer):
-    traits = serializers.ListField(child=serializers.CharField(), help_text="Trait codes every annotator marked present.")
+    traits = serializers.ListField(
+        child=serializers.CharField(), help_text="Trait codes every annotator marked present."
+    )
     theme = serializers.CharField(allow_null=True, help_text="The theme, when every annotator chose the same one.")
 
 
@@ -200,7 +202,9 @@ class ResolveInputSerializer(serializers.Serializer):
     traits = serializers.ListField(
         child=serializers.CharField(), required=False, default=list, help_text="resolve: the final trait codes."
     )
-    theme = serializers.CharField(required=False, allow_blank=True, default="", help_text="resolve: the final theme code.")
+    theme = serializers.CharField(
+        required=False, allow_blank=True, default="", help_text="resolve: the final theme code."
+    )
     reason = serializers.ChoiceField(
         choices=RemovalReason.choices, required=False, allow_blank=True, default="", help_text="remove: why."
     )

@@ -227,10 +227,18 @@ class ExpressionFilterSerializer(serializers.Serializer):
         required=False, allow_blank=True, default="", help_text="Substring of the text or the explanation."
     )
     trait = _CodeFilterField(
-        slug_field="code", queryset=Trait.objects.all(), required=False, allow_null=True, help_text="Trait code; empty for all."
+        slug_field="code",
+        queryset=Trait.objects.all(),
+        required=False,
+        allow_null=True,
+        help_text="Trait code; empty for all.",
     )
     theme = _CodeFilterField(
-        slug_field="code", queryset=Theme.objects.all(), required=False, allow_null=True, help_text="Theme code; empty for all."
+        slug_field="code",
+        queryset=Theme.objects.all(),
+        required=False,
+        allow_null=True,
+        help_text="Theme code; empty for all.",
     )
     kind = serializers.ChoiceField(choices=ExpressionKind.choices, required=False, allow_blank=True, default="")
 

@@ -85,10 +85,15 @@ class RoundCreateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200)
     dataset = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.all())
     annotators = serializers.SlugRelatedField(
-        many=True, slug_field="username", queryset=round_selectors.annotator_choices(), help_text="Usernames of active annotators."
+        many=True,
+        slug_field="username",
+        queryset=round_selectors.annotator_choices(),
+        help_text="Usernames of active annotators.",
     )
     annotators_per_item = serializers.IntegerField(min_value=1, default=2)
-    suggestion_set = serializers.PrimaryKeyRelatedField(queryset=SuggestionSet.objects.all(), required=False, allow_null=True)
+    suggestion_set = serializers.PrimaryKeyRelatedField(
+        queryset=SuggestionSet.objects.all(), required=False, allow_null=True
+    )
     hide_suggestions_fraction = serializers.FloatField(min_value=0.0, max_value=0.5, default=0.0)
     seed = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=MAX_INT32)
     theme = serializers.CharField(required=False, allow_blank=True, help_text="Only items with this gold theme code.")
@@ -112,7 +117,12 @@ def _round_detail(round_: AnnotationRound, user) -> dict:
         annotators = [user.get_username()]
         funnel = None
     data = _round_data(round_, user)
-    return {**data, "annotators": annotators, "funnel": funnel, "progress": ProgressSerializer(progress, many=True).data}
+    return {
+        **data,
+        "annotators": annotators,
+        "funnel": funnel,
+        "progress": ProgressSerializer(progress, many=True).data,
+    }
 
 
 def _round_data(round_: AnnotationRound, user) -> dict:
@@ -168,7 +178,9 @@ class RoundListApi(ApiMixin, APIView):
             hide_suggestions_fraction=data["hide_suggestions_fraction"],
             seed=data.get("seed"),
         )
-        return Response(_round_detail(_round_or_404(round_.pk, request.user), request.user), status=status.HTTP_201_CREATED)
+        return Response(
+            _round_detail(_round_or_404(round_.pk, request.user), request.user), status=status.HTTP_201_CREATED
+        )
 
 
 class RoundDetailApi(ApiMixin, APIView):
@@ -324,7 +336,9 @@ class VersionListApi(ApiMixin, APIView):
             return [HasAnyRole(), IsResearcher()]
         return super().get_permissions()
 
-    @extend_schema(operation_id="versions_list", responses={200: VersionSerializer(many=True), **error_responses(401, 403)})
+    @extend_schema(
+        operation_id="versions_list", responses={200: VersionSerializer(many=True), **error_responses(401, 403)}
+    )
     def get(self, request):
         return Response(VersionSerializer(selectors.version_list().order_by("-created_at"), many=True).data)
 
@@ -342,7 +356,11 @@ class VersionListApi(ApiMixin, APIView):
         version = services.version_freeze(round=data["round"], name=data["name"], user=request.user)
         version = _version_or_404(version.pk)
         provenance = round_selectors.version_provenance_counts(version=version)
-        body = {**VersionSerializer(version).data, "funnel": selectors.version_funnel(version=version), "provenance": provenance}
+        body = {
+            **VersionSerializer(version).data,
+            "funnel": selectors.version_funnel(version=version),
+            "provenance": provenance,
+        }
         return Response(body, status=status.HTTP_201_CREATED)
 
 
@@ -369,7 +387,9 @@ class VersionExportApi(ApiMixin, APIView):
         parameters=[VersionExportSerializer],
         responses={
             (200, EXPORT_CONTENT_TYPES["csv"]): OpenApiResponse(OpenApiTypes.STR, description="The version as CSV."),
-            (200, EXPORT_CONTENT_TYPES["jsonl"]): OpenApiResponse(OpenApiTypes.STR, description="The version as JSON Lines."),
+            (200, EXPORT_CONTENT_TYPES["jsonl"]): OpenApiResponse(
+                OpenApiTypes.STR, description="The version as JSON Lines."
+            ),
             **error_responses(400, 401, 403, 404),
         },
         description="Download a frozen version in the dataset export format plus a `provenance` column "

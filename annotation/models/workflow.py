@@ -22,7 +22,9 @@ class SuggestionSet(models.Model):
     model_name = models.CharField(max_length=200)
     prompt_version = models.CharField(max_length=200, blank=True)
     source = models.CharField(max_length=300, blank=True, help_text=_("A file name or a model run."))
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -55,7 +57,9 @@ class RoundStatus(models.TextChoices):
 class AnnotationRound(models.Model):
     name = models.CharField(max_length=200, unique=True)
     dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="rounds")
-    suggestion_set = models.ForeignKey(SuggestionSet, null=True, blank=True, on_delete=models.PROTECT, related_name="rounds")
+    suggestion_set = models.ForeignKey(
+        SuggestionSet, null=True, blank=True, on_delete=models.PROTECT, related_name="rounds"
+    )
     annotators = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="annotation_rounds")
     annotators_per_item = models.PositiveSmallIntegerField(default=2)
     # What part of the dataset the round covers, as the researcher chose it (kept for the record).
@@ -64,7 +68,9 @@ class AnnotationRound(models.Model):
     hide_suggestions_fraction = models.FloatField(default=0.0)
     seed = models.BigIntegerField(default=0)
     status = models.CharField(max_length=10, choices=RoundStatus.choices, default=RoundStatus.OPEN)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -99,7 +105,9 @@ class RoundItem(models.Model):
     status = models.CharField(max_length=20, choices=ItemStatus.choices, default=ItemStatus.PENDING)
     final_traits = models.ManyToManyField(Trait, blank=True, related_name="+")
     final_theme = models.ForeignKey(Theme, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
-    resolved_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     resolved_at = models.DateTimeField(null=True, blank=True)
     resolution_note = models.TextField(blank=True)
     removal_reason = models.CharField(max_length=30, choices=RemovalReason.choices, blank=True)

@@ -157,11 +157,16 @@ def _vs_final(rows, final, theme_index, trait_codes, annotators) -> dict:
         pairs = by_annotator.get(annotator, [])
         result["annotators"][annotator] = {
             "theme": agreement.pair_agreement(
-                [theme_index[r["theme"]] for r, _ in pairs], [theme_index[f["theme"]] for _, f in pairs], len(theme_index)
+                [theme_index[r["theme"]] for r, _ in pairs],
+                [theme_index[f["theme"]] for _, f in pairs],
+                len(theme_index),
             ),
             "traits": {
                 code: agreement.pair_agreement(
-                    [int(code in r["traits"]) for r, _ in pairs], [int(code in f["traits"]) for _, f in pairs], 2, binary=True
+                    [int(code in r["traits"]) for r, _ in pairs],
+                    [int(code in f["traits"]) for _, f in pairs],
+                    2,
+                    binary=True,
                 )
                 for code in trait_codes
             },
@@ -212,7 +217,9 @@ def _anchoring(rows, item_rows, suggestions, trait_codes, round, *, n_resamples,
     items, position = np.unique([r["item"] for r in kept], return_inverse=True)
     reviews = np.bincount(position, minlength=items.size)
     # Items x traits: each item's match rate, averaged over its annotators.
-    per_item = np.stack([np.bincount(position, weights=matches[:, t], minlength=items.size) for t in range(len(trait_codes))], axis=1)
+    per_item = np.stack(
+        [np.bincount(position, weights=matches[:, t], minlength=items.size) for t in range(len(trait_codes))], axis=1
+    )
     per_item = per_item / np.maximum(reviews, 1)[:, None]
     figures = np.column_stack([per_item.mean(axis=1), per_item]).T  # overall, then each trait
     hidden = np.array([info[item][1] for item in items], dtype=bool)

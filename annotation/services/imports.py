@@ -185,7 +185,10 @@ def _read_table(filename: str, content: bytes) -> tuple[list[str], list[dict], i
     extension = PurePath(filename).suffix.lower()
     if extension not in SUPPORTED_EXTENSIONS:
         raise _TableError(
-            "bad_extension", filename=filename, extension=extension or "(none)", supported=", ".join(SUPPORTED_EXTENSIONS)
+            "bad_extension",
+            filename=filename,
+            extension=extension or "(none)",
+            supported=", ".join(SUPPORTED_EXTENSIONS),
         )
     if extension in (".csv", ".tsv", ".json", ".jsonl"):
         try:
@@ -252,7 +255,9 @@ def _read_delimited(filename: str, text: str, delimiter: str) -> tuple[list[str]
     try:
         rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True))
     except csv.Error as exc:
-        raise _TableError("bad_table", filename=filename, format=delimiter == "," and "CSV" or "TSV", detail=str(exc)) from None
+        raise _TableError(
+            "bad_table", filename=filename, format=delimiter == "," and "CSV" or "TSV", detail=str(exc)
+        ) from None
     header = [h.strip() for h in rows[0]]
     records: list[dict | None] = []
     for offset, fields in enumerate(rows[1:]):
@@ -289,9 +294,7 @@ def _resolve_columns(columns: list[str], column_map: dict[str, str]) -> tuple[di
             resolved[fieldname] = by_lower[fieldname]
     for fieldname in REQUIRED_FIELDS:
         if fieldname not in resolved and fieldname not in column_map:
-            errors.append(
-                RowError(None, fieldname, "required_column_missing", {"columns": ", ".join(columns) or "-"})
-            )
+            errors.append(RowError(None, fieldname, "required_column_missing", {"columns": ", ".join(columns) or "-"}))
     return resolved, errors
 
 
@@ -547,7 +550,12 @@ def import_job_create(
     """Store an upload and its dry-run report, for a person to review before confirming."""
     try:
         report = expression_import(
-            dataset_name=dataset_name, filename=filename, content=content, column_map=column_map, user=user, dry_run=True
+            dataset_name=dataset_name,
+            filename=filename,
+            content=content,
+            column_map=column_map,
+            user=user,
+            dry_run=True,
         )
     except ImportValidationError as exc:
         report = exc.report
@@ -603,7 +611,9 @@ def import_job_confirm(*, job: ImportJob, user=None) -> ImportJob:
     if claimed:
         transaction.on_commit(lambda: import_job_run_task.delay(job.pk))
     elif job.status in (ImportJobStatus.FAILED, ImportJobStatus.CANCELLED):
-        raise ImportJobStateError(f"This import is {job.get_status_display().lower()} and cannot be confirmed; upload the file again.")
+        raise ImportJobStateError(
+            f"This import is {job.get_status_display().lower()} and cannot be confirmed; upload the file again."
+        )
     return job
 
 

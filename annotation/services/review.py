@@ -74,7 +74,9 @@ def suggested_codes(item: RoundItem) -> list[str]:
 
 def _log(*, item, actor, field, old, new, assignment=None):
     if old != new:
-        LabelChange.objects.create(item=item, assignment=assignment, actor=actor, field=field, old_value=old, new_value=new)
+        LabelChange.objects.create(
+            item=item, assignment=assignment, actor=actor, field=field, old_value=old, new_value=new
+        )
 
 
 def _round_status(round_id: int) -> str:
@@ -95,7 +97,9 @@ def assignment_draft_save(*, assignment: Assignment, user, data: dict) -> Assign
     draft = {key: data[key] for key in DRAFT_KEYS if key in data}
     Assignment.objects.filter(pk=assignment.pk).update(draft=draft, updated_at=timezone.now())
     if assignment.status == AssignmentStatus.PENDING:
-        Assignment.objects.filter(pk=assignment.pk, status=AssignmentStatus.PENDING).update(status=AssignmentStatus.DRAFT)
+        Assignment.objects.filter(pk=assignment.pk, status=AssignmentStatus.PENDING).update(
+            status=AssignmentStatus.DRAFT
+        )
     assignment.refresh_from_db()
     return assignment
 
@@ -103,9 +107,9 @@ def assignment_draft_save(*, assignment: Assignment, user, data: dict) -> Assign
 def assignment_skip(*, assignment: Assignment, user) -> Assignment:
     """Put an item at the back of the queue; its draft is kept."""
     _check_annotator(assignment, user)
-    Assignment.objects.filter(
-        pk=assignment.pk, status__in=[AssignmentStatus.PENDING, AssignmentStatus.DRAFT]
-    ).update(status=AssignmentStatus.SKIPPED)
+    Assignment.objects.filter(pk=assignment.pk, status__in=[AssignmentStatus.PENDING, AssignmentStatus.DRAFT]).update(
+        status=AssignmentStatus.SKIPPED
+    )
     assignment.refresh_from_db()
     return assignment
 
@@ -130,12 +134,18 @@ def assignment_submit(
     # Lock the item before the answer: under READ COMMITTED two annotators
     # submitting at once would each miss the other's uncommitted answer and
     # leave the item pending; the second now waits and then reads the first.
-    item = RoundItem.objects.select_for_update(of=("self",)).select_related("round", "expression").get(pk=assignment.item_id)
+    item = (
+        RoundItem.objects.select_for_update(of=("self",))
+        .select_related("round", "expression")
+        .get(pk=assignment.item_id)
+    )
     assignment = Assignment.objects.select_for_update(of=("self",)).select_related("theme").get(pk=assignment.pk)
     assignment.item = item
     _check_annotator(assignment, user)
     if revision is not None and revision != assignment.revision:
-        raise ConflictError(_("This item was saved from another tab or window; reload it to see the saved answer."), current=assignment)
+        raise ConflictError(
+            _("This item was saved from another tab or window; reload it to see the saved answer."), current=assignment
+        )
 
     errors = {}
     trait_codes = set(Trait.objects.values_list("code", flat=True))
@@ -178,7 +188,13 @@ def assignment_submit(
     assignment.draft = {}
     assignment.revision += 1
     assignment.save()
-    new = {"theme": theme, "trait_decisions": decisions, "added_traits": added, "flagged": flagged, "note": assignment.note}
+    new = {
+        "theme": theme,
+        "trait_decisions": decisions,
+        "added_traits": added,
+        "flagged": flagged,
+        "note": assignment.note,
+    }
     for key in old:
         previous = old[key] if before else None
         if previous is None and new[key] in ("", [], {}, False):
@@ -246,7 +262,9 @@ def _claim_for_adjudication(item: RoundItem, user, revision: int, new_status: st
 
 
 @transaction.atomic
-def adjudication_resolve(*, item: RoundItem, user, traits: list[str], theme: str, note: str = "", revision: int) -> RoundItem:
+def adjudication_resolve(
+    *, item: RoundItem, user, traits: list[str], theme: str, note: str = "", revision: int
+) -> RoundItem:
     """Record the final traits and theme of a disputed item. The first adjudicator wins."""
     theme_obj = Theme.objects.filter(code=theme).first()
     trait_objs = list(Trait.objects.filter(code__in=traits))
@@ -299,7 +317,9 @@ def version_freeze(*, round: AnnotationRound, name: str, user=None) -> DatasetVe
         raise ValidationError(_("Lock the round before freezing a version."))
     if round.status == RoundStatus.FROZEN:
         existing = round.versions.order_by("created_at").first()
-        raise ValidationError(_("This round is already frozen as '%(name)s'.") % {"name": existing.name if existing else "?"})
+        raise ValidationError(
+            _("This round is already frozen as '%(name)s'.") % {"name": existing.name if existing else "?"}
+        )
     funnel = round_funnel(round=round)
     if funnel["undecided"]:
         # Freezing used to drop such items silently; a version must account for every item.
@@ -313,7 +333,12 @@ def version_freeze(*, round: AnnotationRound, name: str, user=None) -> DatasetVe
                 "for the missing reviews.",
                 funnel["undecided"],
             )
-            % {"n": funnel["undecided"], "round": round.name, "pending": funnel["pending"], "waiting": funnel["needs_adjudication"]}
+            % {
+                "n": funnel["undecided"],
+                "round": round.name,
+                "pending": funnel["pending"],
+                "waiting": funnel["needs_adjudication"],
+            }
         )
     version = DatasetVersion.objects.create(name=name, round=round, funnel=funnel, created_by=user)
     accepted = (

@@ -140,10 +140,14 @@ def _item_post(request, round_, item_):
     except services.ConflictError:
         current = adjudication_selectors.adjudication_item_get(round=round_, pk=item_.pk)
         who = current.resolved_by.get_username() if current.resolved_by else _("Someone else")
-        conflict = _("%(who)s resolved this item first; your decision was not saved. Their decision is shown below, and yours is kept in the form.") % {"who": who}
+        conflict = _(
+            "%(who)s resolved this item first; your decision was not saved. Their decision is shown below, and yours is kept in the form."
+        ) % {"who": who}
         if current.status in UNDECIDED_STATUSES:
             # Nobody resolved it: the page was loaded before the item changed (the round was reopened).
-            conflict = _("This item changed since you opened it; your decision was not saved. Check it and submit again.")
+            conflict = _(
+                "This item changed since you opened it; your decision was not saved. Check it and submit again."
+            )
             form.data = form.data.copy()
             form.data[form.add_prefix("revision")] = str(current.revision)
         context = _item_context(request, round_, current, conflict=conflict, **forms)
@@ -185,6 +189,7 @@ def _after_resolution(request, round_, resolved):
 
 
 # --- Item history -------------------------------------------------------------
+
 
 def _field_labels() -> dict:
     return {
@@ -259,8 +264,6 @@ def item_detail(request, round_pk: int, item_pk: int):
         "history": _history_rows(selectors.item_history(item=item_, user=request.user)),
         "comparison": adjudication_selectors.item_comparison(item=item_, traits=traits) if see_all else None,
         "outcome_visible": round_.status != RoundStatus.OPEN,
-        "can_adjudicate": see_all
-        and item_.status in UNDECIDED_STATUSES
-        and has_role(request.user, ADJUDICATOR),
+        "can_adjudicate": see_all and item_.status in UNDECIDED_STATUSES and has_role(request.user, ADJUDICATOR),
     }
     return render(request, "annotation/item_detail.html", context)

@@ -137,8 +137,12 @@ def round_list(request):
     rounds = list(selectors.round_list(user=request.user))
     sees_all = has_role(request.user, RESEARCHER, ADJUDICATOR)
     blind = blind_round_ids(user=request.user)
-    overall = round_selectors.round_overall_progress(rounds=[r for r in rounds if r.pk not in blind]) if sees_all else {}
-    mine = set(request.user.annotation_rounds.values_list("pk", flat=True)) if has_role(request.user, ANNOTATOR) else set()
+    overall = (
+        round_selectors.round_overall_progress(rounds=[r for r in rounds if r.pk not in blind]) if sees_all else {}
+    )
+    mine = (
+        set(request.user.annotation_rounds.values_list("pk", flat=True)) if has_role(request.user, ANNOTATOR) else set()
+    )
     rows = [
         {
             "round": round_,
@@ -298,7 +302,10 @@ def _transition(request, pk: int, service, target: str, done_message: str):
 @role_required(RESEARCHER)
 def round_lock(request, pk: int):
     return _transition(
-        request, pk, services.round_lock, RoundStatus.LOCKED,
+        request,
+        pk,
+        services.round_lock,
+        RoundStatus.LOCKED,
         _("The round “%(name)s” is locked: annotators can no longer change answers, adjudication can start."),
     )
 
@@ -307,7 +314,10 @@ def round_lock(request, pk: int):
 @role_required(RESEARCHER)
 def round_reopen(request, pk: int):
     return _transition(
-        request, pk, services.round_reopen, RoundStatus.OPEN,
+        request,
+        pk,
+        services.round_reopen,
+        RoundStatus.OPEN,
         _("The round “%(name)s” is open again for annotators."),
     )
 
@@ -329,7 +339,9 @@ def round_freeze(request, pk: int):
             _add_service_errors(form, exc)
         else:
             messages.success(
-                request, _("Version “%(name)s” frozen with %(count)s items.") % {"name": version.name, "count": version.items.count()}
+                request,
+                _("Version “%(name)s” frozen with %(count)s items.")
+                % {"name": version.name, "count": version.items.count()},
             )
             return redirect("annotation:version_detail", pk=version.pk)
     round_.refresh_from_db()
@@ -349,7 +361,9 @@ def _version_or_404(pk: int) -> DatasetVersion:
 @require_GET
 @role_required()
 def version_list(request):
-    return render(request, "annotation/version_list.html", {"versions": selectors.version_list().order_by("-created_at")})
+    return render(
+        request, "annotation/version_list.html", {"versions": selectors.version_list().order_by("-created_at")}
+    )
 
 
 @require_GET
@@ -357,7 +371,9 @@ def version_list(request):
 @vary_on_headers("HX-Request")
 def version_detail(request, pk: int):
     version = _version_or_404(pk)
-    page = Paginator(round_selectors.version_items(version=version), VERSION_ITEMS_PER_PAGE).get_page(request.GET.get("page"))
+    page = Paginator(round_selectors.version_items(version=version), VERSION_ITEMS_PER_PAGE).get_page(
+        request.GET.get("page")
+    )
     traits = {t.code: t for t in selectors.trait_list()}
     themes = {t.code: t for t in selectors.theme_list()}
     rows = [

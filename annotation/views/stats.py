@@ -27,8 +27,12 @@ DOWNLOAD_CONTENT_TYPES = {"json": "application/json; charset=utf-8", "csv": "tex
 REASONS = {
     agreement.NO_ITEMS: gettext_lazy("no item has all its ratings yet"),
     agreement.TOO_FEW_ITEMS: gettext_lazy("too few items"),
-    agreement.SINGLE_CATEGORY: gettext_lazy("every rating is the same category, so chance agreement is total and the coefficient is undefined"),
-    agreement.NOT_TWO_ANNOTATORS: gettext_lazy("Cohen's kappa compares two annotators; see Fleiss' kappa and the pairs below"),
+    agreement.SINGLE_CATEGORY: gettext_lazy(
+        "every rating is the same category, so chance agreement is total and the coefficient is undefined"
+    ),
+    agreement.NOT_TWO_ANNOTATORS: gettext_lazy(
+        "Cohen's kappa compares two annotators; see Fleiss' kappa and the pairs below"
+    ),
     agreement.COHEN_FOR_TWO: gettext_lazy("with two annotators the interval is given for Cohen's kappa"),
     agreement.TOO_FEW_ANNOTATORS: gettext_lazy("fewer than two annotators per item"),
     agreement.UNSTABLE_BOOTSTRAP: gettext_lazy("too many resamples were undefined for a reliable interval"),
@@ -84,10 +88,10 @@ def _page_context(round_, stats: dict) -> dict:
         {
             **label,
             "n": label["values"]["n"],
-            "cells": [_cell(label["values"], key, with_ci=ci, percent=pct) for key, _header, ci, pct in AGREEMENT_COLUMNS],
-            "pairwise": [
-                {**pair, "kappa": _cell(pair, "cohen_kappa")} for pair in label["values"].get("pairwise", [])
+            "cells": [
+                _cell(label["values"], key, with_ci=ci, percent=pct) for key, _header, ci, pct in AGREEMENT_COLUMNS
             ],
+            "pairwise": [{**pair, "kappa": _cell(pair, "cohen_kappa")} for pair in label["values"].get("pairwise", [])],
         }
         for label in labels
     ]
@@ -138,12 +142,8 @@ def _page_context(round_, stats: dict) -> dict:
         "vs_llm_reason": REASONS.get(stats["vs_llm"].get("reason"), ""),
         "anchoring_rows": anchoring_rows,
         "anchoring_reason": REASONS.get(anchoring.get("reason"), ""),
-        "trait_bars": [
-            {"entry": traits.get(code), **values} for code, values in distributions["traits"].items()
-        ],
-        "theme_bars": [
-            {"entry": themes.get(code), **values} for code, values in distributions["themes"].items()
-        ],
+        "trait_bars": [{"entry": traits.get(code), **values} for code, values in distributions["traits"].items()],
+        "theme_bars": [{"entry": themes.get(code), **values} for code, values in distributions["themes"].items()],
     }
 
 

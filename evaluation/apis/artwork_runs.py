@@ -40,7 +40,9 @@ class ArtworkRunSerializer(serializers.Serializer):
     collection = serializers.CharField(source="collection.name")
     speaker = serializers.CharField(source="speaker.name")
     listener = serializers.CharField(source="listener.name")
-    builder = serializers.CharField(source="construction_model.name", help_text="Builds symbols, background, questions.")
+    builder = serializers.CharField(
+        source="construction_model.name", help_text="Builds symbols, background, questions."
+    )
     groups = serializers.ListField(child=serializers.CharField())
     samples = serializers.IntegerField()
     temperature = serializers.FloatField()
@@ -49,13 +51,17 @@ class ArtworkRunSerializer(serializers.Serializer):
     limit = serializers.IntegerField(allow_null=True)
     status = serializers.CharField()
     error = serializers.CharField()
-    reproducibility = serializers.DictField(help_text="Models, prompt hash, package versions, whether images were seen.")
+    reproducibility = serializers.DictField(
+        help_text="Models, prompt hash, package versions, whether images were seen."
+    )
     created_at = serializers.DateTimeField()
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
-    stalled = serializers.BooleanField(source="progress.stalled",
-                                       help_text="Running, but nothing started or finished for EVAL_STALL_SECONDS "
-                                                 "(its worker died): it can be resumed.")
+    stalled = serializers.BooleanField(
+        source="progress.stalled",
+        help_text="Running, but nothing started or finished for EVAL_STALL_SECONDS "
+        "(its worker died): it can be resumed.",
+    )
     progress = ArtworkRunProgressSerializer()
 
 
@@ -63,8 +69,13 @@ class ArtworkRunCreateSerializer(serializers.Serializer):
     collection = serializers.SlugRelatedField(slug_field="name", queryset=ArtworkCollection.objects.all())
     speaker = serializers.SlugRelatedField(slug_field="name", queryset=ModelConfig.objects.all())
     listener = serializers.SlugRelatedField(slug_field="name", queryset=ModelConfig.objects.all())
-    builder = serializers.SlugRelatedField(slug_field="name", queryset=ModelConfig.objects.all(), required=False,
-                                           allow_null=True, help_text="Default: the speaker.")
+    builder = serializers.SlugRelatedField(
+        slug_field="name",
+        queryset=ModelConfig.objects.all(),
+        required=False,
+        allow_null=True,
+        help_text="Default: the speaker.",
+    )
     samples = serializers.IntegerField(min_value=1, max_value=50, default=10)
     lam = serializers.FloatField(min_value=0.0, max_value=1.0, default=0.0)
     limit = serializers.IntegerField(min_value=1, max_value=MAX_INT32, required=False, allow_null=True)
@@ -90,8 +101,10 @@ class ArtworkRunListApi(ApiMixin, APIView):
     # Nested lists and nulls have no form encoding: JSON only, so the schema promises no other body.
     parser_classes = [JSONParser]
 
-    @extend_schema(operation_id="evaluation_artwork_runs_list", responses={200: paginated(ArtworkRunSerializer),
-                                                                           **error_responses(401, 403, 404)})
+    @extend_schema(
+        operation_id="evaluation_artwork_runs_list",
+        responses={200: paginated(ArtworkRunSerializer), **error_responses(401, 403, 404)},
+    )
     def get(self, request):
         paginator = PageNumberPagination()
         runs = paginator.paginate_queryset(artwork_run_list(), request, view=self)
@@ -117,8 +130,10 @@ class ArtworkRunListApi(ApiMixin, APIView):
 class ArtworkRunDetailApi(ApiMixin, APIView):
     permission_classes = [IsResearcher]
 
-    @extend_schema(operation_id="evaluation_artwork_runs_retrieve",
-                   responses={200: ArtworkRunSerializer, **error_responses(401, 403, 404)})
+    @extend_schema(
+        operation_id="evaluation_artwork_runs_retrieve",
+        responses={200: ArtworkRunSerializer, **error_responses(401, 403, 404)},
+    )
     def get(self, request, pk: int):
         return Response(_detail(_run_or_404(pk)))
 
@@ -126,8 +141,11 @@ class ArtworkRunDetailApi(ApiMixin, APIView):
 class ArtworkRunCancelApi(ApiMixin, APIView):
     permission_classes = [IsResearcher]
 
-    @extend_schema(operation_id="evaluation_artwork_runs_cancel", request=None,
-                   responses={200: ArtworkRunSerializer, **error_responses(400, 401, 403, 404)})
+    @extend_schema(
+        operation_id="evaluation_artwork_runs_cancel",
+        request=None,
+        responses={200: ArtworkRunSerializer, **error_responses(400, 401, 403, 404)},
+    )
     def post(self, request, pk: int):
         try:
             run = artwork_run_cancel(run=_run_or_404(pk), user=request.user)
@@ -139,8 +157,11 @@ class ArtworkRunCancelApi(ApiMixin, APIView):
 class ArtworkRunResumeApi(ApiMixin, APIView):
     permission_classes = [IsResearcher]
 
-    @extend_schema(operation_id="evaluation_artwork_runs_resume", request=ArtworkRunResumeSerializer,
-                   responses={200: ArtworkRunSerializer, **error_responses(400, 401, 403, 404)})
+    @extend_schema(
+        operation_id="evaluation_artwork_runs_resume",
+        request=ArtworkRunResumeSerializer,
+        responses={200: ArtworkRunSerializer, **error_responses(400, 401, 403, 404)},
+    )
     def post(self, request, pk: int):
         serializer = ArtworkRunResumeSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)

@@ -22,8 +22,12 @@ class ModelSerializer(serializers.Serializer):
     provider = serializers.CharField(help_text=f"One of {', '.join(Provider.values)}.")
     model_id = serializers.CharField()
     base_url = serializers.CharField()
-    api_key_env = serializers.CharField(help_text="The NAME of the environment variable holding the key; never the key.")
-    api_key_set = serializers.SerializerMethodField(help_text="Whether that variable is set on the server; null when none is named.")
+    api_key_env = serializers.CharField(
+        help_text="The NAME of the environment variable holding the key; never the key."
+    )
+    api_key_set = serializers.SerializerMethodField(
+        help_text="Whether that variable is set on the server; null when none is named."
+    )
     max_concurrency = serializers.IntegerField()
     requests_per_minute = serializers.IntegerField(allow_null=True)
     timeout = serializers.FloatField()
@@ -52,7 +56,9 @@ class ModelListApi(ApiMixin, APIView):
     # JSON only: a form has no spelling for a null rate limit.
     parser_classes = [JSONParser]
 
-    @extend_schema(operation_id="evaluation_models_list", responses={200: ModelSerializer(many=True), **error_responses(401, 403)})
+    @extend_schema(
+        operation_id="evaluation_models_list", responses={200: ModelSerializer(many=True), **error_responses(401, 403)}
+    )
     def get(self, request):
         return Response(ModelSerializer(selectors.model_list(), many=True).data)
 
@@ -131,7 +137,10 @@ class PromptListApi(ApiMixin, APIView):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         prompt = services.prompt_add(
-            name=data["name"], kind=data["kind"], messages=[dict(m) for m in data["messages"]], reference=data["reference"],
+            name=data["name"],
+            kind=data["kind"],
+            messages=[dict(m) for m in data["messages"]],
+            reference=data["reference"],
             user=request.user,
         )
         return Response(PromptSerializer(prompt).data, status=status.HTTP_201_CREATED)

@@ -30,7 +30,9 @@ class HumanReportApi(ApiMixin, APIView):
                 "`kendall_tau`, `spearman_rho`, `cohen_kappa_ci`, `kendall_tau_ci`, `confusion`), `noise`, "
                 "`disagreements`, `table1`. Undefined figures are null with a reason in `reasons`.",
             ),
-            (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="One row per judge run, then a `human` row."),
+            (200, "text/csv"): OpenApiResponse(
+                OpenApiTypes.STR, description="One row per judge run, then a `human` row."
+            ),
             **error_responses(400, 401, 403, 404),
         },
         description="How far each finished judge run on this generation run is from the submitted human scores "
@@ -45,6 +47,8 @@ class HumanReportApi(ApiMixin, APIView):
             raise ValidationError({"format": ["json or csv."]})
         report = selectors_report.human_report(run=run)
         if fmt == "csv":
-            response = HttpResponse(selectors_report.human_report_csv(report).encode(), content_type="text/csv; charset=utf-8")
+            response = HttpResponse(
+                selectors_report.human_report_csv(report).encode(), content_type="text/csv; charset=utf-8"
+            )
             return untrusted_file_response(response, filename=f"run-{run.pk}-human-report.csv")
         return Response(report)

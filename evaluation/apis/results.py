@@ -24,7 +24,9 @@ class ResultsRowSerializer(serializers.Serializer):
     model = serializers.CharField()
     prompt = serializers.CharField(required=False, help_text="Generation prompt (Tables 3 and 4).")
     judge_run = serializers.IntegerField(required=False, help_text="The judge run the figures come from.")
-    values = serializers.DictField(child=serializers.FloatField(allow_null=True), help_text="Keyed by theme code, trait code, or topic/traits.")
+    values = serializers.DictField(
+        child=serializers.FloatField(allow_null=True), help_text="Keyed by theme code, trait code, or topic/traits."
+    )
     average = serializers.FloatField(required=False, allow_null=True, help_text="Table 3 only.")
 
 
@@ -32,7 +34,9 @@ class ResultsTableSerializer(serializers.Serializer):
     table = serializers.CharField()
     columns = serializers.ListField(child=serializers.CharField())
     rows = ResultsRowSerializer(many=True)
-    best = serializers.DictField(child=serializers.FloatField(allow_null=True), help_text="The best value per column (bold in the paper).")
+    best = serializers.DictField(
+        child=serializers.FloatField(allow_null=True), help_text="The best value per column (bold in the paper)."
+    )
 
 
 class ResultsTableApi(ApiMixin, APIView):
@@ -42,9 +46,23 @@ class ResultsTableApi(ApiMixin, APIView):
     @extend_schema(
         operation_id="evaluation_results_table",
         parameters=[
-            OpenApiParameter("table", OpenApiTypes.STR, OpenApiParameter.PATH, enum=list(TABLES), description="theme (Table 3), trait (Table 4) or classification (Table 5)."),
-            OpenApiParameter("judge_model", OpenApiTypes.STR, required=False, description="Only judge runs of this model (name)."),
-            OpenApiParameter("strategy", OpenApiTypes.STR, enum=[*JUDGE_STRATEGIES, ""], required=False, description="Judge strategy; default (or empty) aspect."),
+            OpenApiParameter(
+                "table",
+                OpenApiTypes.STR,
+                OpenApiParameter.PATH,
+                enum=list(TABLES),
+                description="theme (Table 3), trait (Table 4) or classification (Table 5).",
+            ),
+            OpenApiParameter(
+                "judge_model", OpenApiTypes.STR, required=False, description="Only judge runs of this model (name)."
+            ),
+            OpenApiParameter(
+                "strategy",
+                OpenApiTypes.STR,
+                enum=[*JUDGE_STRATEGIES, ""],
+                required=False,
+                description="Judge strategy; default (or empty) aspect.",
+            ),
             OpenApiParameter("format", OpenApiTypes.STR, enum=["json", "csv"], required=False),
         ],
         responses={

@@ -28,14 +28,20 @@ from ..models import ItemStatus, ModelConfig, Run, RunItem, RunKind, RunStatus
 from ..services.runs import CLASSIFICATION_TASKS, GENERATION_PROMPTS, JUDGE_STRATEGIES
 from ..views.tables import report_csv
 
-PROMPT_NAMES = {RunKind.GENERATION: GENERATION_PROMPTS, RunKind.JUDGE: JUDGE_STRATEGIES, RunKind.CLASSIFICATION: CLASSIFICATION_TASKS}
+PROMPT_NAMES = {
+    RunKind.GENERATION: GENERATION_PROMPTS,
+    RunKind.JUDGE: JUDGE_STRATEGIES,
+    RunKind.CLASSIFICATION: CLASSIFICATION_TASKS,
+}
 
 
 class RunProgressSerializer(serializers.Serializer):
     n_items = serializers.IntegerField()
     n_done = serializers.IntegerField()
     n_failed = serializers.IntegerField()
-    n_unscored = serializers.IntegerField(help_text="Judge items whose reply had no readable score (never counted as 0).")
+    n_unscored = serializers.IntegerField(
+        help_text="Judge items whose reply had no readable score (never counted as 0)."
+    )
     n_cached = serializers.IntegerField(help_text="Items answered from the response cache, without a request.")
     percent = serializers.IntegerField()
     tokens_in = serializers.IntegerField()
@@ -55,7 +61,9 @@ class RunSerializer(serializers.Serializer):
     dataset = serializers.IntegerField(source="dataset_id")
     dataset_name = serializers.CharField(source="dataset.name")
     version = serializers.IntegerField(source="version_id", allow_null=True)
-    source_run = serializers.IntegerField(source="source_run_id", allow_null=True, help_text="The generation run a judge run scores.")
+    source_run = serializers.IntegerField(
+        source="source_run_id", allow_null=True, help_text="The generation run a judge run scores."
+    )
     params = serializers.DictField()
     limit = serializers.IntegerField(allow_null=True)
     status = serializers.CharField(help_text=f"One of {', '.join(RunStatus.values)}.")
@@ -68,22 +76,37 @@ class RunSerializer(serializers.Serializer):
 
 
 class RunDetailSerializer(RunSerializer):
-    reproducibility = serializers.DictField(help_text="Model id, base URL, fingerprints or model hash, prompt hash, package versions.")
+    reproducibility = serializers.DictField(
+        help_text="Model id, base URL, fingerprints or model hash, prompt hash, package versions."
+    )
     progress = RunProgressSerializer()
 
 
 class RunCreateSerializer(serializers.Serializer):
     # A plain string in the schema: a "kind" enum here would collide with the corpus's own "kind".
     kind = string_enum(RunKind.values, help_text=f"One of {', '.join(RunKind.values)}.")
-    model = serializers.SlugRelatedField(slug_field="name", queryset=ModelConfig.objects.all(), help_text="Model name (the judge for a judge run).")
+    model = serializers.SlugRelatedField(
+        slug_field="name", queryset=ModelConfig.objects.all(), help_text="Model name (the judge for a judge run)."
+    )
     prompt = serializers.CharField(
         help_text="generation: zero-shot|few-shot; judge: the strategy zero-shot|demonstration|cot|aspect; classification: the task topic|traits."
     )
     dataset = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.all(), required=False, allow_null=True)
-    version = serializers.PrimaryKeyRelatedField(queryset=DatasetVersion.objects.all(), required=False, allow_null=True, help_text="A frozen version (generation).")
-    source_run = serializers.PrimaryKeyRelatedField(queryset=Run.objects.all(), required=False, allow_null=True, help_text="The generation run to judge.")
-    temperature = serializers.FloatField(min_value=0.0, max_value=2.0, required=False, help_text="Generation only; default 0.7.")
-    max_tokens = serializers.IntegerField(min_value=1, max_value=8192, required=False, help_text="Generation only; default 150.")
+    version = serializers.PrimaryKeyRelatedField(
+        queryset=DatasetVersion.objects.all(),
+        required=False,
+        allow_null=True,
+        help_text="A frozen version (generation).",
+    )
+    source_run = serializers.PrimaryKeyRelatedField(
+        queryset=Run.objects.all(), required=False, allow_null=True, help_text="The generation run to judge."
+    )
+    temperature = serializers.FloatField(
+        min_value=0.0, max_value=2.0, required=False, help_text="Generation only; default 0.7."
+    )
+    max_tokens = serializers.IntegerField(
+        min_value=1, max_value=8192, required=False, help_text="Generation only; default 150."
+    )
     seed = serializers.IntegerField(min_value=0, max_value=MAX_INT32, required=False)
     limit = serializers.IntegerField(min_value=1, max_value=MAX_INT32, required=False, allow_null=True)
 
@@ -94,7 +117,9 @@ class RunCreateSerializer(serializers.Serializer):
 
     def validate(self, data):
         if data["prompt"] not in PROMPT_NAMES[data["kind"]]:
-            raise ValidationError({"prompt": f"For a {data['kind']} run, one of {', '.join(PROMPT_NAMES[data['kind']])}."})
+            raise ValidationError(
+                {"prompt": f"For a {data['kind']} run, one of {', '.join(PROMPT_NAMES[data['kind']])}."}
+            )
         return data
 
     def run_arguments(self) -> dict:
@@ -123,7 +148,9 @@ class RunItemSerializer(serializers.Serializer):
     run = serializers.IntegerField(source="run_id")
     expression = serializers.IntegerField(source="expression_id")
     expression_text = serializers.CharField(source="expression.text")
-    source_item = serializers.IntegerField(source="source_item_id", allow_null=True, help_text="The judged generation item.")
+    source_item = serializers.IntegerField(
+        source="source_item_id", allow_null=True, help_text="The judged generation item."
+    )
     status = serializers.CharField(help_text=f"One of {', '.join(ItemStatus.values)}.")
     response = serializers.CharField(help_text="The raw reply.")
     score = serializers.IntegerField(allow_null=True, help_text="Judge 0-5; null when unscored.")
@@ -151,7 +178,11 @@ def _run_or_404(pk: int) -> Run:
 
 
 def _run_detail(run: Run) -> dict:
-    return {**RunSerializer(run).data, "reproducibility": run.reproducibility, "progress": selectors.run_progress(run=run)}
+    return {
+        **RunSerializer(run).data,
+        "reproducibility": run.reproducibility,
+        "progress": selectors.run_progress(run=run),
+    }
 
 
 class RunListApi(ApiMixin, APIView):
@@ -162,7 +193,9 @@ class RunListApi(ApiMixin, APIView):
     @extend_schema(
         operation_id="evaluation_runs_list",
         parameters=[
-            OpenApiParameter("kind", OpenApiTypes.STR, enum=[*RunKind.values, ""], required=False, description="Empty for all.")
+            OpenApiParameter(
+                "kind", OpenApiTypes.STR, enum=[*RunKind.values, ""], required=False, description="Empty for all."
+            )
         ],
         responses={200: RunSerializer(many=True), **error_responses(400, 401, 403)},
     )
@@ -190,7 +223,9 @@ class RunListApi(ApiMixin, APIView):
 class RunDetailApi(ApiMixin, APIView):
     permission_classes = [IsResearcher]
 
-    @extend_schema(operation_id="evaluation_runs_retrieve", responses={200: RunDetailSerializer, **error_responses(401, 403, 404)})
+    @extend_schema(
+        operation_id="evaluation_runs_retrieve", responses={200: RunDetailSerializer, **error_responses(401, 403, 404)}
+    )
     def get(self, request, pk: int):
         return Response(_run_detail(_run_or_404(pk)))
 
@@ -240,8 +275,12 @@ class RunItemListApi(ApiMixin, APIView):
         operation_id="evaluation_run_items_list",
         parameters=[
             OpenApiParameter("status", OpenApiTypes.STR, enum=ItemStatus.values, required=False),
-            OpenApiParameter("unscored", OpenApiTypes.BOOL, required=False, description="Only judge items with no readable score."),
-            OpenApiParameter("cached", OpenApiTypes.BOOL, required=False, description="Only items answered from the cache."),
+            OpenApiParameter(
+                "unscored", OpenApiTypes.BOOL, required=False, description="Only judge items with no readable score."
+            ),
+            OpenApiParameter(
+                "cached", OpenApiTypes.BOOL, required=False, description="Only items answered from the cache."
+            ),
             OpenApiParameter("page", OpenApiTypes.INT, required=False),
         ],
         responses={200: paginated(RunItemSerializer), **error_responses(400, 401, 403, 404)},
@@ -252,7 +291,9 @@ class RunItemListApi(ApiMixin, APIView):
         if item_status and item_status not in ItemStatus.values:
             raise ValidationError({"status": [f"One of {', '.join(ItemStatus.values)}."]})
         truthy = {"1", "true", "yes"}
-        items = selectors.run_items(run=run, status=item_status, unscored=request.query_params.get("unscored", "") in truthy)
+        items = selectors.run_items(
+            run=run, status=item_status, unscored=request.query_params.get("unscored", "") in truthy
+        )
         if request.query_params.get("cached", "") in truthy:
             items = items.filter(cached=True)
         paginator = PageNumberPagination()
@@ -284,7 +325,10 @@ class RunReportApi(ApiMixin, APIView):
         operation_id="evaluation_runs_report",
         parameters=[OpenApiParameter("format", OpenApiTypes.STR, enum=["json", "csv"], required=False)],
         responses={
-            (200, "application/json"): OpenApiResponse(OpenApiTypes.OBJECT, description="`run` with its counts, `average`, `by_theme`, `by_trait` (judge) or `accuracy` (classification)."),
+            (200, "application/json"): OpenApiResponse(
+                OpenApiTypes.OBJECT,
+                description="`run` with its counts, `average`, `by_theme`, `by_trait` (judge) or `accuracy` (classification).",
+            ),
             (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="section, code, value"),
             **error_responses(400, 401, 403, 404),
         },

@@ -44,7 +44,9 @@ class ScoringTaskSerializer(serializers.Serializer):
     n_items = serializers.IntegerField(help_text="Sample size.")
     n_shared = serializers.IntegerField(help_text="Items every rater scores.")
     seed = serializers.IntegerField()
-    sample = serializers.ListField(child=serializers.IntegerField(), help_text="The sampled run item ids, in sample order.")
+    sample = serializers.ListField(
+        child=serializers.IntegerField(), help_text="The sampled run item ids, in sample order."
+    )
     raters = serializers.SerializerMethodField()
     progress = serializers.SerializerMethodField()
     created_at = serializers.DateTimeField()
@@ -60,14 +62,24 @@ class ScoringTaskSerializer(serializers.Serializer):
 class ScoringTaskCreateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200, help_text="Raters see it: do not put the model in it.")
     run = serializers.PrimaryKeyRelatedField(
-        queryset=Run.objects.filter(kind=RunKind.GENERATION, status=RunStatus.DONE), help_text="A finished generation run."
+        queryset=Run.objects.filter(kind=RunKind.GENERATION, status=RunStatus.DONE),
+        help_text="A finished generation run.",
     )
     raters = serializers.SlugRelatedField(
-        slug_field="username", many=True, queryset=rater_choices(), help_text="Usernames of people with the Annotator role."
+        slug_field="username",
+        many=True,
+        queryset=rater_choices(),
+        help_text="Usernames of people with the Annotator role.",
     )
     n_items = serializers.IntegerField(min_value=1, max_value=MAX_INT32, default=200)
     n_shared = serializers.IntegerField(min_value=0, max_value=MAX_INT32, default=50)
-    seed = serializers.IntegerField(min_value=0, max_value=MAX_INT32, required=False, allow_null=True, help_text="Empty for a random seed (recorded).")
+    seed = serializers.IntegerField(
+        min_value=0,
+        max_value=MAX_INT32,
+        required=False,
+        allow_null=True,
+        help_text="Empty for a random seed (recorded).",
+    )
 
     def validate(self, data):
         if data["n_shared"] > data["n_items"]:
@@ -84,11 +96,15 @@ class HumanRatingSerializer(serializers.Serializer):
     status = serializers.CharField(help_text=f"One of {', '.join(RatingStatus.values)}.")
     expression = serializers.CharField(source="item.expression.text")
     reference_explanation = serializers.CharField(source="item.expression.explanation")
-    explanation = serializers.CharField(source="item.response", help_text="The explanation to score (the model is not named).")
+    explanation = serializers.CharField(
+        source="item.response", help_text="The explanation to score (the model is not named)."
+    )
     score = serializers.IntegerField(allow_null=True, help_text="Overall, 0-5.")
     accuracy = serializers.IntegerField(allow_null=True, help_text="Semantic accuracy, 0-5.")
     completeness = serializers.IntegerField(allow_null=True, help_text="Interpretive completeness, 0-5.")
-    native_alignment = serializers.IntegerField(allow_null=True, help_text="Alignment with native speakers' understanding, 0-5.")
+    native_alignment = serializers.IntegerField(
+        allow_null=True, help_text="Alignment with native speakers' understanding, 0-5."
+    )
     note = serializers.CharField()
     revision = serializers.IntegerField(help_text="Send it back with a submit; a stale one is refused with 409.")
     submitted_at = serializers.DateTimeField(allow_null=True)
@@ -144,8 +160,13 @@ class ScoringTaskListApi(ApiMixin, APIView):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         task = scoring_task_create(
-            name=data["name"], run=data["run"], raters=list(data["raters"]), n_items=data["n_items"],
-            n_shared=data["n_shared"], seed=data.get("seed"), user=request.user,
+            name=data["name"],
+            run=data["run"],
+            raters=list(data["raters"]),
+            n_items=data["n_items"],
+            n_shared=data["n_shared"],
+            seed=data.get("seed"),
+            user=request.user,
         )
         return Response(ScoringTaskSerializer(queries.task_list().get(pk=task.pk)).data, status=status.HTTP_201_CREATED)
 
@@ -180,7 +201,11 @@ class MyRatingListApi(ApiMixin, APIView):
 
 
 def _own_rating(request, pk: int) -> HumanRating:
-    rating = HumanRating.objects.select_related("item__expression").filter(pk=pk, rater=request.user, task__isnull=False).first()
+    rating = (
+        HumanRating.objects.select_related("item__expression")
+        .filter(pk=pk, rater=request.user, task__isnull=False)
+        .first()
+    )
     if rating is None:
         raise NotFound("No such rating among yours.")
     return rating
@@ -203,7 +228,9 @@ class RatingSubmitApi(ApiMixin, APIView):
         request=HumanRatingSubmitSerializer,
         responses={
             200: HumanRatingSerializer,
-            409: OpenApiResponse(HumanRatingConflictSerializer, description="Saved meanwhile with another revision; nothing changed."),
+            409: OpenApiResponse(
+                HumanRatingConflictSerializer, description="Saved meanwhile with another revision; nothing changed."
+            ),
             **error_responses(400, 401, 403, 404),
         },
         description="Submit (or change) your scores. The same scores sent again are already saved: no new revision.",
@@ -216,7 +243,13 @@ class RatingSubmitApi(ApiMixin, APIView):
         if _same(rating, values, note):
             return Response(HumanRatingSerializer(rating).data)
         try:
-            rating_submit(rating=rating, user=request.user, values=values, note=note, revision=serializer.validated_data["revision"])
+            rating_submit(
+                rating=rating,
+                user=request.user,
+                values=values,
+                note=note,
+                revision=serializer.validated_data["revision"],
+            )
         except RatingConflict as exc:
             current = _own_rating(request, pk)
             if _same(current, values, note):

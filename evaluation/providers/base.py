@@ -44,8 +44,15 @@ class Provider:
     """One configured model. ``complete`` sends one chat request and does not retry:
     retries, backoff, pacing and concurrency belong to the engine."""
 
-    def complete(self, messages: list[dict], *, temperature: float, max_tokens: int, seed: int | None = None,
-                 top_logprobs: int | None = None) -> Completion:
+    def complete(
+        self,
+        messages: list[dict],
+        *,
+        temperature: float,
+        max_tokens: int,
+        seed: int | None = None,
+        top_logprobs: int | None = None,
+    ) -> Completion:
         raise NotImplementedError
 
     def choice_logprobs(self, messages: list[dict], choices: list[str]) -> dict[str, float]:

@@ -162,15 +162,31 @@ class OpenAIProvider(Provider):
         with _CLIENTS_LOCK:
             client = _CLIENTS.get(cache_key)
             if client is None:
-                client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0,
-                                       http_client=guarded_http_client(timeout=timeout))
+                client = openai.OpenAI(
+                    base_url=base_url,
+                    api_key=api_key,
+                    timeout=timeout,
+                    max_retries=0,
+                    http_client=guarded_http_client(timeout=timeout),
+                )
                 _CLIENTS[cache_key] = client
         return cls(client=client, model_id=model_config.model_id, base_url=str(client.base_url))
 
-    def complete(self, messages: list[dict], *, temperature: float, max_tokens: int, seed: int | None = None,
-                 top_logprobs: int | None = None) -> Completion:
-        kwargs: dict = {"model": self.model_id, "messages": messages, "temperature": temperature,
-                        "max_tokens": max_tokens}
+    def complete(
+        self,
+        messages: list[dict],
+        *,
+        temperature: float,
+        max_tokens: int,
+        seed: int | None = None,
+        top_logprobs: int | None = None,
+    ) -> Completion:
+        kwargs: dict = {
+            "model": self.model_id,
+            "messages": messages,
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+        }
         if seed is not None:
             kwargs["seed"] = seed
         if top_logprobs is not None:
@@ -193,8 +209,9 @@ class OpenAIProvider(Provider):
             message = self._clean(_server_message(error))
             # Any other 4xx (400, 401, 403, 404, 422 ...) will be answered the same way however often we ask.
             if status in (408, 429) or status >= 500:
-                raise RetryableError(f"HTTP {status}: {message}", retry_after=_retry_after_of(error.response),
-                                     status=status) from error
+                raise RetryableError(
+                    f"HTTP {status}: {message}", retry_after=_retry_after_of(error.response), status=status
+                ) from error
             raise ClientError(message, status=status) from error
         except openai.APIResponseValidationError as error:
             raise RetryableError(self._clean(f"Invalid reply: {error.message}"), status=error.status_code) from error
@@ -237,5 +254,9 @@ class OpenAIProvider(Provider):
         )
 
     def describe(self) -> dict:
-        return {"provider": "openai", "model_id": self.model_id, "base_url": self.base_url,
-                "openai_version": openai.__version__}
+        return {
+            "provider": "openai",
+            "model_id": self.model_id,
+            "base_url": self.base_url,
+            "openai_version": openai.__version__,
+        }

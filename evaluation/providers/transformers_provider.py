@@ -200,10 +200,17 @@ def _convert_gguf(source: ModelSource, target: Path) -> None:
     shutil.rmtree(scratch, ignore_errors=True)
     model.save_pretrained(scratch)
     tokenizer.save_pretrained(scratch)
-    (scratch / _CONVERTED_MARKER).write_text(json.dumps({
-        "gguf": str(gguf), "size": gguf.stat().st_size, "sha256": _sha256_file(gguf),
-        "converted_seconds": round(time.monotonic() - started, 2),
-    }, indent=2))
+    (scratch / _CONVERTED_MARKER).write_text(
+        json.dumps(
+            {
+                "gguf": str(gguf),
+                "size": gguf.stat().st_size,
+                "sha256": _sha256_file(gguf),
+                "converted_seconds": round(time.monotonic() - started, 2),
+            },
+            indent=2,
+        )
+    )
     try:
         os.rename(scratch, target)
     except OSError:
@@ -265,8 +272,14 @@ def _load(source: ModelSource) -> LoadedModel:
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     sha = source_sha256(source)
-    return LoadedModel(source=source, model=model, tokenizer=tokenizer, sha256=sha,
-                       load_seconds=time.monotonic() - started, converted=converted)
+    return LoadedModel(
+        source=source,
+        model=model,
+        tokenizer=tokenizer,
+        sha256=sha,
+        load_seconds=time.monotonic() - started,
+        converted=converted,
+    )
 
 
 def _flatten(messages: list[dict]) -> list[dict]:
@@ -302,13 +315,28 @@ class TransformersProvider(Provider):
     def warm_up(self) -> None:
         load_model(self.model_id)
 
-    def complete(self, messages: list[dict], *, temperature: float, max_tokens: int, seed: int | None = None,
-                 top_logprobs: int | None = None) -> Completion:
-        return self.complete_batch([messages], temperature=temperature, max_tokens=max_tokens, seed=seed,
-                                   top_logprobs=top_logprobs)[0]
+    def complete(
+        self,
+        messages: list[dict],
+        *,
+        temperature: float,
+        max_tokens: int,
+        seed: int | None = None,
+        top_logprobs: int | None = None,
+    ) -> Completion:
+        return self.complete_batch(
+            [messages], temperature=temperature, max_tokens=max_tokens, seed=seed, top_logprobs=top_logprobs
+        )[0]
 
-    def complete_batch(self, conversations: list[list[dict]], *, temperature: float, max_tokens: int,
-                       seed: int | None = None, top_logprobs: int | None = None) -> list[Completion]:
+    def complete_batch(
+        self,
+        conversations: list[list[dict]],
+        *,
+        temperature: float,
+        max_tokens: int,
+        seed: int | None = None,
+        top_logprobs: int | None = None,
+    ) -> list[Completion]:
         """Generate for several conversations in one left-padded batch."""
         import torch
 
@@ -316,13 +344,20 @@ class TransformersProvider(Provider):
             return []
         loaded = self.loaded
         tokenizer, model = loaded.tokenizer, loaded.model
-        prompts = [tokenizer.apply_chat_template(_flatten(m), add_generation_prompt=True, tokenize=False)
-                   for m in conversations]
+        prompts = [
+            tokenizer.apply_chat_template(_flatten(m), add_generation_prompt=True, tokenize=False)
+            for m in conversations
+        ]
         # The template already wrote the special tokens.
         encoded = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
         do_sample = temperature > 0
-        options: dict = {"max_new_tokens": max_tokens, "do_sample": do_sample, "return_dict_in_generate": True,
-                         "output_logits": top_logprobs is not None, "pad_token_id": tokenizer.pad_token_id}
+        options: dict = {
+            "max_new_tokens": max_tokens,
+            "do_sample": do_sample,
+            "return_dict_in_generate": True,
+            "output_logits": top_logprobs is not None,
+            "pad_token_id": tokenizer.pad_token_id,
+        }
         if do_sample:
             options["temperature"] = temperature
         else:
@@ -354,13 +389,28 @@ class TransformersProvider(Provider):
             if log_probs is not None:
                 logprobs = self._token_logprobs(log_probs[row], kept, top_logprobs)
             raw = {
-                "object": "local.completion", "model": self.source.model_id, "text": text,
-                "finish_reason": finish, "usage": {"prompt_tokens": tokens_in, "completion_tokens": length},
-                "params": {"temperature": temperature, "max_tokens": max_tokens, "seed": seed,
-                           "top_logprobs": top_logprobs},
+                "object": "local.completion",
+                "model": self.source.model_id,
+                "text": text,
+                "finish_reason": finish,
+                "usage": {"prompt_tokens": tokens_in, "completion_tokens": length},
+                "params": {
+                    "temperature": temperature,
+                    "max_tokens": max_tokens,
+                    "seed": seed,
+                    "top_logprobs": top_logprobs,
+                },
             }
-            completions.append(Completion(text=text, tokens_in=tokens_in, tokens_out=length,
-                                          fingerprint=loaded.sha256, logprobs=logprobs, raw=raw))
+            completions.append(
+                Completion(
+                    text=text,
+                    tokens_in=tokens_in,
+                    tokens_out=length,
+                    fingerprint=loaded.sha256,
+                    logprobs=logprobs,
+                    raw=raw,
+                )
+            )
         return completions
 
     def choice_logprobs(self, messages: list[dict], choices: list[str]) -> dict[str, float]:
@@ -394,17 +444,24 @@ class TransformersProvider(Provider):
             top = []
             if top_n:
                 values, ids = dist.topk(top_n)
-                top = [{"token": tokenizer.decode([i]), "logprob": float(v)}
-                       for v, i in zip(values.tolist(), ids.tolist(), strict=True)]
+                top = [
+                    {"token": tokenizer.decode([i]), "logprob": float(v)}
+                    for v, i in zip(values.tolist(), ids.tolist(), strict=True)
+                ]
             entries.append({"token": tokenizer.decode([token]), "logprob": float(dist[token]), "top": top})
         return entries
 
     def describe(self) -> dict:
         # Package metadata, not imports: the web process records a run without loading torch.
         return {
-            "provider": "transformers", "model_id": self.source.model_id, "path": self.source.path,
-            "gguf_file": self.source.gguf_file, "source": self.source.kind, "sha256": source_sha256(self.source),
-            "transformers_version": metadata.version("transformers"), "torch_version": metadata.version("torch"),
+            "provider": "transformers",
+            "model_id": self.source.model_id,
+            "path": self.source.path,
+            "gguf_file": self.source.gguf_file,
+            "source": self.source.kind,
+            "sha256": source_sha256(self.source),
+            "transformers_version": metadata.version("transformers"),
+            "torch_version": metadata.version("torch"),
         }
 
 

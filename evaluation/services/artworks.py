@@ -113,7 +113,9 @@ def _read_csv(text: str, data_name: str) -> tuple[list[tuple[int, dict]], list[s
     columns = {str(column).strip().lower(): column for column in frame.columns}
     missing = [column for column in REQUIRED if column not in columns]
     if missing:
-        return [], [_("%(file)s: column '%(column)s' is missing") % {"file": data_name, "column": column} for column in missing]
+        return [], [
+            _("%(file)s: column '%(column)s' is missing") % {"file": data_name, "column": column} for column in missing
+        ]
     rows = []
     for n, record in enumerate(frame.to_dict("records")):
         rows.append((n + 2, {column: str(record[columns[column]]) for column in COLUMNS if column in columns}))
@@ -189,7 +191,9 @@ def _check_image(source, number: int, image: str, errors: list[str]) -> tuple[by
         errors.append(f"{where}: " + _("“%(path)s”: %(reason)s") % {"path": image, "reason": exc})
         return None
     if extension is None:
-        errors.append(f"{where}: " + _("“%(path)s” is not a readable PNG, JPEG, WebP, GIF or SVG image") % {"path": image})
+        errors.append(
+            f"{where}: " + _("“%(path)s” is not a readable PNG, JPEG, WebP, GIF or SVG image") % {"path": image}
+        )
         return None
     return content, extension
 
@@ -222,7 +226,8 @@ def _check_rows(source, rows: list[tuple[int, dict]]) -> tuple[list[_Row], list[
             # Case-folded: on some file systems "A.png" and "a.png" are one file.
             elif key.casefold() in seen:
                 errors.append(
-                    f"{_where(number, 'id')}: " + _("“%(id)s” is also the id of row %(other)s") % {"id": key, "other": seen[key.casefold()]}
+                    f"{_where(number, 'id')}: "
+                    + _("“%(id)s” is also the id of row %(other)s") % {"id": key, "other": seen[key.casefold()]}
                 )
                 ok = False
             else:
@@ -235,8 +240,19 @@ def _check_rows(source, rows: list[tuple[int, dict]]) -> tuple[list[_Row], list[
             ok = False
         image = _check_image(source, number, values["image"], errors)
         if ok and image is not None:
-            checked.append(_Row(number, key, values["title"], values["artist"], values["date"], values["culture"],
-                                values["comment"], image[0], image[1]))
+            checked.append(
+                _Row(
+                    number,
+                    key,
+                    values["title"],
+                    values["artist"],
+                    values["date"],
+                    values["culture"],
+                    values["comment"],
+                    image[0],
+                    image[1],
+                )
+            )
     if not rows and not errors:
         errors.append(_("the file holds no artworks"))
     return checked, errors
@@ -274,7 +290,9 @@ def artworks_import(*, name: str, source, user=None, filename: str = "", descrip
     try:
         with transaction.atomic():
             collection = ArtworkCollection.objects.create(
-                name=name, description=description, created_by=user if user is not None and user.is_authenticated else None
+                name=name,
+                description=description,
+                created_by=user if user is not None and user.is_authenticated else None,
             )
             for position, row in enumerate(checked):
                 artwork = CollectionArtwork(
@@ -295,7 +313,9 @@ def artworks_import(*, name: str, source, user=None, filename: str = "", descrip
     except IntegrityError:
         storage_delete(written)
         # Two imports of one name at once: the unique constraint decided.
-        raise ArtworkImportError([_("collection: a collection “%(name)s” already exists; choose a new name") % {"name": name}]) from None
+        raise ArtworkImportError(
+            [_("collection: a collection “%(name)s” already exists; choose a new name") % {"name": name}]
+        ) from None
     except BaseException:
         storage_delete(written)
         raise
@@ -311,13 +331,21 @@ def _user(user):
 
 def _symbol_users(artwork: CollectionArtwork, symbol: str) -> list[str]:
     return list(
-        artwork.questions.filter(type=ArtworkQuestionType.ATTUNED, symbol=symbol).order_by("position").values_list("key", flat=True)
+        artwork.questions.filter(type=ArtworkQuestionType.ATTUNED, symbol=symbol)
+        .order_by("position")
+        .values_list("key", flat=True)
     )
 
 
 @transaction.atomic
 def element_save(
-    *, artwork: CollectionArtwork, name: str, is_symbol: bool, meaning: str = "", element: ArtworkElement | None = None, user=None
+    *,
+    artwork: CollectionArtwork,
+    name: str,
+    is_symbol: bool,
+    meaning: str = "",
+    element: ArtworkElement | None = None,
+    user=None,
 ) -> ArtworkElement:
     """Create an element of ``artwork`` or update ``element``; renaming a symbol renames it in its questions."""
     name = (name or "").strip()
@@ -341,13 +369,20 @@ def element_save(
     if element is None:
         position = (artwork.elements.aggregate(top=Max("position"))["top"] or 0) + 1
         return ArtworkElement.objects.create(
-            artwork=artwork, name=name, is_symbol=bool(is_symbol), meaning=meaning, position=position, edited_by=_user(user)
+            artwork=artwork,
+            name=name,
+            is_symbol=bool(is_symbol),
+            meaning=meaning,
+            position=position,
+            edited_by=_user(user),
         )
     old_name = element.name
     element.name, element.is_symbol, element.meaning, element.edited_by = name, bool(is_symbol), meaning, _user(user)
     element.save(update_fields=["name", "is_symbol", "meaning", "edited_by"])
     if old_name != name:
-        artwork.questions.filter(type=ArtworkQuestionType.ATTUNED, symbol=old_name).update(symbol=name, edited_by=_user(user))
+        artwork.questions.filter(type=ArtworkQuestionType.ATTUNED, symbol=old_name).update(
+            symbol=name, edited_by=_user(user)
+        )
     return element
 
 
@@ -355,8 +390,12 @@ def element_delete(*, element: ArtworkElement, user=None) -> None:
     used = _symbol_users(element.artwork, element.name) if element.is_symbol else []
     if used:
         raise ArtworkEditError(
-            {"": [_("“%(name)s” is the symbol of the attuned questions %(keys)s; change or delete them first.")
-                  % {"name": element.name, "keys": ", ".join(used)}]}
+            {
+                "": [
+                    _("“%(name)s” is the symbol of the attuned questions %(keys)s; change or delete them first.")
+                    % {"name": element.name, "keys": ", ".join(used)}
+                ]
+            }
         )
     element.delete()
 
@@ -371,7 +410,8 @@ def _question_errors(*, artwork, instance, type, symbol, text, answer, distracto
         errors["answer"] = [_("The answer is required.")]
     if len(distractors) != DISTRACTORS or any(not d for d in distractors):
         errors.setdefault("distractors", []).append(
-            _("Give exactly %(n)s distractors; %(got)s are filled in.") % {"n": DISTRACTORS, "got": sum(1 for d in distractors if d)}
+            _("Give exactly %(n)s distractors; %(got)s are filled in.")
+            % {"n": DISTRACTORS, "got": sum(1 for d in distractors if d)}
         )
     folded = [d.casefold() for d in distractors if d]
     if len(set(folded)) != len(folded):
@@ -383,7 +423,9 @@ def _question_errors(*, artwork, instance, type, symbol, text, answer, distracto
         if not symbol:
             errors["symbol"] = [_("A culturally attuned question is about one of the artwork's symbols: choose it.")]
         elif symbol not in symbols:
-            errors["symbol"] = [_("“%(symbol)s” is not an element of this artwork marked as a symbol.") % {"symbol": symbol}]
+            errors["symbol"] = [
+                _("“%(symbol)s” is not an element of this artwork marked as a symbol.") % {"symbol": symbol}
+            ]
     if key:
         if len(key) > 120 or not _KEY.match(key):
             errors["key"] = [_("Use letters, digits, '.', '_' and '-' only (at most 120).")]
@@ -409,10 +451,22 @@ def question_save(
 
     A culturally attuned question names one of the artwork's symbols; an agnostic one none.
     """
-    text, answer, symbol, key = (text or "").strip(), (answer or "").strip(), (symbol or "").strip(), (key or "").strip()
+    text, answer, symbol, key = (
+        (text or "").strip(),
+        (answer or "").strip(),
+        (symbol or "").strip(),
+        (key or "").strip(),
+    )
     distractors = [str(d or "").strip() for d in (distractors or [])]
     errors = _question_errors(
-        artwork=artwork, instance=instance, type=type, symbol=symbol, text=text, answer=answer, distractors=distractors, key=key
+        artwork=artwork,
+        instance=instance,
+        type=type,
+        symbol=symbol,
+        text=text,
+        answer=answer,
+        distractors=distractors,
+        key=key,
     )
     if errors:
         raise ArtworkEditError(errors)
@@ -426,8 +480,15 @@ def question_save(
                 n += 1
             key = f"{artwork.key}-q{n}"
         return ArtworkQuestion.objects.create(
-            artwork=artwork, key=key, type=type, symbol=symbol, question=text, answer=answer,
-            distractors=distractors, position=position, edited_by=_user(user),
+            artwork=artwork,
+            key=key,
+            type=type,
+            symbol=symbol,
+            question=text,
+            answer=answer,
+            distractors=distractors,
+            position=position,
+            edited_by=_user(user),
         )
     instance.type, instance.symbol, instance.question, instance.answer = type, symbol, text, answer
     instance.distractors, instance.edited_by = distractors, _user(user)

@@ -19,20 +19,31 @@ from .runs import SlotLease, _cache_store, backoff_delay, cache_key, model_throt
 
 
 def model_complete(
-    *, model: ModelConfig, messages: list[dict], temperature: float = 0.0, max_tokens: int = 256, seed: int | None = None
+    *,
+    model: ModelConfig,
+    messages: list[dict],
+    temperature: float = 0.0,
+    max_tokens: int = 256,
+    seed: int | None = None,
 ) -> str:
     """The model's reply text to ``messages``; a cached reply when the same request was answered before.
 
     Raises ClientError for a request the server refuses, and RetryableError once
     EVAL_MAX_ATTEMPTS attempts have failed.
     """
-    return model_completion(model=model, messages=messages, temperature=temperature, max_tokens=max_tokens,
-                            seed=seed)[0].text
+    return model_completion(model=model, messages=messages, temperature=temperature, max_tokens=max_tokens, seed=seed)[
+        0
+    ].text
 
 
 def model_completion(
-    *, model: ModelConfig, messages: list[dict], temperature: float = 0.0, max_tokens: int = 256,
-    seed: int | None = None, top_logprobs: int | None = None,
+    *,
+    model: ModelConfig,
+    messages: list[dict],
+    temperature: float = 0.0,
+    max_tokens: int = 256,
+    seed: int | None = None,
+    top_logprobs: int | None = None,
 ) -> tuple[Completion, bool]:
     """Like model_complete, with the whole Completion (token log-probabilities when
     ``top_logprobs`` is not None) and whether it came from the cache."""
@@ -52,8 +63,9 @@ def model_choice_logprobs(*, model: ModelConfig, messages: list[dict], choices: 
     Provider.choice_logprobs), through the same cache, lease, pacing and retries."""
     _refuse_forbidden(model)
     params = {"temperature": 0.0, "max_tokens": 1, "seed": None, "top_logprobs": 20}
-    key = hashlib.sha256(("choices\x00" + cache_key(model, messages, params) + "\x00"
-                          + "\x00".join(choices)).encode()).hexdigest()
+    key = hashlib.sha256(
+        ("choices\x00" + cache_key(model, messages, params) + "\x00" + "\x00".join(choices)).encode()
+    ).hexdigest()
     cached = ResponseCache.objects.filter(key=key).values_list("response", flat=True).first()
     if cached is not None:
         return {c: (-math.inf if v is None else v) for c, v in cached["choices"].items()}

@@ -83,6 +83,13 @@ def prompt_add(*, name: str, kind: str, messages: list[dict], reference: str = "
     content_hash = template_hash(messages)
     template, _created = PromptTemplate.objects.get_or_create(
         content_hash=content_hash,
-        defaults={"name": name, "kind": kind, "messages": messages, "reference": reference, "ours": True, "created_by": user},
+        defaults={
+            "name": name,
+            "kind": kind,
+            "messages": messages,
+            "reference": reference,
+            "ours": True,
+            "created_by": user,
+        },
     )
     return template

@@ -121,7 +121,10 @@ def artwork_report_page(request, pk: int):
             {
                 "group": group,
                 "rows": [
-                    {"label": _labels()[condition], "cells": [conditions[condition][q] for q in reversed(QUESTION_TYPES)]}
+                    {
+                        "label": _labels()[condition],
+                        "cells": [conditions[condition][q] for q in reversed(QUESTION_TYPES)],
+                    }
                     for condition in CONDITIONS
                 ],
             }

@@ -31,20 +31,35 @@ ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
 
 
 class ArtworkRunForm(forms.Form):
-    collection = forms.ModelChoiceField(queryset=ArtworkCollection.objects.order_by("name"),
-                                        label=gettext_lazy("Collection"))
-    speaker = forms.ModelChoiceField(queryset=ModelConfig.objects.order_by("name"), label=gettext_lazy("Speaker model"),
-                                     help_text=gettext_lazy("Writes the descriptions."))
-    listener = forms.ModelChoiceField(queryset=ModelConfig.objects.order_by("name"),
-                                      label=gettext_lazy("Listener model"),
-                                      help_text=gettext_lazy("The simulated listener; the paper uses another model."))
-    builder = forms.ModelChoiceField(queryset=ModelConfig.objects.order_by("name"), required=False,
-                                     label=gettext_lazy("Question builder model"),
-                                     help_text=gettext_lazy("Builds the symbols, background and questions the "
-                                                            "artworks do not have yet; empty: the speaker."))
+    collection = forms.ModelChoiceField(
+        queryset=ArtworkCollection.objects.order_by("name"), label=gettext_lazy("Collection")
+    )
+    speaker = forms.ModelChoiceField(
+        queryset=ModelConfig.objects.order_by("name"),
+        label=gettext_lazy("Speaker model"),
+        help_text=gettext_lazy("Writes the descriptions."),
+    )
+    listener = forms.ModelChoiceField(
+        queryset=ModelConfig.objects.order_by("name"),
+        label=gettext_lazy("Listener model"),
+        help_text=gettext_lazy("The simulated listener; the paper uses another model."),
+    )
+    builder = forms.ModelChoiceField(
+        queryset=ModelConfig.objects.order_by("name"),
+        required=False,
+        label=gettext_lazy("Question builder model"),
+        help_text=gettext_lazy(
+            "Builds the symbols, background and questions the artworks do not have yet; empty: the speaker."
+        ),
+    )
     samples = forms.IntegerField(min_value=1, max_value=50, initial=10, label=gettext_lazy("Pragmatic samples"))
-    lam = forms.FloatField(min_value=0, max_value=1, initial=0.0, label=gettext_lazy("Lambda (Eq. 5)"),
-                           help_text=gettext_lazy("Weight of the description's own likelihood; 0 is Eq. 4."))
+    lam = forms.FloatField(
+        min_value=0,
+        max_value=1,
+        initial=0.0,
+        label=gettext_lazy("Lambda (Eq. 5)"),
+        help_text=gettext_lazy("Weight of the description's own likelihood; 0 is Eq. 4."),
+    )
     limit = forms.IntegerField(min_value=1, required=False, label=gettext_lazy("Only the first N artworks"))
 
 
@@ -55,8 +70,16 @@ def artwork_run_list_page(request):
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            run = artwork_run_start(collection=data["collection"], speaker=data["speaker"], listener=data["listener"],
-                                    builder=data["builder"], samples=data["samples"], lam=data["lam"], limit=data["limit"], user=request.user)
+            run = artwork_run_start(
+                collection=data["collection"],
+                speaker=data["speaker"],
+                listener=data["listener"],
+                builder=data["builder"],
+                samples=data["samples"],
+                lam=data["lam"],
+                limit=data["limit"],
+                user=request.user,
+            )
         except ValidationError as exc:
             add_service_errors(form, exc)
         else:

@@ -53,7 +53,10 @@ def collection_import(request):
             return redirect("evaluation:collection_detail", pk=collection.pk)
     status = 400 if form.is_bound and (form.errors or import_errors) else 200
     return render(
-        request, "evaluation/artwork_collection_import.html", {"form": form, "import_errors": import_errors}, status=status
+        request,
+        "evaluation/artwork_collection_import.html",
+        {"form": form, "import_errors": import_errors},
+        status=status,
     )
 
 
@@ -70,7 +73,9 @@ def collection_detail(request, pk: int):
 
 
 def _artwork_or_404(pk: int, artwork_pk: int) -> CollectionArtwork:
-    return get_object_or_404(CollectionArtwork.objects.select_related("collection", "reviewed_by"), pk=artwork_pk, collection_id=pk)
+    return get_object_or_404(
+        CollectionArtwork.objects.select_related("collection", "reviewed_by"), pk=artwork_pk, collection_id=pk
+    )
 
 
 # The site policy would be the wrong one: the file carries its own, stricter policy.
@@ -135,8 +140,12 @@ def _page_context(artwork: CollectionArtwork, *, element_add=None, question_add=
 
 def _element_add_state(values=None, errors=None) -> dict:
     values = values or {}
-    return {"name": values.get("name", ""), "is_symbol": values.get("is_symbol", False),
-            "meaning": values.get("meaning", ""), "errors": errors or []}
+    return {
+        "name": values.get("name", ""),
+        "is_symbol": values.get("is_symbol", False),
+        "meaning": values.get("meaning", ""),
+        "errors": errors or [],
+    }
 
 
 def _errors_text(exc: ArtworkEditError) -> str:
@@ -187,16 +196,25 @@ def _element_save(request, artwork):
         services.element_save(artwork=artwork, element=element, user=request.user, **values)
     except ArtworkEditError as exc:
         if request.htmx:
-            return render(request, "evaluation/_artwork_element_row.html",
-                          {"row": _element_row(element, values, [m for ms in exc.errors.values() for m in ms]), "artwork": artwork})
+            return render(
+                request,
+                "evaluation/_artwork_element_row.html",
+                {
+                    "row": _element_row(element, values, [m for ms in exc.errors.values() for m in ms]),
+                    "artwork": artwork,
+                },
+            )
         messages.error(request, f"{old_name}: {_errors_text(exc)}")
         return redirect(_page_url(artwork, f"element-{element.pk}"))
     if request.htmx:
         if old_name != element.name and artwork.questions.filter(symbol=element.name).exists():
             # The questions about this symbol show the new name too: the whole page is redrawn.
             return HttpResponse(headers={"HX-Refresh": "true"})
-        return render(request, "evaluation/_artwork_element_row.html",
-                      {"row": _element_row(element, saved=_("Saved.")), "artwork": artwork})
+        return render(
+            request,
+            "evaluation/_artwork_element_row.html",
+            {"row": _element_row(element, saved=_("Saved.")), "artwork": artwork},
+        )
     messages.success(request, _("“%(name)s” saved.") % {"name": element.name})
     return redirect(_page_url(artwork, f"element-{element.pk}"))
 
@@ -207,8 +225,11 @@ def _element_delete(request, artwork):
         services.element_delete(element=element, user=request.user)
     except ArtworkEditError as exc:
         if request.htmx:
-            return render(request, "evaluation/_artwork_element_row.html",
-                          {"row": _element_row(element, errors=[_errors_text(exc)]), "artwork": artwork})
+            return render(
+                request,
+                "evaluation/_artwork_element_row.html",
+                {"row": _element_row(element, errors=[_errors_text(exc)]), "artwork": artwork},
+            )
         messages.error(request, _errors_text(exc))
         return redirect(_page_url(artwork, f"element-{element.pk}"))
     if request.htmx:
@@ -224,7 +245,9 @@ def _element_add(request, artwork):
         services.element_save(artwork=artwork, user=request.user, **values)
     except ArtworkEditError as exc:
         if request.htmx:
-            context = _page_context(artwork, element_add=_element_add_state(values, [m for ms in exc.errors.values() for m in ms]))
+            context = _page_context(
+                artwork, element_add=_element_add_state(values, [m for ms in exc.errors.values() for m in ms])
+            )
             return render(request, "evaluation/_artwork_elements.html", context)
         messages.error(request, _errors_text(exc))
         return redirect(_page_url(artwork, "elements"))
@@ -254,16 +277,27 @@ def _question_of(request, artwork):
 
 
 def _question_context(artwork, block) -> dict:
-    return {"q": block, "artwork": artwork, "symbols": list(artwork.elements.filter(is_symbol=True).order_by("position", "pk")
-                                                            .values_list("name", flat=True)),
-            "type_choices": ArtworkQuestionType.choices}
+    return {
+        "q": block,
+        "artwork": artwork,
+        "symbols": list(
+            artwork.elements.filter(is_symbol=True).order_by("position", "pk").values_list("name", flat=True)
+        ),
+        "type_choices": ArtworkQuestionType.choices,
+    }
 
 
 def _save_question(request, artwork, instance):
     values = _question_values(request)
     services.question_save(
-        artwork=artwork, instance=instance, type=values["type"], symbol=values["symbol"], text=values["question"],
-        answer=values["answer"], distractors=values["distractors"], user=request.user,
+        artwork=artwork,
+        instance=instance,
+        type=values["type"],
+        symbol=values["symbol"],
+        text=values["question"],
+        answer=values["answer"],
+        distractors=values["distractors"],
+        user=request.user,
     )
     return values
 
@@ -312,7 +346,9 @@ def _question_add(request, artwork):
 def _background(request, artwork):
     form = BackgroundForm(request.POST)
     form.is_valid()
-    services.artwork_background_save(artwork=artwork, background=form.cleaned_data.get("background", ""), user=request.user)
+    services.artwork_background_save(
+        artwork=artwork, background=form.cleaned_data.get("background", ""), user=request.user
+    )
     messages.success(request, _("Background saved."))
     return redirect(_page_url(artwork, "background"))
 

@@ -54,7 +54,8 @@ def model_new(request):
 def prompt_list(request):
     prompts = list(selectors.prompt_list())
     groups = [
-        {"kind": kind, "label": label, "prompts": [p for p in prompts if p.kind == kind]} for kind, label in PromptKind.choices
+        {"kind": kind, "label": label, "prompts": [p for p in prompts if p.kind == kind]}
+        for kind, label in PromptKind.choices
     ]
     return render(request, "evaluation/prompt_list.html", {"groups": groups})
 
@@ -74,14 +75,22 @@ def prompt_new(request):
         data = form.cleaned_data
         try:
             prompt = services.prompt_add(
-                name=data["name"].strip(), kind=data["kind"], messages=data["messages"], reference=data["reference"], user=request.user
+                name=data["name"].strip(),
+                kind=data["kind"],
+                messages=data["messages"],
+                reference=data["reference"],
+                user=request.user,
             )
         except ValidationError as exc:
             if hasattr(exc, "error_dict") and "messages" in exc.error_dict:
                 exc.error_dict["messages_json"] = exc.error_dict.pop("messages")
             add_service_errors(form, exc)
         else:
-            messages.success(request, _("Prompt “%(name)s” saved as version %(hash)s.") % {"name": prompt.name, "hash": prompt.content_hash[:12]})
+            messages.success(
+                request,
+                _("Prompt “%(name)s” saved as version %(hash)s.")
+                % {"name": prompt.name, "hash": prompt.content_hash[:12]},
+            )
             return redirect("evaluation:prompt_detail", pk=prompt.pk)
     status = 400 if form.is_bound and form.errors else 200
     return render(request, "evaluation/prompt_new.html", {"form": form}, status=status)

@@ -140,7 +140,9 @@ def run_new(request, kind: str):
         form.is_valid()
         form.add_error(None, _("This form has expired. Check the values and submit it again."))
         form = _with_fresh_token(request, form_class, form)
-        return render(request, "evaluation/run_new.html", {"form": form, "kind": kind, "title": RUN_TITLES[kind]}, status=400)
+        return render(
+            request, "evaluation/run_new.html", {"form": form, "kind": kind, "title": RUN_TITLES[kind]}, status=400
+        )
     if tokens[token] or not cache.add(_token_cache_key(token), 0, timeout=3600):
         # The same form again: go where the first submit went.
         token_run = _run_of_token(request, token)
@@ -161,7 +163,9 @@ def run_new(request, kind: str):
             return redirect("evaluation:run_detail", pk=run.pk)
     # The token is free again so the corrected form can be submitted.
     cache.delete(_token_cache_key(token))
-    return render(request, "evaluation/run_new.html", {"form": form, "kind": kind, "title": RUN_TITLES[kind]}, status=400)
+    return render(
+        request, "evaluation/run_new.html", {"form": form, "kind": kind, "title": RUN_TITLES[kind]}, status=400
+    )
 
 
 def _with_fresh_token(request, form_class, form):
@@ -272,7 +276,9 @@ def run_resume(request, pk: int):
 def item_detail(request, run_pk: int, pk: int):
     run = _run_or_404(run_pk)
     item = get_object_or_404(
-        RunItem.objects.select_related("expression__theme", "source_item__run__model").prefetch_related("expression__traits"),
+        RunItem.objects.select_related("expression__theme", "source_item__run__model").prefetch_related(
+            "expression__traits"
+        ),
         run=run,
         pk=pk,
     )

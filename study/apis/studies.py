@@ -55,7 +55,9 @@ class ArtworkSummarySerializer(serializers.Serializer):
 
 
 class ChecklistItemSerializer(serializers.Serializer):
-    key = serializers.CharField(help_text="package, pairs, terms, preview or consent (a warning, not needed to launch).")
+    key = serializers.CharField(
+        help_text="package, pairs, terms, preview or consent (a warning, not needed to launch)."
+    )
     done = serializers.BooleanField()
     detail = serializers.DictField()
 

@@ -17,21 +17,52 @@ LABEL = "DEMO ARTWORK – drawn by code"
 
 
 def _question(key, symbol, kind, question, answer, distractors):
-    return {"id": key, "symbol": symbol, "type": kind, "question": question, "answer": answer, "distractors": distractors}
+    return {
+        "id": key,
+        "symbol": symbol,
+        "type": kind,
+        "question": question,
+        "answer": answer,
+        "distractors": distractors,
+    }
 
 
 def _descriptions(key: str, base: str, american: str, chinese: str, scores: tuple[float, float, float]) -> list[dict]:
     # The base speaker does not know its listener, so both groups get the same base text;
     # the pragmatic speaker writes for each group.
     return [
-        {"id": f"{key}-american-base", "speaker": "base", "listener": "american", "model": "demo-writer",
-         "text": base, "self_eval_score": scores[0]},
-        {"id": f"{key}-american-pragmatic", "speaker": "pragmatic", "listener": "american", "model": "demo-writer",
-         "text": american, "self_eval_score": scores[1]},
-        {"id": f"{key}-chinese-base", "speaker": "base", "listener": "chinese", "model": "demo-writer",
-         "text": base, "self_eval_score": scores[0]},
-        {"id": f"{key}-chinese-pragmatic", "speaker": "pragmatic", "listener": "chinese", "model": "demo-writer",
-         "text": chinese, "self_eval_score": scores[2]},
+        {
+            "id": f"{key}-american-base",
+            "speaker": "base",
+            "listener": "american",
+            "model": "demo-writer",
+            "text": base,
+            "self_eval_score": scores[0],
+        },
+        {
+            "id": f"{key}-american-pragmatic",
+            "speaker": "pragmatic",
+            "listener": "american",
+            "model": "demo-writer",
+            "text": american,
+            "self_eval_score": scores[1],
+        },
+        {
+            "id": f"{key}-chinese-base",
+            "speaker": "base",
+            "listener": "chinese",
+            "model": "demo-writer",
+            "text": base,
+            "self_eval_score": scores[0],
+        },
+        {
+            "id": f"{key}-chinese-pragmatic",
+            "speaker": "pragmatic",
+            "listener": "chinese",
+            "model": "demo-writer",
+            "text": chinese,
+            "self_eval_score": scores[2],
+        },
     ]
 
 
@@ -44,19 +75,50 @@ ARTWORKS = [
         "id": "cn-lotus",
         "title": "Lotus Pond in Summer",
         "culture": "chinese",
-        "elements": _elements(("lotus flowers", True), ("mandarin ducks", True), ("lotus leaves", False),
-                              ("dragonfly", False), ("pond water", False)),
+        "elements": _elements(
+            ("lotus flowers", True),
+            ("mandarin ducks", True),
+            ("lotus leaves", False),
+            ("dragonfly", False),
+            ("pond water", False),
+        ),
         "questions": [
-            _question("cn-lotus-q1", "lotus flowers", "attuned", "What does the lotus stand for in Chinese art?",
-                      "Purity that rises out of the mud",
-                      ["Wealth and good fortune", "Victory in battle", "Mourning for the dead",
-                       "The arrival of winter", "The emperor's power"]),
-            _question("cn-lotus-q2", "mandarin ducks", "attuned", "What do the two mandarin ducks stand for?",
-                      "A loving, faithful couple",
-                      ["A good harvest", "Success in the imperial exams", "Protection from evil spirits",
-                       "A long journey", "Loneliness and exile"]),
-            _question("cn-lotus-q3", "", "agnostic", "Which insect hovers over the pond?", "A dragonfly",
-                      ["A butterfly", "A bee", "A moth", "A grasshopper", "A ladybird"]),
+            _question(
+                "cn-lotus-q1",
+                "lotus flowers",
+                "attuned",
+                "What does the lotus stand for in Chinese art?",
+                "Purity that rises out of the mud",
+                [
+                    "Wealth and good fortune",
+                    "Victory in battle",
+                    "Mourning for the dead",
+                    "The arrival of winter",
+                    "The emperor's power",
+                ],
+            ),
+            _question(
+                "cn-lotus-q2",
+                "mandarin ducks",
+                "attuned",
+                "What do the two mandarin ducks stand for?",
+                "A loving, faithful couple",
+                [
+                    "A good harvest",
+                    "Success in the imperial exams",
+                    "Protection from evil spirits",
+                    "A long journey",
+                    "Loneliness and exile",
+                ],
+            ),
+            _question(
+                "cn-lotus-q3",
+                "",
+                "agnostic",
+                "Which insect hovers over the pond?",
+                "A dragonfly",
+                ["A butterfly", "A bee", "A moth", "A grasshopper", "A ladybird"],
+            ),
         ],
         "descriptions": _descriptions(
             "cn-lotus",
@@ -85,15 +147,36 @@ ARTWORKS = [
         "culture": "chinese",
         "elements": _elements(("plum blossoms", True), ("magpie", True), ("snow", False), ("gnarled branch", False)),
         "questions": [
-            _question("cn-plum-q1", "plum blossoms", "attuned", "What does the plum blossom stand for in Chinese art?",
-                      "Endurance and hope in hard times",
-                      ["Youth and first love", "Wealth from trade", "The emperor's favour", "Sorrow at parting",
-                       "A good rice harvest"]),
-            _question("cn-plum-q2", "magpie", "attuned", "What does a magpie on a branch announce in Chinese tradition?",
-                      "Joy and good news",
-                      ["A death in the family", "Coming rain", "A thief nearby", "A poor harvest", "An unwelcome guest"]),
-            _question("cn-plum-q3", "", "agnostic", "What covers the branch?", "Snow",
-                      ["Moss", "Sand", "Ash", "Vines", "Cobwebs"]),
+            _question(
+                "cn-plum-q1",
+                "plum blossoms",
+                "attuned",
+                "What does the plum blossom stand for in Chinese art?",
+                "Endurance and hope in hard times",
+                [
+                    "Youth and first love",
+                    "Wealth from trade",
+                    "The emperor's favour",
+                    "Sorrow at parting",
+                    "A good rice harvest",
+                ],
+            ),
+            _question(
+                "cn-plum-q2",
+                "magpie",
+                "attuned",
+                "What does a magpie on a branch announce in Chinese tradition?",
+                "Joy and good news",
+                ["A death in the family", "Coming rain", "A thief nearby", "A poor harvest", "An unwelcome guest"],
+            ),
+            _question(
+                "cn-plum-q3",
+                "",
+                "agnostic",
+                "What covers the branch?",
+                "Snow",
+                ["Moss", "Sand", "Ash", "Vines", "Cobwebs"],
+            ),
         ],
         "descriptions": _descriptions(
             "cn-plum",
@@ -121,12 +204,22 @@ ARTWORKS = [
         "culture": "chinese",
         "elements": _elements(("red-crowned cranes", True), ("rising sun", False), ("waves", False), ("rock", False)),
         "questions": [
-            _question("cn-crane-q1", "red-crowned cranes", "attuned", "What do cranes wish for in a Chinese painting?",
-                      "A long life",
-                      ["A safe sea voyage", "Many sons", "Victory over enemies", "Wealth from the sea",
-                       "A good marriage"]),
-            _question("cn-crane-q2", "", "agnostic", "How many cranes stand on the rock?", "Two",
-                      ["One", "Three", "Four", "Five", "Six"]),
+            _question(
+                "cn-crane-q1",
+                "red-crowned cranes",
+                "attuned",
+                "What do cranes wish for in a Chinese painting?",
+                "A long life",
+                ["A safe sea voyage", "Many sons", "Victory over enemies", "Wealth from the sea", "A good marriage"],
+            ),
+            _question(
+                "cn-crane-q2",
+                "",
+                "agnostic",
+                "How many cranes stand on the rock?",
+                "Two",
+                ["One", "Three", "Four", "Five", "Six"],
+            ),
         ],
         "descriptions": _descriptions(
             "cn-crane",
@@ -147,19 +240,34 @@ ARTWORKS = [
         "id": "cn-pine",
         "title": "Pine on a Mountain Cliff",
         "culture": "chinese",
-        "elements": _elements(("pine tree", True), ("bamboo", True), ("pavilion", False), ("clouds", False),
-                              ("cliff", False)),
+        "elements": _elements(
+            ("pine tree", True), ("bamboo", True), ("pavilion", False), ("clouds", False), ("cliff", False)
+        ),
         "questions": [
-            _question("cn-pine-q1", "pine tree", "attuned", "What does the pine stand for in Chinese painting?",
-                      "Steadfastness and long life",
-                      ["Sadness at parting", "Wealth and rank", "Youth and beauty", "Victory in war",
-                       "The coming of spring"]),
-            _question("cn-pine-q2", "bamboo", "attuned", "What does bamboo stand for in Chinese painting?",
-                      "Integrity: it bends without breaking",
-                      ["Wealth and good luck", "Romantic love", "Fear of the unknown", "Hunger and famine",
-                       "Royal power"]),
-            _question("cn-pine-q3", "", "agnostic", "What stands at the foot of the cliff?", "A small pavilion",
-                      ["A stone bridge", "A temple gate", "A fishing boat", "A farmer's hut", "A tall pagoda"]),
+            _question(
+                "cn-pine-q1",
+                "pine tree",
+                "attuned",
+                "What does the pine stand for in Chinese painting?",
+                "Steadfastness and long life",
+                ["Sadness at parting", "Wealth and rank", "Youth and beauty", "Victory in war", "The coming of spring"],
+            ),
+            _question(
+                "cn-pine-q2",
+                "bamboo",
+                "attuned",
+                "What does bamboo stand for in Chinese painting?",
+                "Integrity: it bends without breaking",
+                ["Wealth and good luck", "Romantic love", "Fear of the unknown", "Hunger and famine", "Royal power"],
+            ),
+            _question(
+                "cn-pine-q3",
+                "",
+                "agnostic",
+                "What stands at the foot of the cliff?",
+                "A small pavilion",
+                ["A stone bridge", "A temple gate", "A fishing boat", "A farmer's hut", "A tall pagoda"],
+            ),
         ],
         "descriptions": _descriptions(
             "cn-pine",
@@ -184,18 +292,40 @@ ARTWORKS = [
         "id": "am-eagle",
         "title": "Bald Eagle over the River",
         "culture": "american",
-        "elements": _elements(("bald eagle", True), ("olive branch", True), ("arrows", True), ("river", False),
-                              ("pine forest", False)),
+        "elements": _elements(
+            ("bald eagle", True), ("olive branch", True), ("arrows", True), ("river", False), ("pine forest", False)
+        ),
         "questions": [
-            _question("am-eagle-q1", "bald eagle", "attuned", "What does the bald eagle stand for in the United States?",
-                      "The nation and its freedom",
-                      ["A successful hunt", "Death and the afterlife", "The harvest season", "A wealthy family",
-                       "Good luck in marriage"]),
-            _question("am-eagle-q2", "olive branch", "attuned", "What does the olive branch in the eagle's claw stand for?",
-                      "A wish for peace",
-                      ["A good olive harvest", "Victory in war", "Mourning", "Wealth from trade", "Religious fasting"]),
-            _question("am-eagle-q3", "", "agnostic", "What flows below the eagle?", "A river",
-                      ["A glacier", "A highway", "A lava stream", "A sand dune", "A canal lock"]),
+            _question(
+                "am-eagle-q1",
+                "bald eagle",
+                "attuned",
+                "What does the bald eagle stand for in the United States?",
+                "The nation and its freedom",
+                [
+                    "A successful hunt",
+                    "Death and the afterlife",
+                    "The harvest season",
+                    "A wealthy family",
+                    "Good luck in marriage",
+                ],
+            ),
+            _question(
+                "am-eagle-q2",
+                "olive branch",
+                "attuned",
+                "What does the olive branch in the eagle's claw stand for?",
+                "A wish for peace",
+                ["A good olive harvest", "Victory in war", "Mourning", "Wealth from trade", "Religious fasting"],
+            ),
+            _question(
+                "am-eagle-q3",
+                "",
+                "agnostic",
+                "What flows below the eagle?",
+                "A river",
+                ["A glacier", "A highway", "A lava stream", "A sand dune", "A canal lock"],
+            ),
         ],
         "descriptions": _descriptions(
             "am-eagle",
@@ -216,18 +346,44 @@ ARTWORKS = [
         "id": "am-pumpkin",
         "title": "Pumpkin Patch in October",
         "culture": "american",
-        "elements": _elements(("jack-o'-lantern", True), ("pumpkins", True), ("scarecrow", False), ("red barn", False),
-                              ("falling leaves", False)),
+        "elements": _elements(
+            ("jack-o'-lantern", True),
+            ("pumpkins", True),
+            ("scarecrow", False),
+            ("red barn", False),
+            ("falling leaves", False),
+        ),
         "questions": [
-            _question("am-pumpkin-q1", "jack-o'-lantern", "attuned", "For which occasion is the carved, glowing pumpkin made?",
-                      "Halloween",
-                      ["Christmas", "Easter", "Independence Day", "New Year's Eve", "Valentine's Day"]),
-            _question("am-pumpkin-q2", "pumpkins", "attuned", "What do pumpkins in a field bring to mind in American culture?",
-                      "The autumn harvest and Thanksgiving",
-                      ["The start of the summer holidays", "A wedding", "Spring planting", "A national election",
-                       "Winter storms"]),
-            _question("am-pumpkin-q3", "", "agnostic", "What stands in front of the barn?", "A scarecrow",
-                      ["A horse", "A tractor", "A windmill", "A well", "A mailbox"]),
+            _question(
+                "am-pumpkin-q1",
+                "jack-o'-lantern",
+                "attuned",
+                "For which occasion is the carved, glowing pumpkin made?",
+                "Halloween",
+                ["Christmas", "Easter", "Independence Day", "New Year's Eve", "Valentine's Day"],
+            ),
+            _question(
+                "am-pumpkin-q2",
+                "pumpkins",
+                "attuned",
+                "What do pumpkins in a field bring to mind in American culture?",
+                "The autumn harvest and Thanksgiving",
+                [
+                    "The start of the summer holidays",
+                    "A wedding",
+                    "Spring planting",
+                    "A national election",
+                    "Winter storms",
+                ],
+            ),
+            _question(
+                "am-pumpkin-q3",
+                "",
+                "agnostic",
+                "What stands in front of the barn?",
+                "A scarecrow",
+                ["A horse", "A tractor", "A windmill", "A well", "A mailbox"],
+            ),
         ],
         "descriptions": _descriptions(
             "am-pumpkin",
@@ -250,16 +406,36 @@ ARTWORKS = [
         "culture": "american",
         "elements": _elements(("covered bridge", True), ("maple trees", True), ("stream", False), ("dirt road", False)),
         "questions": [
-            _question("am-bridge-q1", "covered bridge", "attuned", "What nickname did covered bridges earn in rural America?",
-                      "Kissing bridges",
-                      ["Toll bridges of the king", "Soldiers' bridges", "Bridges of sighs", "Ghost bridges",
-                       "Money bridges"]),
-            _question("am-bridge-q2", "maple trees", "attuned", "What do red maple trees bring to mind in New England?",
-                      "The autumn foliage season",
-                      ["The Christmas holidays", "Spring cherry blossoms", "A time of mourning", "The gold rush",
-                       "The end of the school year"]),
-            _question("am-bridge-q3", "", "agnostic", "What does the bridge cross?", "A stream",
-                      ["A railway", "A frozen lake", "A city street", "A deep gorge", "A highway"]),
+            _question(
+                "am-bridge-q1",
+                "covered bridge",
+                "attuned",
+                "What nickname did covered bridges earn in rural America?",
+                "Kissing bridges",
+                ["Toll bridges of the king", "Soldiers' bridges", "Bridges of sighs", "Ghost bridges", "Money bridges"],
+            ),
+            _question(
+                "am-bridge-q2",
+                "maple trees",
+                "attuned",
+                "What do red maple trees bring to mind in New England?",
+                "The autumn foliage season",
+                [
+                    "The Christmas holidays",
+                    "Spring cherry blossoms",
+                    "A time of mourning",
+                    "The gold rush",
+                    "The end of the school year",
+                ],
+            ),
+            _question(
+                "am-bridge-q3",
+                "",
+                "agnostic",
+                "What does the bridge cross?",
+                "A stream",
+                ["A railway", "A frozen lake", "A city street", "A deep gorge", "A highway"],
+            ),
         ],
         "descriptions": _descriptions(
             "am-bridge",
@@ -281,16 +457,32 @@ ARTWORKS = [
         "id": "am-lighthouse",
         "title": "Lighthouse on the Maine Coast",
         "culture": "american",
-        "elements": _elements(("lighthouse", True), ("sailboat", False), ("seagulls", False), ("rocks", False),
-                              ("waves", False)),
+        "elements": _elements(
+            ("lighthouse", True), ("sailboat", False), ("seagulls", False), ("rocks", False), ("waves", False)
+        ),
         "questions": [
-            _question("am-lighthouse-q1", "lighthouse", "attuned",
-                      "What does a lighthouse stand for in American stories and songs?",
-                      "Guidance and safety through danger",
-                      ["Loneliness and exile", "Wealth from fishing", "The border with Canada", "Death at sea",
-                       "A royal palace"]),
-            _question("am-lighthouse-q2", "", "agnostic", "How many seagulls fly in the sky?", "Three",
-                      ["One", "Two", "Four", "Five", "Six"]),
+            _question(
+                "am-lighthouse-q1",
+                "lighthouse",
+                "attuned",
+                "What does a lighthouse stand for in American stories and songs?",
+                "Guidance and safety through danger",
+                [
+                    "Loneliness and exile",
+                    "Wealth from fishing",
+                    "The border with Canada",
+                    "Death at sea",
+                    "A royal palace",
+                ],
+            ),
+            _question(
+                "am-lighthouse-q2",
+                "",
+                "agnostic",
+                "How many seagulls fly in the sky?",
+                "Three",
+                ["One", "Two", "Four", "Five", "Six"],
+            ),
         ],
         "descriptions": _descriptions(
             "am-lighthouse",
@@ -314,8 +506,14 @@ ARTWORKS = [
         "qc": True,
         "elements": _elements(("blue square", False), ("white frame", False)),
         "questions": [
-            _question("qc-blue-q1", "", "agnostic", "To show you are reading, choose 'Blue'.", "Blue",
-                      ["Red", "Green", "Yellow", "Purple", "Orange"]),
+            _question(
+                "qc-blue-q1",
+                "",
+                "agnostic",
+                "To show you are reading, choose 'Blue'.",
+                "Blue",
+                ["Red", "Green", "Yellow", "Purple", "Orange"],
+            ),
         ],
         "descriptions": [],
     },
@@ -326,8 +524,14 @@ ARTWORKS = [
         "qc": True,
         "elements": _elements(("red circles", False), ("grey background", False)),
         "questions": [
-            _question("qc-circles-q1", "", "agnostic", "How many red circles does the picture show?", "Three",
-                      ["One", "Two", "Four", "Five", "Six"]),
+            _question(
+                "qc-circles-q1",
+                "",
+                "agnostic",
+                "How many red circles does the picture show?",
+                "Three",
+                ["One", "Two", "Four", "Five", "Six"],
+            ),
         ],
         "descriptions": [],
     },
@@ -339,15 +543,29 @@ ARTWORKS = [
 ZH_HANS = {
     "cn-lotus": {
         "title": "夏日荷塘",
-        "elements": {"lotus flowers": "荷花", "mandarin ducks": "鸳鸯", "lotus leaves": "荷叶",
-                     "dragonfly": "蜻蜓", "pond water": "池水"},
+        "elements": {
+            "lotus flowers": "荷花",
+            "mandarin ducks": "鸳鸯",
+            "lotus leaves": "荷叶",
+            "dragonfly": "蜻蜓",
+            "pond water": "池水",
+        },
         "questions": {
-            "cn-lotus-q1": {"question": "在中国艺术中，荷花象征什么？", "answer": "出淤泥而不染的纯洁",
-                            "distractors": ["财富与好运", "战争的胜利", "对逝者的哀悼", "冬天的到来", "皇帝的权力"]},
-            "cn-lotus-q2": {"question": "这对鸳鸯象征什么？", "answer": "恩爱忠贞的夫妻",
-                            "distractors": ["丰收", "科举高中", "驱邪避凶", "远行", "孤独与流放"]},
-            "cn-lotus-q3": {"question": "池塘上方飞着什么昆虫？", "answer": "一只蜻蜓",
-                            "distractors": ["一只蝴蝶", "一只蜜蜂", "一只飞蛾", "一只蚱蜢", "一只瓢虫"]},
+            "cn-lotus-q1": {
+                "question": "在中国艺术中，荷花象征什么？",
+                "answer": "出淤泥而不染的纯洁",
+                "distractors": ["财富与好运", "战争的胜利", "对逝者的哀悼", "冬天的到来", "皇帝的权力"],
+            },
+            "cn-lotus-q2": {
+                "question": "这对鸳鸯象征什么？",
+                "answer": "恩爱忠贞的夫妻",
+                "distractors": ["丰收", "科举高中", "驱邪避凶", "远行", "孤独与流放"],
+            },
+            "cn-lotus-q3": {
+                "question": "池塘上方飞着什么昆虫？",
+                "answer": "一只蜻蜓",
+                "distractors": ["一只蝴蝶", "一只蜜蜂", "一只飞蛾", "一只蚱蜢", "一只瓢虫"],
+            },
         },
     },
     "cn-plum": {"title": "雪中梅枝"},
@@ -355,15 +573,29 @@ ZH_HANS = {
     "cn-pine": {"title": "山崖青松"},
     "am-eagle": {
         "title": "河上的白头海雕",
-        "elements": {"bald eagle": "白头海雕", "olive branch": "橄榄枝", "arrows": "箭", "river": "河流",
-                     "pine forest": "松林"},
+        "elements": {
+            "bald eagle": "白头海雕",
+            "olive branch": "橄榄枝",
+            "arrows": "箭",
+            "river": "河流",
+            "pine forest": "松林",
+        },
         "questions": {
-            "am-eagle-q1": {"question": "在美国，白头海雕象征什么？", "answer": "国家及其自由",
-                            "distractors": ["成功的狩猎", "死亡与来世", "收获的季节", "富裕的家庭", "婚姻好运"]},
-            "am-eagle-q2": {"question": "海雕爪中的橄榄枝象征什么？", "answer": "对和平的愿望",
-                            "distractors": ["橄榄丰收", "战争的胜利", "哀悼", "贸易带来的财富", "宗教斋戒"]},
-            "am-eagle-q3": {"question": "海雕下方流淌的是什么？", "answer": "一条河",
-                            "distractors": ["一条冰川", "一条公路", "一道熔岩流", "一座沙丘", "一道运河船闸"]},
+            "am-eagle-q1": {
+                "question": "在美国，白头海雕象征什么？",
+                "answer": "国家及其自由",
+                "distractors": ["成功的狩猎", "死亡与来世", "收获的季节", "富裕的家庭", "婚姻好运"],
+            },
+            "am-eagle-q2": {
+                "question": "海雕爪中的橄榄枝象征什么？",
+                "answer": "对和平的愿望",
+                "distractors": ["橄榄丰收", "战争的胜利", "哀悼", "贸易带来的财富", "宗教斋戒"],
+            },
+            "am-eagle-q3": {
+                "question": "海雕下方流淌的是什么？",
+                "answer": "一条河",
+                "distractors": ["一条冰川", "一条公路", "一道熔岩流", "一座沙丘", "一道运河船闸"],
+            },
         },
     },
     "am-pumpkin": {"title": "十月的南瓜地"},
@@ -373,16 +605,22 @@ ZH_HANS = {
         "title": "注意力检查：颜色",
         "elements": {"blue square": "蓝色方块", "white frame": "白色边框"},
         "questions": {
-            "qc-blue-q1": {"question": "为表明您在认真阅读，请选择“蓝色”。", "answer": "蓝色",
-                           "distractors": ["红色", "绿色", "黄色", "紫色", "橙色"]},
+            "qc-blue-q1": {
+                "question": "为表明您在认真阅读，请选择“蓝色”。",
+                "answer": "蓝色",
+                "distractors": ["红色", "绿色", "黄色", "紫色", "橙色"],
+            },
         },
     },
     "qc-circles": {
         "title": "注意力检查：形状",
         "elements": {"red circles": "红色圆圈", "grey background": "灰色背景"},
         "questions": {
-            "qc-circles-q1": {"question": "图中有几个红色圆圈？", "answer": "三个",
-                              "distractors": ["一个", "两个", "四个", "五个", "六个"]},
+            "qc-circles-q1": {
+                "question": "图中有几个红色圆圈？",
+                "answer": "三个",
+                "distractors": ["一个", "两个", "四个", "五个", "六个"],
+            },
         },
     },
 }
@@ -418,14 +656,21 @@ def _translated_artwork(artwork: dict) -> dict:
     zh = ZH_HANS.get(artwork["id"], {})
     elements = [
         {**element, "zh-hans": {"name": zh["elements"][element["name"]]}}
-        if element["name"] in zh.get("elements", {}) else element
+        if element["name"] in zh.get("elements", {})
+        else element
         for element in artwork["elements"]
     ]
     questions = [
-        {**question, "zh-hans": zh["questions"][question["id"]]} if question["id"] in zh.get("questions", {}) else question
+        {**question, "zh-hans": zh["questions"][question["id"]]}
+        if question["id"] in zh.get("questions", {})
+        else question
         for question in artwork["questions"]
     ]
-    return {"elements": elements, "questions": questions, **({"zh-hans": {"title": zh["title"]}} if "title" in zh else {})}
+    return {
+        "elements": elements,
+        "questions": questions,
+        **({"zh-hans": {"title": zh["title"]}} if "title" in zh else {}),
+    }
 
 
 def demo_package() -> dict:

@@ -32,9 +32,7 @@ def _glosses(artwork) -> dict[str, str]:
     if artwork.culture != Culture.CHINESE:
         return {}
     return {
-        term.term: term.zh
-        for term in artwork.terms.all()
-        if term.status == TermStatus.CONFIRMED and term.zh.strip()
+        term.term: term.zh for term in artwork.terms.all() if term.status == TermStatus.CONFIRMED and term.zh.strip()
     }
 
 
@@ -100,8 +98,9 @@ def _option_labels(question, language: str | None) -> dict[str, str]:
     translated = _translated(question.translations, language)
     if not translated.get("answer") or len(translated.get("distractors") or []) != len(question.distractors):
         return {}
-    return dict(zip([question.answer, *question.distractors], [translated["answer"], *translated["distractors"]],
-                    strict=True))
+    return dict(
+        zip([question.answer, *question.distractors], [translated["answer"], *translated["distractors"]], strict=True)
+    )
 
 
 def _first(values, name: str) -> str:

@@ -91,12 +91,26 @@ def _load(*, study: Study, include_test: bool) -> dict[str, pd.DataFrame]:
     participants = pd.DataFrame.from_records(
         list(
             Participant.objects.filter(**_participant_filter(study, include_test)).values(
-                "id", "prolific_pid", "pseudonym", "group", "status", "is_test", "consented_at", "last_seen_at",
+                "id",
+                "prolific_pid",
+                "pseudonym",
+                "group",
+                "status",
+                "is_test",
+                "consented_at",
+                "last_seen_at",
                 "entered_at",
             )
         ),
         columns=[
-            "id", "prolific_pid", "pseudonym", "group", "status", "is_test", "consented_at", "last_seen_at",
+            "id",
+            "prolific_pid",
+            "pseudonym",
+            "group",
+            "status",
+            "is_test",
+            "consented_at",
+            "last_seen_at",
             "entered_at",
         ],
     )
@@ -109,19 +123,45 @@ def _load(*, study: Study, include_test: bool) -> dict[str, pd.DataFrame]:
 
     owner = _participant_filter(study, include_test, "participant__")
     assignment_fields = [
-        "id", "participant_id", "order", "is_qc", "artwork__key", "artwork__culture", "artwork__elements",
-        "shown_id", "shown__key", "shown__speaker", "shown__model", "shown__self_eval_score",
-        "left_id", "left__key", "left__speaker", "left__self_eval_score",
-        "right_id", "right__key", "right__speaker", "right__self_eval_score",
-        "symbols_pre", "symbols_post",
+        "id",
+        "participant_id",
+        "order",
+        "is_qc",
+        "artwork__key",
+        "artwork__culture",
+        "artwork__elements",
+        "shown_id",
+        "shown__key",
+        "shown__speaker",
+        "shown__model",
+        "shown__self_eval_score",
+        "left_id",
+        "left__key",
+        "left__speaker",
+        "left__self_eval_score",
+        "right_id",
+        "right__key",
+        "right__speaker",
+        "right__self_eval_score",
+        "symbols_pre",
+        "symbols_post",
     ]
     assignments = pd.DataFrame.from_records(
         list(Assignment.objects.filter(**owner).values(*assignment_fields)), columns=assignment_fields
     )
 
     answer_fields = [
-        "id", "assignment_id", "phase", "question__key", "question__type", "question__symbol", "choice",
-        "is_correct", "confidence", "knew_before", "answered_at",
+        "id",
+        "assignment_id",
+        "phase",
+        "question__key",
+        "question__type",
+        "question__symbol",
+        "choice",
+        "is_correct",
+        "confidence",
+        "knew_before",
+        "answered_at",
     ]
     answers = pd.DataFrame.from_records(
         list(
@@ -133,14 +173,21 @@ def _load(*, study: Study, include_test: bool) -> dict[str, pd.DataFrame]:
     )
 
     preference_fields = [
-        "id", "assignment_id", "criterion", "side", "chosen_id", "chosen__key", "chosen__speaker", "chosen__model",
+        "id",
+        "assignment_id",
+        "criterion",
+        "side",
+        "chosen_id",
+        "chosen__key",
+        "chosen__speaker",
+        "chosen__model",
         "answered_at",
     ]
     preferences = pd.DataFrame.from_records(
         list(
-            Preference.objects.filter(
-                **_participant_filter(study, include_test, "assignment__participant__")
-            ).values(*preference_fields)
+            Preference.objects.filter(**_participant_filter(study, include_test, "assignment__participant__")).values(
+                *preference_fields
+            )
         ),
         columns=preference_fields,
     )
@@ -206,8 +253,17 @@ def _qa_table(rows: pd.DataFrame) -> dict:
 
 def _pair_scores(assignments: pd.DataFrame) -> pd.DataFrame:
     """For each compared pair: the pragmatic and base description and their self-evaluation scores."""
-    frame = assignments[["id", "left_id", "left__speaker", "left__self_eval_score", "right_id", "right__speaker",
-                         "right__self_eval_score"]].copy()
+    frame = assignments[
+        [
+            "id",
+            "left_id",
+            "left__speaker",
+            "left__self_eval_score",
+            "right_id",
+            "right__speaker",
+            "right__self_eval_score",
+        ]
+    ].copy()
     left_pragmatic = frame["left__speaker"] == Speaker.PRAGMATIC
     right_pragmatic = frame["right__speaker"] == Speaker.PRAGMATIC
     # A pair of two descriptions of one speaker has no difference to correlate with.
@@ -317,7 +373,9 @@ def _iso(value) -> str | None:
 
 
 def _symbols(elements) -> set[str]:
-    return {element.get("name") for element in (elements or []) if isinstance(element, dict) and element.get("is_symbol")}
+    return {
+        element.get("name") for element in (elements or []) if isinstance(element, dict) and element.get("is_symbol")
+    }
 
 
 def _none(value):

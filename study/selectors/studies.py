@@ -29,7 +29,10 @@ def study_group_counts(*, study_ids: list[int]) -> dict[int, dict[str, dict[str,
     )
     counts: dict[int, dict[str, dict[str, int]]] = {}
     for row in rows:
-        counts.setdefault(row["study_id"], {})[row["group"]] = {"started": row["started"], "completed": row["completed"]}
+        counts.setdefault(row["study_id"], {})[row["group"]] = {
+            "started": row["started"],
+            "completed": row["completed"],
+        }
     return counts
 
 
@@ -82,7 +85,10 @@ def study_artworks(*, study: Study):
 
 def study_term_counts(*, study: Study) -> dict[str, int]:
     counts = dict(
-        Term.objects.filter(artwork__study=study).values_list("status").annotate(n=Count("id")).values_list("status", "n")
+        Term.objects.filter(artwork__study=study)
+        .values_list("status")
+        .annotate(n=Count("id"))
+        .values_list("status", "n")
     )
     total = sum(counts.values())
     reviewed = counts.get(TermStatus.CONFIRMED, 0) + counts.get(TermStatus.REJECTED, 0)
@@ -112,14 +118,23 @@ def study_checklist(study: Study) -> list[dict]:
         {
             "key": "pairs",
             "done": study.highlight_status == PrepStatus.READY,
-            "detail": {"computed": n_computed, "total": n_pairs, "status": study.highlight_status,
-                       "error": study.highlight_error, "model": study.highlight_model},
+            "detail": {
+                "computed": n_computed,
+                "total": n_pairs,
+                "status": study.highlight_status,
+                "error": study.highlight_error,
+                "model": study.highlight_model,
+            },
         },
         {
             "key": "terms",
             "done": not terms_searching and terms["reviewed"] == terms["total"],
-            "detail": {"reviewed": terms["reviewed"], "total": terms["total"], "status": study.terms_status,
-                       "error": study.terms_error},
+            "detail": {
+                "reviewed": terms["reviewed"],
+                "total": terms["total"],
+                "status": study.terms_status,
+                "error": study.terms_error,
+            },
         },
         {
             "key": "preview",

@@ -142,7 +142,9 @@ class _Checker:
                 self.error(field, _("at most %(max)s") % {"max": MAX_SMALLINT})
         qc_threshold = data.get("qc_threshold")
         if not _is_number(qc_threshold) or not 0 <= qc_threshold <= 1:
-            self.error("qc_threshold", _("expected a number from 0 to 1, got %(value)s") % {"value": json.dumps(qc_threshold)})
+            self.error(
+                "qc_threshold", _("expected a number from 0 to 1, got %(value)s") % {"value": json.dumps(qc_threshold)}
+            )
         similarity = data.get("similarity_threshold")
         if not _is_number(similarity) or not 0 < similarity <= 1:
             self.error(
@@ -166,22 +168,32 @@ class _Checker:
         consent = data.get("consent")
         if consent is not None:
             if not isinstance(consent, dict):
-                self.error("consent", _("expected an object of markdown texts by language (%(languages)s), got %(type)s")
-                           % {"languages": ", ".join(CONSENT_LANGUAGES), "type": _type_name(consent)})
+                self.error(
+                    "consent",
+                    _("expected an object of markdown texts by language (%(languages)s), got %(type)s")
+                    % {"languages": ", ".join(CONSENT_LANGUAGES), "type": _type_name(consent)},
+                )
             else:
                 for language, text in consent.items():
                     if language not in CONSENT_LANGUAGES:
-                        self.error(f"consent.{language}", _("unknown language (use %(languages)s)")
-                                   % {"languages": ", ".join(CONSENT_LANGUAGES)})
+                        self.error(
+                            f"consent.{language}",
+                            _("unknown language (use %(languages)s)") % {"languages": ", ".join(CONSENT_LANGUAGES)},
+                        )
                     elif not _is_text(text):
                         self.error(f"consent.{language}", _("expected markdown text"))
                     elif len(text) > CONSENT_TEXT_MAX:
-                        self.error(f"consent.{language}", _("at most %(max)s characters, got %(n)s")
-                                   % {"max": CONSENT_TEXT_MAX, "n": len(text)})
+                        self.error(
+                            f"consent.{language}",
+                            _("at most %(max)s characters, got %(n)s") % {"max": CONSENT_TEXT_MAX, "n": len(text)},
+                        )
         minutes = data.get("estimated_minutes")
         if minutes is not None and (not _is_int(minutes) or not 1 <= minutes <= 1440):
-            self.error("estimated_minutes", _("expected a whole number of minutes from 1 to 1440, got %(value)s")
-                       % {"value": json.dumps(minutes, ensure_ascii=False)})
+            self.error(
+                "estimated_minutes",
+                _("expected a whole number of minutes from 1 to 1440, got %(value)s")
+                % {"value": json.dumps(minutes, ensure_ascii=False)},
+            )
         for field, max_length in (("reward", 200), ("contact", 500), ("ethics_reference", 300)):
             if data.get(field) is not None:
                 self._text(field, data.get(field), max_length)
@@ -193,14 +205,18 @@ class _Checker:
         if translation is None:
             return {}
         if not isinstance(translation, dict):
-            self.error(here, _("expected an object with %(fields)s, got %(type)s")
-                       % {"fields": ", ".join(fields), "type": _type_name(translation)})
+            self.error(
+                here,
+                _("expected an object with %(fields)s, got %(type)s")
+                % {"fields": ", ".join(fields), "type": _type_name(translation)},
+            )
             return {}
         valid = {}
         for field, value in translation.items():
             if field not in fields:
-                self.error(f"{here}.{field}", _("cannot be translated (translate %(fields)s)")
-                           % {"fields": ", ".join(fields)})
+                self.error(
+                    f"{here}.{field}", _("cannot be translated (translate %(fields)s)") % {"fields": ", ".join(fields)}
+                )
             elif self._text(f"{here}.{field}", value, fields[field]):
                 valid[field] = value.strip()
         return valid
@@ -239,8 +255,11 @@ class _Checker:
         valid = []
         for n, group in enumerate(groups):
             if group not in Culture.values:
-                self.error(f"groups[{n}]", _("unknown group %(value)s (use %(values)s)") % {
-                    "value": json.dumps(group, ensure_ascii=False), "values": ", ".join(Culture.values)})
+                self.error(
+                    f"groups[{n}]",
+                    _("unknown group %(value)s (use %(values)s)")
+                    % {"value": json.dumps(group, ensure_ascii=False), "values": ", ".join(Culture.values)},
+                )
             elif group in valid:
                 self.error(f"groups[{n}]", _("%(value)s is listed twice") % {"value": group})
             else:
@@ -269,8 +288,11 @@ class _Checker:
                 seen_artworks.add(key)
             else:
                 where = f"artworks[{n}]"
-                self.error(f"{where}.id", _("expected a short id of letters, digits, -, _ or ., got %(value)s")
-                           % {"value": json.dumps(key, ensure_ascii=False)})
+                self.error(
+                    f"{where}.id",
+                    _("expected a short id of letters, digits, -, _ or ., got %(value)s")
+                    % {"value": json.dumps(key, ensure_ascii=False)},
+                )
             is_qc = artwork.get("qc", False)
             if not isinstance(is_qc, bool):
                 self.error(f"{where}, qc", _("expected true or false, got %(value)s") % {"value": json.dumps(is_qc)})
@@ -281,13 +303,18 @@ class _Checker:
             self._check_translation(where, artwork, {"title": 300})
             self._text(f"{where}, artist", artwork.get("artist"), 300, required=False)
             if artwork.get("date") is not None and not isinstance(artwork.get("date"), (str, int)):
-                self.error(f"{where}, date", _("expected a string, got %(type)s") % {"type": _type_name(artwork["date"])})
+                self.error(
+                    f"{where}, date", _("expected a string, got %(type)s") % {"type": _type_name(artwork["date"])}
+                )
             elif len(str(artwork.get("date") or "")) > 100:
                 self.error(f"{where}, date", _("at most %(max)s characters") % {"max": 100})
             culture = artwork.get("culture")
             if culture not in groups:
-                self.error(f"{where}, culture", _("expected one of the study's groups (%(groups)s), got %(value)s")
-                           % {"groups": ", ".join(groups) or "—", "value": json.dumps(culture, ensure_ascii=False)})
+                self.error(
+                    f"{where}, culture",
+                    _("expected one of the study's groups (%(groups)s), got %(value)s")
+                    % {"groups": ", ".join(groups) or "—", "value": json.dumps(culture, ensure_ascii=False)},
+                )
             self._check_image(where, artwork.get("image"), key)
             symbols = self._check_elements(where, artwork.get("elements"))
             self._check_questions(where, artwork.get("questions"), symbols, seen_questions)
@@ -297,14 +324,22 @@ class _Checker:
         per_participant = self.data.get("artworks_per_participant")
         if _is_int(qc_per) and _is_int(per_participant):
             if qc_per >= per_participant:
-                self.error("qc_per_participant", _("must be smaller than artworks_per_participant (%(n)s)")
-                           % {"n": per_participant})
+                self.error(
+                    "qc_per_participant",
+                    _("must be smaller than artworks_per_participant (%(n)s)") % {"n": per_participant},
+                )
             if n_qc < qc_per:
-                self.error("artworks", _("qc_per_participant is %(need)s but the package has %(n)s QC artworks")
-                           % {"need": qc_per, "n": n_qc})
+                self.error(
+                    "artworks",
+                    _("qc_per_participant is %(need)s but the package has %(n)s QC artworks")
+                    % {"need": qc_per, "n": n_qc},
+                )
             if n_regular < per_participant - qc_per:
-                self.error("artworks", _("each participant sees %(need)s artworks that are not QC "
-                                         "but the package has %(n)s") % {"need": per_participant - qc_per, "n": n_regular})
+                self.error(
+                    "artworks",
+                    _("each participant sees %(need)s artworks that are not QC but the package has %(n)s")
+                    % {"need": per_participant - qc_per, "n": n_regular},
+                )
 
     def _check_image(self, where: str, image, key):
         where = f"{where}, image"
@@ -389,21 +424,29 @@ class _Checker:
                 else:
                     seen[key] = where
             if question.get("type") not in QuestionType.values:
-                self.error(f"{here}.type", _("expected attuned or agnostic, got %(value)s")
-                           % {"value": json.dumps(question.get("type"), ensure_ascii=False)})
+                self.error(
+                    f"{here}.type",
+                    _("expected attuned or agnostic, got %(value)s")
+                    % {"value": json.dumps(question.get("type"), ensure_ascii=False)},
+                )
             self._text(f"{here}.question", question.get("question"), 5000)
             answer = question.get("answer")
             self._text(f"{here}.answer", answer, 1000)
             distractors = question.get("distractors")
             if not isinstance(distractors, list):
-                self.error(f"{here}.distractors", _("expected %(n)s distinct strings, got %(type)s")
-                           % {"n": DISTRACTORS, "type": _type_name(distractors)})
+                self.error(
+                    f"{here}.distractors",
+                    _("expected %(n)s distinct strings, got %(type)s")
+                    % {"n": DISTRACTORS, "type": _type_name(distractors)},
+                )
             else:
                 texts = [d.strip() for d in distractors if _is_text(d)]
                 distinct = set(texts)
                 if len(texts) != len(distractors) or len(distinct) != DISTRACTORS or len(distractors) != DISTRACTORS:
-                    self.error(f"{here}.distractors", _("expected %(n)s distinct strings, got %(got)s")
-                               % {"n": DISTRACTORS, "got": len(distinct)})
+                    self.error(
+                        f"{here}.distractors",
+                        _("expected %(n)s distinct strings, got %(got)s") % {"n": DISTRACTORS, "got": len(distinct)},
+                    )
                 if isinstance(answer, str) and answer.strip() in distinct:
                     self.error(f"{here}.distractors", _("a distractor equals the answer"))
             self._check_question_translation(here, question)
@@ -413,8 +456,10 @@ class _Checker:
             if not isinstance(symbol, str):
                 self.error(f"{here}.symbol", _("expected a string"))
             elif symbol and symbol not in symbols:
-                self.error(f"{here}.symbol", _("“%(symbol)s” is not one of the artwork's elements marked is_symbol")
-                           % {"symbol": symbol})
+                self.error(
+                    f"{here}.symbol",
+                    _("“%(symbol)s” is not one of the artwork's elements marked is_symbol") % {"symbol": symbol},
+                )
 
     def _check_question_translation(self, here: str, question: dict):
         translated = question.get(TRANSLATION)
@@ -426,8 +471,9 @@ class _Checker:
             where = f"{here}.{TRANSLATION}.distractors"
             texts = [d.strip() for d in distractors if _is_text(d)] if isinstance(distractors, list) else []
             if not isinstance(distractors, list) or len(texts) != len(distractors) or len(set(texts)) != DISTRACTORS:
-                self.error(where, _("expected %(n)s distinct strings in the order of the English ones")
-                           % {"n": DISTRACTORS})
+                self.error(
+                    where, _("expected %(n)s distinct strings in the order of the English ones") % {"n": DISTRACTORS}
+                )
             elif isinstance(translated.get("answer"), str) and translated["answer"].strip() in texts:
                 self.error(where, _("a distractor equals the answer"))
             elif any(len(text) > 1000 for text in texts):
@@ -456,18 +502,25 @@ class _Checker:
                     seen[key] = where
             speaker = description.get("speaker")
             if speaker not in Speaker.values:
-                self.error(f"{here}.speaker", _("expected base or pragmatic, got %(value)s")
-                           % {"value": json.dumps(speaker, ensure_ascii=False)})
+                self.error(
+                    f"{here}.speaker",
+                    _("expected base or pragmatic, got %(value)s") % {"value": json.dumps(speaker, ensure_ascii=False)},
+                )
             listener = description.get("listener")
             if listener not in groups:
-                self.error(f"{here}.listener", _("expected one of the study's groups (%(groups)s), got %(value)s")
-                           % {"groups": ", ".join(groups) or "—", "value": json.dumps(listener, ensure_ascii=False)})
+                self.error(
+                    f"{here}.listener",
+                    _("expected one of the study's groups (%(groups)s), got %(value)s")
+                    % {"groups": ", ".join(groups) or "—", "value": json.dumps(listener, ensure_ascii=False)},
+                )
             self._text(f"{here}.model", description.get("model"), 200, required=False)
             self._text(f"{here}.text", description.get("text"), 20000)
             score = description.get("self_eval_score")
             if score is not None and not _is_number(score):
-                self.error(f"{here}.self_eval_score", _("expected a number or null, got %(value)s")
-                           % {"value": json.dumps(score, ensure_ascii=False)})
+                self.error(
+                    f"{here}.self_eval_score",
+                    _("expected a number or null, got %(value)s") % {"value": json.dumps(score, ensure_ascii=False)},
+                )
             if speaker in Speaker.values and listener in groups:
                 slots[(listener, speaker)] = slots.get((listener, speaker), 0) + 1
         if is_qc and not descriptions:
@@ -476,8 +529,11 @@ class _Checker:
             for speaker in Speaker.values:
                 count = slots.get((listener, speaker), 0)
                 if count != 1:
-                    self.error(f"{where}, descriptions", _("expected exactly one %(speaker)s description for "
-                               "the %(listener)s group, got %(n)s") % {"speaker": speaker, "listener": listener, "n": count})
+                    self.error(
+                        f"{where}, descriptions",
+                        _("expected exactly one %(speaker)s description for the %(listener)s group, got %(n)s")
+                        % {"speaker": speaker, "listener": listener, "n": count},
+                    )
 
     def _check_terms(self, where: str, terms):
         if terms is None:
@@ -498,8 +554,11 @@ class _Checker:
             self._text(f"{here}.zh", term.get("zh") or "", 200, required=False)
             qid = term.get("wikidata") or ""
             if not isinstance(qid, str) or (qid and not _QID.match(qid)):
-                self.error(f"{here}.wikidata", _("expected a Wikidata id like Q1234 or an empty string, got %(value)s")
-                           % {"value": json.dumps(qid, ensure_ascii=False)})
+                self.error(
+                    f"{here}.wikidata",
+                    _("expected a Wikidata id like Q1234 or an empty string, got %(value)s")
+                    % {"value": json.dumps(qid, ensure_ascii=False)},
+                )
 
 
 # --- Writing -------------------------------------------------------------------------------------

@@ -166,7 +166,9 @@ def study_highlights_compute(*, study: Study) -> None:
         logger.exception("sentence pairs of study %s failed", study.pk)
         Study.objects.filter(pk=study.pk).update(highlight_status=PrepStatus.FAILED, highlight_error=_failure(exc))
         return
-    Study.objects.filter(pk=study.pk).update(highlight_status=PrepStatus.READY, highlight_model=name, highlight_error="")
+    Study.objects.filter(pk=study.pk).update(
+        highlight_status=PrepStatus.READY, highlight_model=name, highlight_error=""
+    )
 
 
 def study_terms_prepare(*, study: Study, term_model=None) -> None:
@@ -259,7 +261,9 @@ def terms_find(*, artwork: Artwork, model) -> list[Term]:
             try:
                 with transaction.atomic():
                     created.append(
-                        Term.objects.create(artwork=artwork, term=found, source=TermSource.LLM, status=TermStatus.PENDING)
+                        Term.objects.create(
+                            artwork=artwork, term=found, source=TermSource.LLM, status=TermStatus.PENDING
+                        )
                     )
             except IntegrityError:
                 pass  # the same term in another case, stored by a concurrent run
@@ -356,12 +360,13 @@ def term_add(*, artwork: Artwork, term: str, zh: str, user, wikidata: str = "") 
         errors["zh"] = _("enter its Chinese label")
     if errors:
         raise PrepError(errors)
-    found = next(
-        (hit for hit in (term_occurrence(term, d.text) for d in artwork.descriptions.all()) if hit), None
-    )
+    found = next((hit for hit in (term_occurrence(term, d.text) for d in artwork.descriptions.all()) if hit), None)
     if found is None:
         raise PrepError(
-            {"term": _("“%(term)s” does not occur in any description of %(artwork)s") % {"term": term, "artwork": artwork.title}}
+            {
+                "term": _("“%(term)s” does not occur in any description of %(artwork)s")
+                % {"term": term, "artwork": artwork.title}
+            }
         )
     if Term.objects.filter(artwork=artwork, term__iexact=found).exists():
         raise PrepError({"term": _("“%(term)s” is already listed for this artwork") % {"term": found}})

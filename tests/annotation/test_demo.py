@@ -79,9 +79,7 @@ def test_it_uses_only_taxonomy_codes_with_one_theme_per_row():
 
 @pytest.mark.django_db
 def test_it_imports_cleanly_in_a_dry_run_keeping_english_gloss_as_metadata():
-    report = expression_import(
-        dataset_name="dry", filename=DEMO_CSV.name, content=DEMO_CSV.read_bytes(), dry_run=True
-    )
+    report = expression_import(dataset_name="dry", filename=DEMO_CSV.name, content=DEMO_CSV.read_bytes(), dry_run=True)
     assert report.ok
     assert report.created == len(_csv_rows())
     assert report.skipped_duplicates == 0
@@ -112,16 +110,20 @@ def test_it_covers_every_trait_four_times_and_every_theme_three_times():
     _seed()
     dataset = Dataset.objects.get(name=DEMO_DATASET_NAME)
     trait_counts = dict(
-        Trait.objects.annotate(n=Count("expressions", filter=Q(expressions__dataset=dataset)))
-        .values_list("code", "n")
+        Trait.objects.annotate(n=Count("expressions", filter=Q(expressions__dataset=dataset))).values_list("code", "n")
     )
     theme_counts = dict(
-        Theme.objects.annotate(n=Count("expressions", filter=Q(expressions__dataset=dataset)))
-        .values_list("code", "n")
+        Theme.objects.annotate(n=Count("expressions", filter=Q(expressions__dataset=dataset))).values_list("code", "n")
     )
     assert set(trait_counts) == {"literal", "sino_vietnamese", "uncommon_vocabulary", "folk_knowledge", "pragmatic"}
     assert set(theme_counts) == {
-        "love", "virtues", "criticism", "work_nature", "social_relationships", "life_lessons", "other",
+        "love",
+        "virtues",
+        "criticism",
+        "work_nature",
+        "social_relationships",
+        "life_lessons",
+        "other",
     }
     assert min(trait_counts.values()) >= 4, trait_counts
     assert min(theme_counts.values()) >= 3, theme_counts
@@ -177,7 +179,9 @@ def test_it_lists_the_url_and_every_account_in_its_output():
     assert "http://127.0.0.1:8000/" in output
     lines = output.splitlines()
     for username, role in [*EXPECTED_ACCOUNTS.items(), ("admin", "Admin (superuser)")]:
-        assert any(line.split()[:1] == [username] and role in line and DEMO_PASSWORD in line for line in lines), username
+        assert any(line.split()[:1] == [username] and role in line and DEMO_PASSWORD in line for line in lines), (
+            username
+        )
     assert "WARNING" in output and "demo password" in output
 
 
@@ -190,8 +194,11 @@ def test_it_restores_a_demo_account_that_lost_its_role_or_password():
     user.save()
     statuses = {a.username: a.status for a in demo_accounts_ensure(password=DEMO_PASSWORD)}
     assert statuses == {
-        "annotator_a": "unchanged", "annotator_b": "updated", "adjudicator": "unchanged",
-        "researcher": "unchanged", "admin": "unchanged",
+        "annotator_a": "unchanged",
+        "annotator_b": "updated",
+        "adjudicator": "unchanged",
+        "researcher": "unchanged",
+        "admin": "unchanged",
     }
     assert _login(username="annotator_b", password=DEMO_PASSWORD)
     assert User.objects.get(username="annotator_b").groups.filter(name=ANNOTATOR).exists()
@@ -227,7 +234,9 @@ def _suggestion_rows() -> list[dict]:
 @pytest.mark.django_db
 def test_it_writes_suggestions_for_every_demo_expression_with_a_few_deliberate_mistakes():
     gold = {normalize_key(row["expression"]): set(filter(None, row["traits"].split(","))) for row in _csv_rows()}
-    suggested = {normalize_key(row["expression"]): set(filter(None, row["traits"].split(","))) for row in _suggestion_rows()}
+    suggested = {
+        normalize_key(row["expression"]): set(filter(None, row["traits"].split(","))) for row in _suggestion_rows()
+    }
     assert set(suggested) == set(gold) and len(suggested) == 40
     trait_codes = set(Trait.objects.values_list("code", flat=True))
     assert set().union(*suggested.values()) <= trait_codes

@@ -45,7 +45,7 @@ CORPUS = (
 SUGGESTIONS = (
     "expression,traits,raw_output\n"
     "Ăn cháo đá bát,pragmatic,{}\n"
-    "ếch ngồi đáy giếng,\"pragmatic,literal\",\n"
+    'ếch ngồi đáy giếng,"pragmatic,literal",\n'
     "Tấc đất tấc vàng,3,\n"
 )
 
@@ -70,8 +70,13 @@ def suggestions(dataset):
 @pytest.fixture
 def round_(dataset, suggestions, annotator_a, annotator_b, researcher):
     return round_create(
-        name="R1", dataset=dataset, annotators=[annotator_a, annotator_b], suggestion_set=suggestions,
-        user=researcher, seed=11, hide_suggestions_fraction=0.5,
+        name="R1",
+        dataset=dataset,
+        annotators=[annotator_a, annotator_b],
+        suggestion_set=suggestions,
+        user=researcher,
+        seed=11,
+        hide_suggestions_fraction=0.5,
     )
 
 
@@ -96,8 +101,12 @@ def review_all(round_, annotator_a, annotator_b, disagree: int = 0):
 
 def round_post(dataset, annotators, **extra) -> dict:
     data = {
-        "name": "Vòng 1", "dataset": dataset.pk, "annotators": [a.pk for a in annotators],
-        "annotators_per_item": 2, "hide_percent": 0, "seed": "",
+        "name": "Vòng 1",
+        "dataset": dataset.pk,
+        "annotators": [a.pk for a in annotators],
+        "annotators_per_item": 2,
+        "hide_percent": 0,
+        "seed": "",
     }
     data.update(extra)
     return data
@@ -125,9 +134,20 @@ STAFF_ONLY = {"round_detail"}  # researchers and adjudicators
 
 @pytest.mark.parametrize(
     "name",
-    ["round_list", "round_new", "round_detail", "round_lock", "round_reopen", "round_freeze", "suggestion_import", "version_list"],
+    [
+        "round_list",
+        "round_new",
+        "round_detail",
+        "round_lock",
+        "round_reopen",
+        "round_freeze",
+        "suggestion_import",
+        "version_list",
+    ],
 )
-def test_it_sends_anonymous_visitors_to_sign_in_and_refuses_the_wrong_roles(name, round_, outsider, annotator_a, adjudicator):
+def test_it_sends_anonymous_visitors_to_sign_in_and_refuses_the_wrong_roles(
+    name, round_, outsider, annotator_a, adjudicator
+):
     url, method = page_urls(round_)[name]
     response = getattr(Client(), method)(url)
     assert response.status_code == 302 and response.url.startswith(reverse("login"))
@@ -158,25 +178,38 @@ def test_it_imports_suggestions_from_the_page_and_offers_a_round_with_them(datas
     assert client.get(reverse("annotation:suggestion_import")).status_code == 200
     response = client.post(
         reverse("annotation:suggestion_import"),
-        {"dataset": dataset.pk, "name": " run 1 ", "model_name": "gpt-4.1", "prompt_version": "B.2 v1", "file": upload(SUGGESTIONS)},
+        {
+            "dataset": dataset.pk,
+            "name": " run 1 ",
+            "model_name": "gpt-4.1",
+            "prompt_version": "B.2 v1",
+            "file": upload(SUGGESTIONS),
+        },
     )
     suggestion_set = SuggestionSet.objects.get()
-    assert (suggestion_set.name, suggestion_set.model_name, suggestion_set.prompt_version) == ("run 1", "gpt-4.1", "B.2 v1")
+    assert (suggestion_set.name, suggestion_set.model_name, suggestion_set.prompt_version) == (
+        "run 1",
+        "gpt-4.1",
+        "B.2 v1",
+    )
     assert suggestion_set.source == "goi-y.csv" and suggestion_set.created_by == researcher
     assert response.status_code == 302
     assert response.url == f"{reverse('annotation:round_new')}?dataset={dataset.pk}&suggestion_set={suggestion_set.pk}"
     codes = {s.expression.text: sorted(t.code for t in s.traits.all()) for s in suggestion_set.suggestions.all()}
     assert codes == {
-        "Ăn cháo đá bát": ["pragmatic"], "Ếch ngồi đáy giếng": ["literal", "pragmatic"], "Tấc đất tấc vàng": ["uncommon_vocabulary"],
+        "Ăn cháo đá bát": ["pragmatic"],
+        "Ếch ngồi đáy giếng": ["literal", "pragmatic"],
+        "Tấc đất tấc vàng": ["uncommon_vocabulary"],
     }
     page = client.get(response.url)
     assert f'<option value="{suggestion_set.pk}" selected>' in page.content.decode()
 
 
 def test_it_lists_suggestion_errors_by_row_and_column_and_writes_nothing(dataset, researcher):
-    bad = "expression,traits\nĂn cháo đá bát,pragmatic\nKhông có câu này,literal\nTấc đất tấc vàng,\"literal,bogus\"\n"
+    bad = 'expression,traits\nĂn cháo đá bát,pragmatic\nKhông có câu này,literal\nTấc đất tấc vàng,"literal,bogus"\n'
     response = client_for(researcher).post(
-        reverse("annotation:suggestion_import"), {"dataset": dataset.pk, "name": "bad", "model_name": "m", "file": upload(bad)}
+        reverse("annotation:suggestion_import"),
+        {"dataset": dataset.pk, "name": "bad", "model_name": "m", "file": upload(bad)},
     )
     assert response.status_code == 400
     page = text_of(response)
@@ -190,7 +223,8 @@ def test_it_lists_suggestion_errors_by_row_and_column_and_writes_nothing(dataset
 
 def test_it_shows_a_taken_suggestion_set_name_next_to_the_field(dataset, suggestions, researcher):
     response = client_for(researcher).post(
-        reverse("annotation:suggestion_import"), {"dataset": dataset.pk, "name": "gpt", "model_name": "m", "file": upload(SUGGESTIONS)}
+        reverse("annotation:suggestion_import"),
+        {"dataset": dataset.pk, "name": "gpt", "model_name": "m", "file": upload(SUGGESTIONS)},
     )
     assert response.status_code == 200
     assert "already has a suggestion set named" in text_of(response)
@@ -209,7 +243,9 @@ def test_it_refuses_an_unsupported_suggestion_file(dataset, researcher):
 # --- round creation ------------------------------------------------------------------------------------------------
 
 
-def test_it_creates_a_round_over_all_items_with_the_chosen_settings(dataset, suggestions, researcher, annotator_a, annotator_b):
+def test_it_creates_a_round_over_all_items_with_the_chosen_settings(
+    dataset, suggestions, researcher, annotator_a, annotator_b
+):
     make_user("inactive_annotator", ANNOTATOR, is_active=False)
     client = client_for(researcher)
     page = client.get(reverse("annotation:round_new")).content.decode()
@@ -236,15 +272,24 @@ def test_it_creates_a_round_over_all_items_with_the_chosen_settings(dataset, sug
         ({"theme": "criticism", "kind": "idiom", "search": "ếch"}, {"Ếch ngồi đáy giếng"}),
     ],
 )
-def test_it_creates_a_round_over_the_filtered_items_and_records_the_filter(dataset, researcher, annotator_a, annotator_b, filters, expected):
-    client_for(researcher).post(reverse("annotation:round_new"), round_post(dataset, [annotator_a, annotator_b], **filters))
+def test_it_creates_a_round_over_the_filtered_items_and_records_the_filter(
+    dataset, researcher, annotator_a, annotator_b, filters, expected
+):
+    client_for(researcher).post(
+        reverse("annotation:round_new"), round_post(dataset, [annotator_a, annotator_b], **filters)
+    )
     round_ = AnnotationRound.objects.get(name="Vòng 1")
     assert set(round_.items.values_list("expression__text", flat=True)) == expected
     assert round_.item_filter == filters
 
 
 def test_it_leaves_out_items_already_in_another_round_when_asked(dataset, researcher, annotator_a, annotator_b):
-    round_create(name="Old", dataset=dataset, annotators=[annotator_a, annotator_b], expressions=dataset.expressions.filter(theme__code="criticism"))
+    round_create(
+        name="Old",
+        dataset=dataset,
+        annotators=[annotator_a, annotator_b],
+        expressions=dataset.expressions.filter(theme__code="criticism"),
+    )
     client_for(researcher).post(
         reverse("annotation:round_new"), round_post(dataset, [annotator_a, annotator_b], not_in_other_round="on")
     )
@@ -253,13 +298,19 @@ def test_it_leaves_out_items_already_in_another_round_when_asked(dataset, resear
     assert not round_.items.filter(expression__theme__code="criticism").exists()
 
 
-def test_it_previews_the_items_and_each_annotators_load_with_htmx(dataset, researcher, annotator_a, annotator_b, suggestions):
+def test_it_previews_the_items_and_each_annotators_load_with_htmx(
+    dataset, researcher, annotator_a, annotator_b, suggestions
+):
     annotator_c = make_user("annotator_c", ANNOTATOR)
     client = client_for(researcher)
     url = reverse("annotation:round_new")
     params = {
-        "preview": "1", "dataset": dataset.pk, "annotators": [annotator_a.pk, annotator_b.pk, annotator_c.pk],
-        "annotators_per_item": 2, "hide_percent": 50, "suggestion_set": suggestions.pk,
+        "preview": "1",
+        "dataset": dataset.pk,
+        "annotators": [annotator_a.pk, annotator_b.pk, annotator_c.pk],
+        "annotators_per_item": 2,
+        "hide_percent": 50,
+        "suggestion_set": suggestions.pk,
     }
     response = client.get(url, params, HTTP_HX_REQUEST="true")
     assert response.status_code == 200
@@ -270,7 +321,9 @@ def test_it_previews_the_items_and_each_annotators_load_with_htmx(dataset, resea
     assert "12 reviews to do in all (2 per item)" in page
     assert "4 items for each of the 3 annotators" in page
     assert "3 items will show no suggestions" in page
-    page = text_of(client.get(url, {**params, "theme": "criticism", "annotators": [annotator_a.pk]}, HTTP_HX_REQUEST="true"))
+    page = text_of(
+        client.get(url, {**params, "theme": "criticism", "annotators": [annotator_a.pk]}, HTTP_HX_REQUEST="true")
+    )
     assert "2 items of 6 in the dataset" in page and "Pick at least 2 annotators." in page
     page = text_of(client.get(url, {**params, "search": "không có"}, HTTP_HX_REQUEST="true"))
     assert "No item matches: the round would be empty." in page
@@ -280,24 +333,35 @@ def test_it_previews_the_items_and_each_annotators_load_with_htmx(dataset, resea
     assert "<html" in full.content.decode() and "6 items of 6 in the dataset" in text_of(full)
 
 
-def test_it_keeps_the_input_and_names_the_problem_when_a_round_cannot_be_created(dataset, researcher, annotator_a, annotator_b, suggestions):
+def test_it_keeps_the_input_and_names_the_problem_when_a_round_cannot_be_created(
+    dataset, researcher, annotator_a, annotator_b, suggestions
+):
     round_create(name="Taken", dataset=dataset, annotators=[annotator_a, annotator_b])
     client = client_for(researcher)
-    response = client.post(reverse("annotation:round_new"), round_post(dataset, [annotator_a, annotator_b], name="Taken", seed=5))
+    response = client.post(
+        reverse("annotation:round_new"), round_post(dataset, [annotator_a, annotator_b], name="Taken", seed=5)
+    )
     assert response.status_code == 400 and "a round named 'Taken' already exists" in text_of(response)
     assert 'value="5"' in response.content.decode()
     response = client.post(reverse("annotation:round_new"), round_post(dataset, [annotator_a], annotators_per_item=2))
     assert response.status_code == 400 and "Pick at least 2 annotators" in text_of(response)
-    response = client.post(reverse("annotation:round_new"), round_post(dataset, [annotator_a, annotator_b], hide_percent=10))
+    response = client.post(
+        reverse("annotation:round_new"), round_post(dataset, [annotator_a, annotator_b], hide_percent=10)
+    )
     assert "Hiding suggestions needs a suggestion set." in text_of(response)
     response = client.post(
-        reverse("annotation:round_new"), round_post(dataset, [annotator_a, annotator_b], suggestion_set=suggestions.pk, hide_percent=60)
+        reverse("annotation:round_new"),
+        round_post(dataset, [annotator_a, annotator_b], suggestion_set=suggestions.pk, hide_percent=60),
     )
     assert response.status_code == 400
-    response = client.post(reverse("annotation:round_new"), round_post(dataset, [annotator_a, annotator_b], search="không có"))
+    response = client.post(
+        reverse("annotation:round_new"), round_post(dataset, [annotator_a, annotator_b], search="không có")
+    )
     assert "the round would have no items" in text_of(response)
     other = Dataset.objects.create(name="Khác")
-    response = client.post(reverse("annotation:round_new"), round_post(other, [annotator_a, annotator_b], suggestion_set=suggestions.pk))
+    response = client.post(
+        reverse("annotation:round_new"), round_post(other, [annotator_a, annotator_b], suggestion_set=suggestions.pk)
+    )
     assert "This suggestion set belongs to another dataset." in text_of(response)
     assert AnnotationRound.objects.count() == 1
 
@@ -316,7 +380,9 @@ def test_it_creates_a_round_once_when_the_form_is_submitted_twice(dataset, resea
 # --- list, detail, progress ------------------------------------------------------------------------------------------
 
 
-def test_it_lists_only_an_annotators_own_rounds_with_their_progress_and_a_review_button(round_, dataset, annotator_a, annotator_b):
+def test_it_lists_only_an_annotators_own_rounds_with_their_progress_and_a_review_button(
+    round_, dataset, annotator_a, annotator_b
+):
     carol, dave = make_user("carol", ANNOTATOR), make_user("dave", ANNOTATOR)
     other = round_create(name="Not mine", dataset=dataset, annotators=[carol, dave])
     mine = Assignment.objects.filter(item__round=round_, annotator=annotator_a).order_by("position")
@@ -343,7 +409,9 @@ def test_it_offers_outcomes_instead_of_review_once_a_round_is_locked(round_, ann
     assert reverse("annotation:review_queue", args=[round_.pk]) not in html
 
 
-def test_it_lists_every_round_with_overall_progress_for_researchers_and_adjudicators(round_, dataset, researcher, adjudicator, annotator_a):
+def test_it_lists_every_round_with_overall_progress_for_researchers_and_adjudicators(
+    round_, dataset, researcher, adjudicator, annotator_a
+):
     carol, dave = make_user("carol", ANNOTATOR), make_user("dave", ANNOTATOR)
     round_create(name="Other", dataset=dataset, annotators=[carol, dave])
     submit(round_.items.first().assignments.first(), round_.items.first().assignments.first().annotator)
@@ -353,7 +421,9 @@ def test_it_lists_every_round_with_overall_progress_for_researchers_and_adjudica
         assert "1 of 12 reviews" in page and "0 of 12 reviews" in page
 
 
-def test_it_shows_settings_progress_and_funnel_on_the_round_page(round_, researcher, adjudicator, annotator_a, annotator_b):
+def test_it_shows_settings_progress_and_funnel_on_the_round_page(
+    round_, researcher, adjudicator, annotator_a, annotator_b
+):
     mine = Assignment.objects.filter(item__round=round_, annotator=annotator_a).order_by("position")
     for assignment in mine[:2]:
         submit(assignment, annotator_a)
@@ -367,11 +437,15 @@ def test_it_shows_settings_progress_and_funnel_on_the_round_page(round_, researc
     row_a = re.search(r'<tr data-annotator="annotator_a">(.*?)</tr>', html, re.S).group(1)
     assert [int(n) for n in re.findall(r'class="numeric">(\d+)<', row_a)] == [2, mine.count(), 1]
     assert 'data-stage="in_round"' in html and 'data-stage="final"' in html
-    assert re.search(r'data-stage="imported">\s*<th scope="row">Imported into the dataset</th>\s*<td class="numeric">6</td>', html)
+    assert re.search(
+        r'data-stage="imported">\s*<th scope="row">Imported into the dataset</th>\s*<td class="numeric">6</td>', html
+    )
     assert reverse("annotation:round_stats", args=[round_.pk]) in html
     assert reverse("annotation:round_lock", args=[round_.pk]) in html
     # Adjudicators read it but get no buttons that change the round.
-    adjudicator_html = client_for(adjudicator).get(reverse("annotation:round_detail", args=[round_.pk])).content.decode()
+    adjudicator_html = (
+        client_for(adjudicator).get(reverse("annotation:round_detail", args=[round_.pk])).content.decode()
+    )
     assert reverse("annotation:round_lock", args=[round_.pk]) not in adjudicator_html
 
 
@@ -405,7 +479,9 @@ def test_it_shows_a_service_refusal_as_a_message(round_, researcher):
     assert round_.status == RoundStatus.FROZEN
 
 
-def test_it_offers_the_freeze_form_only_when_locked_with_nothing_waiting(round_, researcher, adjudicator, annotator_a, annotator_b):
+def test_it_offers_the_freeze_form_only_when_locked_with_nothing_waiting(
+    round_, researcher, adjudicator, annotator_a, annotator_b
+):
     client = client_for(researcher)
     url = reverse("annotation:round_detail", args=[round_.pk])
     freeze_url = reverse("annotation:round_freeze", args=[round_.pk])
@@ -447,7 +523,9 @@ def test_it_freezes_a_version_from_the_round_page_once(round_, researcher, adjud
 # --- home and navigation -------------------------------------------------------------------------------------------
 
 
-def test_it_shows_an_annotator_their_rounds_on_the_home_page_and_nothing_of_others(round_, dataset, annotator_a, annotator_b):
+def test_it_shows_an_annotator_their_rounds_on_the_home_page_and_nothing_of_others(
+    round_, dataset, annotator_a, annotator_b
+):
     carol, dave = make_user("carol", ANNOTATOR), make_user("dave", ANNOTATOR)
     round_create(name="Not mine", dataset=dataset, annotators=[carol, dave])
     for assignment in Assignment.objects.filter(item__round=round_, annotator=annotator_b):

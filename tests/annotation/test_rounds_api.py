@@ -43,13 +43,24 @@ def round_(dataset, annotator_a, annotator_b, researcher):
     predictions = [(e.pk, ["pragmatic"], "") for e in dataset.expressions.all()]
     suggestions = suggestion_set_create(dataset=dataset, name="gpt", model_name="gpt-4.1", predictions=predictions)
     return round_create(
-        name="R1", dataset=dataset, annotators=[annotator_a, annotator_b], suggestion_set=suggestions, user=researcher, seed=9
+        name="R1",
+        dataset=dataset,
+        annotators=[annotator_a, annotator_b],
+        suggestion_set=suggestions,
+        user=researcher,
+        seed=9,
     )
 
 
 @pytest.fixture
 def api_as(annotator_a, annotator_b, adjudicator, researcher, outsider):
-    users = {"annotator": annotator_a, "annotator_b": annotator_b, "adjudicator": adjudicator, "researcher": researcher, "outsider": outsider}
+    users = {
+        "annotator": annotator_a,
+        "annotator_b": annotator_b,
+        "adjudicator": adjudicator,
+        "researcher": researcher,
+        "outsider": outsider,
+    }
 
     def client_for(persona: str) -> APIClient:
         client = APIClient()
@@ -93,7 +104,9 @@ RESEARCHER_ONLY = {"rounds-create", "rounds-lock", "suggestions"}
 
 
 @pytest.mark.parametrize("persona", ["anonymous", "outsider", "annotator", "adjudicator", "researcher"])
-def test_it_answers_401_403_or_200_by_role_on_every_endpoint(api_as, round_, annotator_a, annotator_b, researcher, persona):
+def test_it_answers_401_403_or_200_by_role_on_every_endpoint(
+    api_as, round_, annotator_a, annotator_b, researcher, persona
+):
     version = frozen(round_, annotator_a, annotator_b, researcher)
     AnnotationRound.objects.filter(pk=round_.pk).update(status=RoundStatus.OPEN)
     for name, (method, url, body) in endpoints(round_, version.pk).items():
@@ -111,7 +124,9 @@ def test_it_answers_401_403_or_200_by_role_on_every_endpoint(api_as, round_, ann
         assert AnnotationRound.objects.get(pk=round_.pk).status == RoundStatus.OPEN
 
 
-def test_it_hides_other_rounds_and_other_annotators_from_an_annotator(api_as, round_, dataset, annotator_a, annotator_b):
+def test_it_hides_other_rounds_and_other_annotators_from_an_annotator(
+    api_as, round_, dataset, annotator_a, annotator_b
+):
     carol, dave = make_user("carol", ANNOTATOR), make_user("dave", ANNOTATOR)
     other = round_create(name="Not mine", dataset=dataset, annotators=[carol, dave])
     submit_all(round_, annotator_b)
@@ -129,7 +144,9 @@ def test_it_gives_researchers_the_funnel_and_everyones_progress(api_as, round_, 
     submit_all(round_, annotator_b)
     data = api_as("adjudicator").get(reverse("api:round_detail", args=[round_.pk])).json()
     assert data["annotators"] == ["annotator_a", "annotator_b"] and data["seed"] == 9 and data["n_items"] == 4
-    assert data["funnel"]["imported"] == 4 and data["funnel"]["in_round"] == 4 and data["funnel"]["reviewed_by_all"] == 0
+    assert (
+        data["funnel"]["imported"] == 4 and data["funnel"]["in_round"] == 4 and data["funnel"]["reviewed_by_all"] == 0
+    )
     progress = {p["annotator"]: p for p in data["progress"]}
     assert progress["annotator_b"]["done"] == progress["annotator_b"]["total"] > 0
     assert progress["annotator_a"]["done"] == 0
@@ -148,35 +165,51 @@ def test_it_locks_and_reopens_through_the_api(api_as, round_):
 
 
 def test_it_creates_a_round_through_the_api_with_a_filter(api_as, dataset, annotator_a, annotator_b, researcher):
-    body = {"name": "API", "dataset": dataset.pk, "annotators": ["annotator_a", "annotator_b"], "theme": "criticism", "seed": 4}
+    body = {
+        "name": "API",
+        "dataset": dataset.pk,
+        "annotators": ["annotator_a", "annotator_b"],
+        "theme": "criticism",
+        "seed": 4,
+    }
     response = api_as("researcher").post(reverse("api:round_list"), body, format="json")
     assert response.status_code == 201
     data = response.json()
     assert data["n_items"] == 2 and data["item_filter"] == {"theme": "criticism"} and data["seed"] == 4
     assert AnnotationRound.objects.get(name="API").created_by == researcher
-    response = api_as("researcher").post(reverse("api:round_list"), {**body, "annotators": ["annotator_a"]}, format="json")
+    response = api_as("researcher").post(
+        reverse("api:round_list"), {**body, "annotators": ["annotator_a"]}, format="json"
+    )
     assert response.status_code == 400 and "annotators" in response.json()
-    response = api_as("researcher").post(reverse("api:round_list"), {**body, "annotators": ["adjudicator"]}, format="json")
+    response = api_as("researcher").post(
+        reverse("api:round_list"), {**body, "annotators": ["adjudicator"]}, format="json"
+    )
     assert response.status_code == 400
 
 
 def test_it_imports_suggestions_through_the_api(api_as, dataset, researcher):
     upload = SimpleUploadedFile("s.csv", "expression,traits\nĂn cháo đá bát,pragmatic\nTấc đất tấc vàng,\n".encode())
     response = api_as("researcher").post(
-        reverse("api:suggestion_import"), {"dataset": dataset.pk, "name": "run", "model_name": "m", "file": upload}, format="multipart"
+        reverse("api:suggestion_import"),
+        {"dataset": dataset.pk, "name": "run", "model_name": "m", "file": upload},
+        format="multipart",
     )
     assert response.status_code == 201
     assert response.json()["n_suggestions"] == 2 and response.json()["model_name"] == "m"
     bad = SimpleUploadedFile("s.csv", "expression,traits\nKhông có,pragmatic\n".encode())
     response = api_as("researcher").post(
-        reverse("api:suggestion_import"), {"dataset": dataset.pk, "name": "bad", "model_name": "m", "file": bad}, format="multipart"
+        reverse("api:suggestion_import"),
+        {"dataset": dataset.pk, "name": "bad", "model_name": "m", "file": bad},
+        format="multipart",
     )
     assert response.status_code == 400
     assert response.json()["errors"][0]["row"] == 2 and response.json()["errors"][0]["column"] == "expression"
     assert SuggestionSet.objects.count() == 1
     again = SimpleUploadedFile("s.csv", "expression,traits\nĂn cháo đá bát,pragmatic\n".encode())
     response = api_as("researcher").post(
-        reverse("api:suggestion_import"), {"dataset": dataset.pk, "name": "run", "model_name": "m", "file": again}, format="multipart"
+        reverse("api:suggestion_import"),
+        {"dataset": dataset.pk, "name": "run", "model_name": "m", "file": again},
+        format="multipart",
     )
     assert response.status_code == 400 and "name" in response.json()
 
@@ -192,7 +225,16 @@ def test_it_lists_details_and_exports_versions(api_as, round_, annotator_a, anno
     response = client.get(reverse("api:version_export", args=[version.pk]) + "?format=csv")
     assert response.status_code == 200 and response["Content-Type"] == "text/csv; charset=utf-8"
     frame = pd.read_csv(io.BytesIO(response.content))
-    assert list(frame.columns)[:8] == ["id", "expression", "explanation", "kind", "source", "traits", "theme", "provenance"]
+    assert list(frame.columns)[:8] == [
+        "id",
+        "expression",
+        "explanation",
+        "kind",
+        "source",
+        "traits",
+        "theme",
+        "provenance",
+    ]
     assert set(frame["provenance"]) == {"unanimous"}
     jsonl = client.get(reverse("api:version_export", args=[version.pk]) + "?format=jsonl")
     assert len(pd.read_json(io.BytesIO(jsonl.content), lines=True)) == 4

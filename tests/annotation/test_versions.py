@@ -33,7 +33,18 @@ CORPUS = (
     "v3,Tấc đất tấc vàng,Đất quý,proverb,Tục ngữ,An inch of land,\n"
     "v4,Xa mặt cách lòng,Xa nhau thì phai,idiom,,Far from the face,\n"
 )
-COLUMNS = ["id", "expression", "explanation", "kind", "source", "traits", "theme", "provenance", "english_gloss", "note"]
+COLUMNS = [
+    "id",
+    "expression",
+    "explanation",
+    "kind",
+    "source",
+    "traits",
+    "theme",
+    "provenance",
+    "english_gloss",
+    "note",
+]
 
 
 def client_for(user) -> Client:
@@ -63,7 +74,13 @@ def version(annotator_a, annotator_b, adjudicator, researcher):
             assignment_submit(assignment=assignment, user=assignment.annotator, theme=theme, added_traits=traits)
     round_lock(round=round_)
     v3 = round_.items.get(expression__external_id="v3")
-    adjudication_resolve(item=v3, user=adjudicator, traits=["uncommon_vocabulary", "folk_knowledge"], theme="work_nature", revision=v3.revision)
+    adjudication_resolve(
+        item=v3,
+        user=adjudicator,
+        traits=["uncommon_vocabulary", "folk_knowledge"],
+        theme="work_nature",
+        revision=v3.revision,
+    )
     v4 = round_.items.get(expression__external_id="v4")
     adjudication_remove(item=v4, user=adjudicator, reason="inaccurate", revision=v4.revision)
     return version_freeze(round=round_, name="VIVID v1", user=researcher)
@@ -74,11 +91,20 @@ def test_it_exports_csv_with_the_foundation_columns_and_provenance_readable_by_p
     assert list(frame.columns) == COLUMNS
     rows = {row["id"]: row for row in frame.to_dict("records")}
     assert set(rows) == {"v1", "v2", "v3"}
-    assert rows["v1"]["explanation"] == "Vô ơn, bạc nghĩa" and rows["v1"]["english_gloss"] == "Eat the porridge, kick the bowl"
-    assert (rows["v1"]["traits"], rows["v1"]["theme"], rows["v1"]["provenance"]) == ("pragmatic", "criticism", "unanimous")
+    assert (
+        rows["v1"]["explanation"] == "Vô ơn, bạc nghĩa"
+        and rows["v1"]["english_gloss"] == "Eat the porridge, kick the bowl"
+    )
+    assert (rows["v1"]["traits"], rows["v1"]["theme"], rows["v1"]["provenance"]) == (
+        "pragmatic",
+        "criticism",
+        "unanimous",
+    )
     assert (rows["v2"]["traits"], rows["v2"]["note"]) == ("literal,pragmatic", "chú thích")
     assert (rows["v3"]["traits"], rows["v3"]["theme"], rows["v3"]["provenance"]) == (
-        "uncommon_vocabulary,folk_knowledge", "work_nature", "adjudicated",
+        "uncommon_vocabulary,folk_knowledge",
+        "work_nature",
+        "adjudicated",
     )
     # Without any option pandas reads the same table.
     assert list(pd.read_csv(io.StringIO(version_export(version=version, fmt="csv"))).columns) == COLUMNS
@@ -89,7 +115,18 @@ def test_it_exports_jsonl_with_lists_of_traits_and_provenance(version):
     records = [json.loads(line) for line in text.splitlines()]
     assert [r["id"] for r in records] == sorted(r["id"] for r in records)
     by_id = {r["id"]: r for r in records}
-    assert list(by_id["v2"]) == ["id", "expression", "explanation", "kind", "source", "traits", "theme", "provenance", "english_gloss", "note"]
+    assert list(by_id["v2"]) == [
+        "id",
+        "expression",
+        "explanation",
+        "kind",
+        "source",
+        "traits",
+        "theme",
+        "provenance",
+        "english_gloss",
+        "note",
+    ]
     assert by_id["v2"]["traits"] == ["literal", "pragmatic"] and by_id["v3"]["provenance"] == "adjudicated"
     frame = pd.read_json(io.StringIO(text), lines=True)
     assert len(frame) == 3 and set(frame["provenance"]) == {"unanimous", "adjudicated"}
@@ -105,7 +142,10 @@ def test_it_refuses_an_unknown_format(version):
 def test_it_keeps_the_export_unchanged_when_the_corpus_is_edited_later(version):
     before_csv, before_jsonl = version_export(version=version, fmt="csv"), version_export(version=version, fmt="jsonl")
     expression = Expression.objects.get(external_id="v1")
-    expression_update(expression=expression, data={"text": "Đã sửa", "explanation": "Khác hẳn", "metadata": {"english_gloss": "changed"}})
+    expression_update(
+        expression=expression,
+        data={"text": "Đã sửa", "explanation": "Khác hẳn", "metadata": {"english_gloss": "changed"}},
+    )
     Expression.objects.get(external_id="v2").traits.clear()
     assert version_export(version=version, fmt="csv") == before_csv
     assert version_export(version=version, fmt="jsonl") == before_jsonl
@@ -148,7 +188,9 @@ def test_it_lists_versions_and_shows_funnel_provenance_and_items(version, resear
     assert "Uncommon vocabulary" in html or "uncommon" in html.lower()
     # Versions cannot be changed: nothing on the page posts.
     assert 'method="post"' not in html.split("<main", 1)[1]
-    fragment = client_for(researcher).get(reverse("annotation:version_detail", args=[version.pk]), HTTP_HX_REQUEST="true")
+    fragment = client_for(researcher).get(
+        reverse("annotation:version_detail", args=[version.pk]), HTTP_HX_REQUEST="true"
+    )
     assert "<html" not in fragment.content.decode() and "Ăn cháo đá bát" in fragment.content.decode()
     assert client_for(researcher).get(reverse("annotation:version_detail", args=[999])).status_code == 404
 
@@ -180,8 +222,16 @@ def test_it_exports_a_version_from_the_command_line(version, tmp_path):
 
 def test_it_records_the_funnel_as_it_was_when_frozen(version):
     assert version.funnel == {
-        "imported": 4, "in_round": 4, "reviewed_by_all": 4, "unanimous": 2, "needs_adjudication": 0,
-        "adjudicated": 1, "removed": 1, "pending": 0, "undecided": 0, "final": 3,
+        "imported": 4,
+        "in_round": 4,
+        "reviewed_by_all": 4,
+        "unanimous": 2,
+        "needs_adjudication": 0,
+        "adjudicated": 1,
+        "removed": 1,
+        "pending": 0,
+        "undecided": 0,
+        "final": 3,
     }
     assert set(BASE_COLUMNS) >= {"provenance"}
     assert version.round.items.filter(status=ItemStatus.REMOVED).count() == 1

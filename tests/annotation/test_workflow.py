@@ -43,13 +43,22 @@ def dataset():
 
 @pytest.fixture
 def suggestions(dataset):
-    predictions = [(e.pk, ["pragmatic"] if e.pk % 2 else ["literal", "folk_knowledge"], "raw") for e in dataset.expressions.all()]
+    predictions = [
+        (e.pk, ["pragmatic"] if e.pk % 2 else ["literal", "folk_knowledge"], "raw") for e in dataset.expressions.all()
+    ]
     return suggestion_set_create(dataset=dataset, name="gpt", model_name="gpt-4.1", predictions=predictions)
 
 
 @pytest.fixture
 def two_round(dataset, suggestions, annotator_a, annotator_b, researcher):
-    return round_create(name="R1", dataset=dataset, annotators=[annotator_a, annotator_b], suggestion_set=suggestions, user=researcher, seed=7)
+    return round_create(
+        name="R1",
+        dataset=dataset,
+        annotators=[annotator_a, annotator_b],
+        suggestion_set=suggestions,
+        user=researcher,
+        seed=7,
+    )
 
 
 def submit(assignment, user, theme="criticism", accept=True, **extra):
@@ -77,10 +86,24 @@ def test_it_spreads_items_so_each_pair_overlaps_evenly(dataset):
 
 
 def test_it_hides_suggestions_from_a_recorded_fraction(dataset, suggestions, annotator_a, annotator_b):
-    round_ = round_create(name="Hidden", dataset=dataset, annotators=[annotator_a, annotator_b], suggestion_set=suggestions, hide_suggestions_fraction=0.25, seed=3)
+    round_ = round_create(
+        name="Hidden",
+        dataset=dataset,
+        annotators=[annotator_a, annotator_b],
+        suggestion_set=suggestions,
+        hide_suggestions_fraction=0.25,
+        seed=3,
+    )
     hidden = sorted(round_.items.filter(suggestions_hidden=True).values_list("expression_id", flat=True))
     assert len(hidden) == 3
-    again = round_create(name="Hidden again", dataset=dataset, annotators=[annotator_a, annotator_b], suggestion_set=suggestions, hide_suggestions_fraction=0.25, seed=3)
+    again = round_create(
+        name="Hidden again",
+        dataset=dataset,
+        annotators=[annotator_a, annotator_b],
+        suggestion_set=suggestions,
+        hide_suggestions_fraction=0.25,
+        seed=3,
+    )
     assert sorted(again.items.filter(suggestions_hidden=True).values_list("expression_id", flat=True)) == hidden
 
 
@@ -153,7 +176,9 @@ def test_it_refuses_a_stale_second_tab_without_losing_the_first(two_round, annot
 
 def test_it_keeps_drafts_and_refuses_other_annotators(two_round, annotator_a, annotator_b):
     assignment = two_round.items.first().assignments.get(annotator=annotator_a)
-    assignment_draft_save(assignment=assignment, user=annotator_a, data={"theme": "love", "note": "half-way", "evil": 1})
+    assignment_draft_save(
+        assignment=assignment, user=annotator_a, data={"theme": "love", "note": "half-way", "evil": 1}
+    )
     assignment.refresh_from_db()
     assert assignment.draft == {"theme": "love", "note": "half-way"} and assignment.status == AssignmentStatus.DRAFT
     with pytest.raises(PermissionDenied):
@@ -196,7 +221,9 @@ def test_it_lets_only_the_first_of_two_adjudicators_resolve(two_round, annotator
     assert [t.code for t in item.final_traits.all()] == ["pragmatic"]
 
 
-def test_it_freezes_only_accepted_items_with_their_provenance(two_round, annotator_a, annotator_b, adjudicator, researcher):
+def test_it_freezes_only_accepted_items_with_their_provenance(
+    two_round, annotator_a, annotator_b, adjudicator, researcher
+):
     items = list(two_round.items.order_by("id"))
     for n, item in enumerate(items):
         x, y = item.assignments.order_by("annotator__username")
@@ -216,8 +243,16 @@ def test_it_freezes_only_accepted_items_with_their_provenance(two_round, annotat
     adjudication_remove(item=last, user=adjudicator, reason="inaccurate", revision=last.revision)
     version = version_freeze(round=two_round, name="v1", user=researcher)
     assert version.funnel == {
-        "imported": 12, "in_round": 12, "reviewed_by_all": 12, "unanimous": 8, "needs_adjudication": 0,
-        "adjudicated": 2, "removed": 2, "pending": 0, "undecided": 0, "final": 10,
+        "imported": 12,
+        "in_round": 12,
+        "reviewed_by_all": 12,
+        "unanimous": 8,
+        "needs_adjudication": 0,
+        "adjudicated": 2,
+        "removed": 2,
+        "pending": 0,
+        "undecided": 0,
+        "final": 10,
     }
     assert Counter(version.items.values_list("provenance", flat=True)) == {"unanimous": 8, "adjudicated": 2}
     two_round.refresh_from_db()
@@ -259,10 +294,19 @@ def test_it_recomputes_cached_statistics_after_a_label_changes(two_round, annota
     assert after["theme"]["percent_agreement"] < 100
 
 
-def test_it_reads_the_suggestions_of_many_items_in_one_query(dataset, suggestions, annotator_a, annotator_b, django_assert_num_queries):
+def test_it_reads_the_suggestions_of_many_items_in_one_query(
+    dataset, suggestions, annotator_a, annotator_b, django_assert_num_queries
+):
     from annotation.selectors import suggested_codes_for
 
-    round_ = round_create(name="Bulk", dataset=dataset, annotators=[annotator_a, annotator_b], suggestion_set=suggestions, hide_suggestions_fraction=0.25, seed=5)
+    round_ = round_create(
+        name="Bulk",
+        dataset=dataset,
+        annotators=[annotator_a, annotator_b],
+        suggestion_set=suggestions,
+        hide_suggestions_fraction=0.25,
+        seed=5,
+    )
     items = list(round_.items.select_related("round"))
     with django_assert_num_queries(1):
         codes = suggested_codes_for(items=items)

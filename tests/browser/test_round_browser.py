@@ -215,7 +215,9 @@ def test_it_walks_a_round_from_creation_to_frozen_version_and_statistics(context
         expect(rp.locator(f'tr[data-annotator="{name}"] td').first).to_have_text("4")
     rp.get_by_role("button", name="Lock the round").click()
     expect(rp.get_by_test_id("round-status")).to_have_text("Locked (adjudication)")
-    expect(rp.locator("main")).to_contain_text("2 items are not decided yet: adjudicate or remove them before a version can be frozen.")
+    expect(rp.locator("main")).to_contain_text(
+        "2 items are not decided yet: adjudicate or remove them before a version can be frozen."
+    )
     round_.refresh_from_db()
     assert round_.status == RoundStatus.LOCKED
 

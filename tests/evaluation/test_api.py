@@ -32,14 +32,29 @@ def queued_run(dataset, model):  # noqa: F811
     return run_start(kind=RunKind.GENERATION, model=model, prompt_name="zero-shot", dataset=dataset)
 
 
-def test_it_answers_only_researchers(queued_run, annotator_client, adjudicator_client, outsider_client, anonymous_client, researcher_client):
+def test_it_answers_only_researchers(
+    queued_run, annotator_client, adjudicator_client, outsider_client, anonymous_client, researcher_client
+):
     item = queued_run.items.first()
     gets = [
-        url("model_list"), url("prompt_list"), url("run_list"), url("run_detail", queued_run.pk),
-        url("item_list", queued_run.pk), url("item_detail", queued_run.pk, item.pk), url("run_report", queued_run.pk),
-        url("results_table", "theme"), url("results_table", "trait"), url("results_table", "classification"),
+        url("model_list"),
+        url("prompt_list"),
+        url("run_list"),
+        url("run_detail", queued_run.pk),
+        url("item_list", queued_run.pk),
+        url("item_detail", queued_run.pk, item.pk),
+        url("run_report", queued_run.pk),
+        url("results_table", "theme"),
+        url("results_table", "trait"),
+        url("results_table", "classification"),
     ]
-    posts = [url("model_list"), url("prompt_list"), url("run_list"), url("run_cancel", queued_run.pk), url("run_resume", queued_run.pk)]
+    posts = [
+        url("model_list"),
+        url("prompt_list"),
+        url("run_list"),
+        url("run_cancel", queued_run.pk),
+        url("run_resume", queued_run.pk),
+    ]
     for path in gets:
         assert researcher_client.get(path).status_code == 200, path
     for path in gets + posts:
@@ -54,9 +69,19 @@ def test_it_answers_only_researchers(queued_run, annotator_client, adjudicator_c
 
 def test_it_lists_and_adds_models_without_ever_holding_a_key(api, researcher, monkeypatch):
     monkeypatch.setenv("VIVID_MODEL_KEY_API_TEST", "sk-not-to-be-seen")
-    response = api.post(url("model_list"), {"name": "gw", "provider": "openai", "model_id": "gpt-x",
-                                            "base_url": "http://127.0.0.1:8000/v1", "api_key_env": "VIVID_MODEL_KEY_API_TEST",
-                                            "max_concurrency": 2, "requests_per_minute": 60}, format="json")
+    response = api.post(
+        url("model_list"),
+        {
+            "name": "gw",
+            "provider": "openai",
+            "model_id": "gpt-x",
+            "base_url": "http://127.0.0.1:8000/v1",
+            "api_key_env": "VIVID_MODEL_KEY_API_TEST",
+            "max_concurrency": 2,
+            "requests_per_minute": 60,
+        },
+        format="json",
+    )
     assert response.status_code == 201, response.json()
     body = response.json()
     assert body["api_key_env"] == "VIVID_MODEL_KEY_API_TEST" and body["api_key_set"] is True
@@ -66,7 +91,11 @@ def test_it_lists_and_adds_models_without_ever_holding_a_key(api, researcher, mo
     assert "sk-not-to-be-seen" not in listed.content.decode()
     names = {m["name"]: m for m in listed.json()}
     assert names["smollm2-135m"]["builtin"] is True and names["smollm2-135m"]["api_key_set"] is None
-    bad = api.post(url("model_list"), {"name": "gw2", "provider": "openai", "model_id": "x", "api_key_env": "sk-123"}, format="json")
+    bad = api.post(
+        url("model_list"),
+        {"name": "gw2", "provider": "openai", "model_id": "x", "api_key_env": "sk-123"},
+        format="json",
+    )
     assert bad.status_code == 400
     assert set(bad.json()) == {"base_url", "api_key_env"}
 
@@ -80,27 +109,55 @@ def test_it_lists_prompts_by_kind_and_adds_one(api):
     messages = [{"role": "system", "content": "Ngắn gọn.\n"}, {"role": "user", "content": "Giải thích {phrase}"}]
     created = api.post(url("prompt_list"), {"name": "mine", "kind": "generation", "messages": messages}, format="json")
     assert created.status_code == 201 and created.json()["messages"] == messages and created.json()["ours"] is True
-    again = api.post(url("prompt_list"), {"name": "mine again", "kind": "generation", "messages": messages}, format="json")
+    again = api.post(
+        url("prompt_list"), {"name": "mine again", "kind": "generation", "messages": messages}, format="json"
+    )
     assert again.json()["id"] == created.json()["id"]
     assert PromptTemplate.objects.filter(name__startswith="mine").count() == 1
-    assert api.post(url("prompt_list"), {"name": "x", "kind": "generation", "messages": []}, format="json").status_code == 400
+    assert (
+        api.post(url("prompt_list"), {"name": "x", "kind": "generation", "messages": []}, format="json").status_code
+        == 400
+    )
 
 
 def test_it_runs_generation_judge_and_classification_and_reads_their_items_and_reports(
-    api, dataset, model, provider, eager, django_capture_on_commit_callbacks  # noqa: F811
+    api,
+    dataset,  # noqa: F811 - fixtures imported above
+    model,  # noqa: F811
+    provider,  # noqa: F811
+    eager,
+    django_capture_on_commit_callbacks,
 ):
     with django_capture_on_commit_callbacks(execute=True):
-        response = api.post(url("run_list"), {"kind": "generation", "model": model.name, "prompt": "few-shot",
-                                              "dataset": dataset.pk, "temperature": 0.2, "seed": 3, "limit": 2}, format="json")
+        response = api.post(
+            url("run_list"),
+            {
+                "kind": "generation",
+                "model": model.name,
+                "prompt": "few-shot",
+                "dataset": dataset.pk,
+                "temperature": 0.2,
+                "seed": 3,
+                "limit": 2,
+            },
+            format="json",
+        )
     assert response.status_code == 201, response.json()
     generation = response.json()
-    assert generation["kind"] == "generation" and generation["params"] == {"temperature": 0.2, "max_tokens": 150, "seed": 3}
+    assert generation["kind"] == "generation" and generation["params"] == {
+        "temperature": 0.2,
+        "max_tokens": 150,
+        "seed": 3,
+    }
     detail = api.get(url("run_detail", generation["id"])).json()
     assert detail["status"] == "done" and detail["progress"]["n_done"] == 2 and detail["progress"]["percent"] == 100
     assert detail["reproducibility"]["prompt_hash"] == detail["prompt_hash"]
     with django_capture_on_commit_callbacks(execute=True):
-        judge = api.post(url("run_list"), {"kind": "judge", "model": model.name, "prompt": "aspect",
-                                           "source_run": generation["id"]}, format="json").json()
+        judge = api.post(
+            url("run_list"),
+            {"kind": "judge", "model": model.name, "prompt": "aspect", "source_run": generation["id"]},
+            format="json",
+        ).json()
     assert judge["source_run"] == generation["id"] and judge["params"]["temperature"] == 0.0
     items = api.get(url("item_list", judge["id"])).json()
     assert items["count"] == 2 and {i["score"] for i in items["results"]} == {4}
@@ -108,16 +165,25 @@ def test_it_runs_generation_judge_and_classification_and_reads_their_items_and_r
     assert item["messages"][-1]["role"] == "user" and "Giải thích mẫu của" in item["messages"][-1]["content"]
     assert item["response"] == "Độ tương đồng tổng thể: 4/5" and item["source_item"] is not None
     report = api.get(url("run_report", judge["id"])).json()
-    assert report["run"]["n_done"] == 2 and report["average"] == 4.0 and set(report["by_theme"]) >= {"love", "criticism"}
+    assert (
+        report["run"]["n_done"] == 2 and report["average"] == 4.0 and set(report["by_theme"]) >= {"love", "criticism"}
+    )
     frame = pd.read_csv(io.BytesIO(api.get(url("run_report", judge["id"]), {"format": "csv"}).content))
     assert frame.query("section == 'average'")["value"].astype(float).tolist() == [4.0]
     with django_capture_on_commit_callbacks(execute=True):
-        classification = api.post(url("run_list"), {"kind": "classification", "model": model.name, "prompt": "topic",
-                                                    "dataset": dataset.pk}, format="json").json()
+        classification = api.post(
+            url("run_list"),
+            {"kind": "classification", "model": model.name, "prompt": "topic", "dataset": dataset.pk},
+            format="json",
+        ).json()
     report = api.get(url("run_report", classification["id"])).json()
     assert report["task"] == "topic" and 0 <= report["accuracy"] <= 1
     assert [r["id"] for r in api.get(url("run_list"), {"kind": "judge"}).json()] == [judge["id"]]
-    wrong = api.post(url("run_list"), {"kind": "judge", "model": model.name, "prompt": "few-shot", "source_run": generation["id"]}, format="json")
+    wrong = api.post(
+        url("run_list"),
+        {"kind": "judge", "model": model.name, "prompt": "few-shot", "source_run": generation["id"]},
+        format="json",
+    )
     assert wrong.status_code == 400 and "prompt" in wrong.json()
 
 
@@ -160,8 +226,17 @@ def test_it_serves_the_results_tables(api, dataset, model, provider, eager, djan
 def test_it_documents_every_evaluation_endpoint_in_the_schema(api):
     schema = api.get(reverse("api-schema"), {"format": "json"}).json()
     paths = schema["paths"]
-    for path in ("/api/evaluation/models/", "/api/evaluation/prompts/", "/api/evaluation/runs/", "/api/evaluation/runs/{id}/",
-                 "/api/evaluation/runs/{id}/cancel/", "/api/evaluation/runs/{id}/resume/", "/api/evaluation/runs/{id}/items/",
-                 "/api/evaluation/runs/{run_pk}/items/{id}/", "/api/evaluation/runs/{id}/report/", "/api/evaluation/results/{table}/"):
+    for path in (
+        "/api/evaluation/models/",
+        "/api/evaluation/prompts/",
+        "/api/evaluation/runs/",
+        "/api/evaluation/runs/{id}/",
+        "/api/evaluation/runs/{id}/cancel/",
+        "/api/evaluation/runs/{id}/resume/",
+        "/api/evaluation/runs/{id}/items/",
+        "/api/evaluation/runs/{run_pk}/items/{id}/",
+        "/api/evaluation/runs/{id}/report/",
+        "/api/evaluation/results/{table}/",
+    ):
         assert path in paths, sorted(p for p in paths if "evaluation" in p)
     assert "post" in paths["/api/evaluation/runs/"] and "post" in paths["/api/evaluation/models/"]

@@ -23,7 +23,7 @@ CORPUS = (
     "Nước chảy đá mòn,Kiên trì thì việc khó cũng xong,,life_lessons\n"
     "Ăn cháo đá bát,Vô ơn với người đã giúp mình,pragmatic,criticism\n"
     "Thương nhau củ ấu cũng tròn,Yêu nhau thì thấy gì cũng đẹp,,love\n"
-    "Cấy thưa thừa thóc,Kinh nghiệm cấy lúa,\"folk_knowledge,literal\",work_nature\n"
+    'Cấy thưa thừa thóc,Kinh nghiệm cấy lúa,"folk_knowledge,literal",work_nature\n'
 )
 
 
@@ -75,7 +75,9 @@ def provider(monkeypatch):
 @pytest.fixture
 def model(db):
     # One slot: the chunk runs in this thread, on the test's own database connection.
-    return model_add(name="fake-llm", provider="openai", base_url="http://127.0.0.1:9/v1", model_id="fake-1", max_concurrency=1)
+    return model_add(
+        name="fake-llm", provider="openai", base_url="http://127.0.0.1:9/v1", model_id="fake-1", max_concurrency=1
+    )
 
 
 @pytest.fixture
@@ -164,12 +166,27 @@ def test_it_links_the_evaluation_pages_for_researchers_only(researcher_client, a
 # --- Models ----------------------------------------------------------------------------
 
 
-def test_it_lists_models_with_the_key_variable_name_but_never_its_value(researcher_client, model, monkeypatch, settings):
+def test_it_lists_models_with_the_key_variable_name_but_never_its_value(
+    researcher_client, model, monkeypatch, settings
+):
     settings.MODEL_BASE_URL_ALLOW = ["llm.example.org"]  # listed, so never resolved: tests stay offline
-    model_add(name="remote", provider="openai", base_url="https://llm.example.org/v1", model_id="gpt-x",
-              api_key_env="VIVID_MODEL_KEY_TEST", max_concurrency=8, requests_per_minute=120, timeout=30)
-    model_add(name="unset", provider="openai", base_url="https://llm.example.org/v1", model_id="gpt-y",
-              api_key_env="VIVID_MODEL_KEY_TEST_MISSING")
+    model_add(
+        name="remote",
+        provider="openai",
+        base_url="https://llm.example.org/v1",
+        model_id="gpt-x",
+        api_key_env="VIVID_MODEL_KEY_TEST",
+        max_concurrency=8,
+        requests_per_minute=120,
+        timeout=30,
+    )
+    model_add(
+        name="unset",
+        provider="openai",
+        base_url="https://llm.example.org/v1",
+        model_id="gpt-y",
+        api_key_env="VIVID_MODEL_KEY_TEST_MISSING",
+    )
     monkeypatch.setenv("VIVID_MODEL_KEY_TEST", "sk-very-secret-value")
     monkeypatch.delenv("VIVID_MODEL_KEY_TEST_MISSING", raising=False)
     response = researcher_client.get(reverse("evaluation:model_list"))
@@ -184,15 +201,28 @@ def test_it_lists_models_with_the_key_variable_name_but_never_its_value(research
 
 
 def test_it_adds_a_model_from_the_form(researcher_client, researcher):
-    response = researcher_client.post(reverse("evaluation:model_new"), {
-        "name": "local-vllm", "provider": "openai", "model_id": "Qwen/Qwen2.5-7B-Instruct",
-        "base_url": "http://127.0.0.1:8000/v1", "api_key_env": "VIVID_MODEL_KEY_VLLM", "max_concurrency": 6,
-        "requests_per_minute": "", "timeout": 45,
-    })
+    response = researcher_client.post(
+        reverse("evaluation:model_new"),
+        {
+            "name": "local-vllm",
+            "provider": "openai",
+            "model_id": "Qwen/Qwen2.5-7B-Instruct",
+            "base_url": "http://127.0.0.1:8000/v1",
+            "api_key_env": "VIVID_MODEL_KEY_VLLM",
+            "max_concurrency": 6,
+            "requests_per_minute": "",
+            "timeout": 45,
+        },
+    )
     assert response.status_code == 302 and response["Location"] == reverse("evaluation:model_list")
     model = ModelConfig.objects.get(name="local-vllm")
     assert (model.base_url, model.api_key_env, model.max_concurrency, model.requests_per_minute, model.timeout) == (
-        "http://127.0.0.1:8000/v1", "VIVID_MODEL_KEY_VLLM", 6, None, 45.0)
+        "http://127.0.0.1:8000/v1",
+        "VIVID_MODEL_KEY_VLLM",
+        6,
+        None,
+        45.0,
+    )
     assert model.created_by == researcher and model.slots.count() == 6
 
 
@@ -206,8 +236,16 @@ def test_it_adds_a_model_from_the_form(researcher_client, researcher):
     ],
 )
 def test_it_shows_the_field_error_of_a_bad_model(researcher_client, model, changes, field, message):
-    data = {"name": "bad", "provider": "openai", "model_id": "m", "base_url": "http://127.0.0.1:8000/v1",
-            "api_key_env": "", "max_concurrency": 4, "timeout": 60, **changes}
+    data = {
+        "name": "bad",
+        "provider": "openai",
+        "model_id": "m",
+        "base_url": "http://127.0.0.1:8000/v1",
+        "api_key_env": "",
+        "max_concurrency": 4,
+        "timeout": 60,
+        **changes,
+    }
     response = researcher_client.post(reverse("evaluation:model_new"), data)
     assert response.status_code == 400
     html = response.content.decode()
@@ -241,15 +279,26 @@ def test_it_shows_a_prompt_verbatim(researcher_client):
 
 def test_it_adds_a_prompt_from_a_system_and_user_pair_and_from_json(researcher_client, researcher):
     url = reverse("evaluation:prompt_new")
-    response = researcher_client.post(url, {"name": "terse", "kind": "generation", "reference": "lab",
-                                            "system": "Bạn là nhà ngôn ngữ học.", "user_message": "Giải thích: {phrase}"})
+    response = researcher_client.post(
+        url,
+        {
+            "name": "terse",
+            "kind": "generation",
+            "reference": "lab",
+            "system": "Bạn là nhà ngôn ngữ học.",
+            "user_message": "Giải thích: {phrase}",
+        },
+    )
     prompt = PromptTemplate.objects.get(name="terse")
     assert response.status_code == 302 and response["Location"] == reverse("evaluation:prompt_detail", args=[prompt.pk])
-    assert prompt.messages == [{"role": "system", "content": "Bạn là nhà ngôn ngữ học."},
-                               {"role": "user", "content": "Giải thích: {phrase}"}]
+    assert prompt.messages == [
+        {"role": "system", "content": "Bạn là nhà ngôn ngữ học."},
+        {"role": "user", "content": "Giải thích: {phrase}"},
+    ]
     assert prompt.ours and prompt.created_by == researcher and len(prompt.content_hash) == 64
-    response = researcher_client.post(url, {"name": "json", "kind": "judge",
-                                            "messages_json": '[{"role": "user", "content": "Chấm {response}"}]'})
+    response = researcher_client.post(
+        url, {"name": "json", "kind": "judge", "messages_json": '[{"role": "user", "content": "Chấm {response}"}]'}
+    )
     assert PromptTemplate.objects.get(name="json").messages == [{"role": "user", "content": "Chấm {response}"}]
     response = researcher_client.post(url, {"name": "broken", "kind": "judge", "messages_json": '[{"role": "robot"}]'})
     assert response.status_code == 400
@@ -264,8 +313,16 @@ def test_it_starts_a_generation_run_from_the_page_and_a_second_submit_lands_on_i
     researcher_client, dataset, model, provider, eager, django_capture_on_commit_callbacks
 ):
     token = form_token(researcher_client, "generation")
-    data = {"token": token, "model": model.pk, "prompt": "few-shot", "dataset": dataset.pk,
-            "temperature": 0.5, "max_tokens": 120, "seed": 7, "limit": 3}
+    data = {
+        "token": token,
+        "model": model.pk,
+        "prompt": "few-shot",
+        "dataset": dataset.pk,
+        "temperature": 0.5,
+        "max_tokens": 120,
+        "seed": 7,
+        "limit": 3,
+    }
     url = reverse("evaluation:run_new", args=["generation"])
     with django_capture_on_commit_callbacks(execute=True):
         response = researcher_client.post(url, data)
@@ -283,9 +340,18 @@ def test_it_starts_a_generation_run_from_the_page_and_a_second_submit_lands_on_i
 
 
 def test_it_refuses_a_run_form_without_a_session_token(researcher_client, dataset, model):
-    response = researcher_client.post(reverse("evaluation:run_new", args=["generation"]),
-                                      {"token": "forged", "model": model.pk, "prompt": "zero-shot", "dataset": dataset.pk,
-                                       "temperature": 0.7, "max_tokens": 150, "seed": 0})
+    response = researcher_client.post(
+        reverse("evaluation:run_new", args=["generation"]),
+        {
+            "token": "forged",
+            "model": model.pk,
+            "prompt": "zero-shot",
+            "dataset": dataset.pk,
+            "temperature": 0.7,
+            "max_tokens": 150,
+            "seed": 0,
+        },
+    )
     assert response.status_code == 400 and "This form has expired" in text_of(response)
     assert not Run.objects.exists()
     assert re.search(r'name="token" value="[^"]+"', response.content.decode())
@@ -310,8 +376,10 @@ def test_it_starts_a_judge_run_and_shows_the_unscored_count(
     assert f'<option value="{finished_run.pk}" selected>' in new_page.content.decode()
     token = form_token(researcher_client, "judge")
     with django_capture_on_commit_callbacks(execute=True):
-        response = researcher_client.post(reverse("evaluation:run_new", args=["judge"]), {
-            "token": token, "source_run": finished_run.pk, "model": model.pk, "strategy": "aspect", "seed": 0})
+        response = researcher_client.post(
+            reverse("evaluation:run_new", args=["judge"]),
+            {"token": token, "source_run": finished_run.pk, "model": model.pk, "strategy": "aspect", "seed": 0},
+        )
     judge = Run.objects.get(kind=RunKind.JUDGE)
     assert response["Location"] == reverse("evaluation:run_detail", args=[judge.pk])
     assert judge.source_run == finished_run and judge.params["temperature"] == 0.0
@@ -325,8 +393,10 @@ def test_it_starts_a_judge_run_and_shows_the_unscored_count(
     item = RunItem.objects.get(pk=rows[0])
     assert item.score is None and item.expression.text == "Cấy thưa thừa thóc"
     # The generation run's page links its judge run.
-    assert reverse("evaluation:run_detail", args=[judge.pk]) in researcher_client.get(
-        reverse("evaluation:run_detail", args=[finished_run.pk])).content.decode()
+    assert (
+        reverse("evaluation:run_detail", args=[judge.pk])
+        in researcher_client.get(reverse("evaluation:run_detail", args=[finished_run.pk])).content.decode()
+    )
 
 
 def test_it_starts_a_classification_run_and_shows_its_accuracy(
@@ -334,8 +404,10 @@ def test_it_starts_a_classification_run_and_shows_its_accuracy(
 ):
     token = form_token(researcher_client, "classification")
     with django_capture_on_commit_callbacks(execute=True):
-        response = researcher_client.post(reverse("evaluation:run_new", args=["classification"]), {
-            "token": token, "model": model.pk, "task": "topic", "dataset": dataset.pk, "seed": 0})
+        response = researcher_client.post(
+            reverse("evaluation:run_new", args=["classification"]),
+            {"token": token, "model": model.pk, "task": "topic", "dataset": dataset.pk, "seed": 0},
+        )
     run = Run.objects.get(kind=RunKind.CLASSIFICATION)
     assert response["Location"] == reverse("evaluation:run_detail", args=[run.pk])
     run.refresh_from_db()
@@ -353,10 +425,13 @@ def test_it_starts_a_classification_run_and_shows_its_accuracy(
 def test_it_polls_the_progress_while_running_and_stops_when_done(researcher_client, queued_run):
     url = reverse("evaluation:run_progress", args=[queued_run.pk])
     Run.objects.filter(pk=queued_run.pk).update(
-        status=RunStatus.RUNNING, started_at=timezone.now() - timezone.timedelta(seconds=30))
+        status=RunStatus.RUNNING, started_at=timezone.now() - timezone.timedelta(seconds=30)
+    )
     first, second = queued_run.items.order_by("id")[:2]
     RunItem.objects.filter(pk=first.pk).update(status=ItemStatus.DONE, cached=True, response="a")
-    RunItem.objects.filter(pk=second.pk).update(status=ItemStatus.FAILED, error="400: bad request", tokens_in=300, tokens_out=120)
+    RunItem.objects.filter(pk=second.pk).update(
+        status=ItemStatus.FAILED, error="400: bad request", tokens_in=300, tokens_out=120
+    )
     response = researcher_client.get(url, headers={"HX-Request": "true"})
     html = response.content.decode()
     assert html.lstrip().startswith('<section id="run-progress"') and "<html" not in html
@@ -385,7 +460,9 @@ def test_it_cancels_and_resumes_from_the_page(researcher_client, queued_run):
     again = researcher_client.post(reverse("evaluation:run_cancel", args=[queued_run.pk]), follow=True)
     assert "cannot be cancelled" in text_of(again)
     RunItem.objects.filter(pk=queued_run.items.first().pk).update(status=ItemStatus.FAILED, error="x")
-    response = researcher_client.post(reverse("evaluation:run_resume", args=[queued_run.pk]), {"retry_failed": "on"}, follow=True)
+    response = researcher_client.post(
+        reverse("evaluation:run_resume", args=[queued_run.pk]), {"retry_failed": "on"}, follow=True
+    )
     queued_run.refresh_from_db()
     assert queued_run.status == RunStatus.QUEUED and queued_run.finished_at is None
     assert not queued_run.items.filter(status=ItemStatus.FAILED).exists()
@@ -432,7 +509,11 @@ def test_it_filters_items_and_downloads_the_report(researcher_client, judge_run)
 def test_it_shows_the_reproducibility_record(researcher_client, finished_run):
     html = researcher_client.get(reverse("evaluation:run_detail", args=[finished_run.pk])).content.decode()
     assert finished_run.prompt.content_hash in html and "fake-1" in html and "http://127.0.0.1:9/v1" in html
-    assert "<code>temperature=0.7</code>" in html and "<code>max_tokens=150</code>" in html and "<code>seed=0</code>" in html
+    assert (
+        "<code>temperature=0.7</code>" in html
+        and "<code>max_tokens=150</code>" in html
+        and "<code>seed=0</code>" in html
+    )
     assert "fp_pages" in html and "&quot;django&quot;" in html
     assert finished_run.started_at.strftime("%Y-%m-%d") in html
 
@@ -446,12 +527,19 @@ def two_judged_runs(dataset, model, provider, eager, django_capture_on_commit_ca
     runs = {}
     for prompt_name in ("zero-shot", "few-shot"):
         with django_capture_on_commit_callbacks(execute=True):
-            runs[prompt_name] = run_start(kind=RunKind.GENERATION, model=model, prompt_name=prompt_name, dataset=dataset)
+            runs[prompt_name] = run_start(
+                kind=RunKind.GENERATION, model=model, prompt_name=prompt_name, dataset=dataset
+            )
     with django_capture_on_commit_callbacks(execute=True):
         run_start(kind=RunKind.JUDGE, model=model, prompt_name="aspect", source_run=runs["zero-shot"])
     with django_capture_on_commit_callbacks(execute=True):
         run_start(kind=RunKind.CLASSIFICATION, model=model, prompt_name="traits", dataset=dataset)
-    few_shot_answers = {"Nước chảy đá mòn": "5", "Ăn cháo đá bát": "2/5", "Thương nhau củ ấu cũng tròn": "5", "Cấy thưa thừa thóc": "2"}
+    few_shot_answers = {
+        "Nước chảy đá mòn": "5",
+        "Ăn cháo đá bát": "2/5",
+        "Thương nhau củ ấu cũng tròn": "5",
+        "Cấy thưa thừa thóc": "2",
+    }
 
     def answer(text):
         return next(score for phrase, score in few_shot_answers.items() if f"Giải thích mẫu của {phrase}" in text)
@@ -465,7 +553,11 @@ def two_judged_runs(dataset, model, provider, eager, django_capture_on_commit_ca
 def test_it_shows_tables_3_to_5_with_the_best_value_per_column_in_bold(researcher_client, two_judged_runs):
     html = researcher_client.get(reverse("evaluation:results")).content.decode()
     theme = re.search(r'data-table="theme">(.*?)</section>', html, re.S).group(1)
-    rows = dict(re.findall(r'<tr>\s*<th scope="row">.*?</span>fake-llm</th>\s*<td><a [^>]*>([\w-]+)</a></td>(.*?)</tr>', theme, re.S))
+    rows = dict(
+        re.findall(
+            r'<tr>\s*<th scope="row">.*?</span>fake-llm</th>\s*<td><a [^>]*>([\w-]+)</a></td>(.*?)</tr>', theme, re.S
+        )
+    )
     assert set(rows) == {"zero-shot", "few-shot"}
     headers = re.findall(r'<th scope="col" class="numeric">([^<]+)</th>', theme)
     assert headers[-1] == "Average" and len(headers) == 8

@@ -17,8 +17,13 @@ HELLO = [{"role": "user", "content": "Xin chào"}]
 
 
 def config_for(server, **overrides) -> ModelConfig:
-    fields = {"name": "fake", "provider": Provider.OPENAI, "base_url": server.base_url, "model_id": "fake-model",
-              "timeout": 5.0}
+    fields = {
+        "name": "fake",
+        "provider": Provider.OPENAI,
+        "base_url": server.base_url,
+        "model_id": "fake-model",
+        "timeout": 5.0,
+    }
     fields.update(overrides)
     return ModelConfig(**fields)
 
@@ -48,10 +53,15 @@ def test_it_returns_text_usage_fingerprint_and_the_raw_reply(fake_openai):
 
 
 def test_it_passes_model_messages_temperature_max_tokens_and_seed_through(fake_openai):
-    messages = [{"role": "user", "content": [
-        {"type": "text", "text": "Mô tả bức tranh."},
-        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
-    ]}]
+    messages = [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Mô tả bức tranh."},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+            ],
+        }
+    ]
 
     complete(fake_openai, messages, temperature=0.7, max_tokens=150, seed=1234)
     complete(fake_openai, temperature=0.0, max_tokens=5)
@@ -224,7 +234,9 @@ def test_it_describes_the_endpoint(fake_openai):
     import openai
 
     assert provider_for(config_for(fake_openai)).describe() == {
-        "provider": "openai", "model_id": "fake-model", "base_url": fake_openai.base_url + "/",
+        "provider": "openai",
+        "model_id": "fake-model",
+        "base_url": fake_openai.base_url + "/",
         "openai_version": openai.__version__,
     }
 
@@ -269,8 +281,10 @@ def test_it_generates_deterministically_with_smollm2(smollm2):
             # Greedy decoding picks the most likely token.
             assert entry["top"][0]["logprob"] == pytest.approx(entry["logprob"])
             assert entry["top"][0]["logprob"] >= entry["top"][1]["logprob"] >= entry["top"][2]["logprob"]
-        assert completion.raw["usage"] == {"prompt_tokens": completion.tokens_in,
-                                           "completion_tokens": completion.tokens_out}
+        assert completion.raw["usage"] == {
+            "prompt_tokens": completion.tokens_in,
+            "completion_tokens": completion.tokens_out,
+        }
         json.dumps(completion.raw)
     assert "Paris" in english.text
     assert english.text != vietnamese.text
@@ -286,10 +300,12 @@ def test_it_batches_and_seeds_sampling_with_smollm2(smollm2):
     again = provider.complete_batch([ENGLISH, VIETNAMESE], temperature=0.7, max_tokens=8, seed=7)
 
     # Left padding must not change what the shorter prompt produces.
-    assert [c.text for c in batch] == [provider.complete(m, temperature=0, max_tokens=8).text
-                                       for m in (ENGLISH, VIETNAMESE)]
-    assert [c.tokens_in for c in batch] == [provider.complete(m, temperature=0, max_tokens=1).tokens_in
-                                            for m in (ENGLISH, VIETNAMESE)]
+    assert [c.text for c in batch] == [
+        provider.complete(m, temperature=0, max_tokens=8).text for m in (ENGLISH, VIETNAMESE)
+    ]
+    assert [c.tokens_in for c in batch] == [
+        provider.complete(m, temperature=0, max_tokens=1).tokens_in for m in (ENGLISH, VIETNAMESE)
+    ]
     assert [c.text for c in sampled] == [c.text for c in again]
     assert batch[0].logprobs is None
 
@@ -308,8 +324,10 @@ def test_it_records_the_local_hash_of_smollm2(smollm2):
     import torch
     import transformers
 
-    assert (described["transformers_version"], described["torch_version"]) == (transformers.__version__,
-                                                                                 torch.__version__)
+    assert (described["transformers_version"], described["torch_version"]) == (
+        transformers.__version__,
+        torch.__version__,
+    )
 
 
 def test_it_loads_smollm2_once_per_process_and_then_from_the_disk_cache(smollm2, smollm2_cache_dir):
@@ -342,16 +360,23 @@ def test_it_loads_smollm2_once_per_process_and_then_from_the_disk_cache(smollm2,
 
 def test_it_refuses_images_for_a_local_text_model(smollm2):
     provider, _ = smollm2
-    messages = [{"role": "user", "content": [
-        {"type": "text", "text": "Mô tả bức tranh."},
-        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
-    ]}]
+    messages = [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Mô tả bức tranh."},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+            ],
+        }
+    ]
 
     with pytest.raises(ClientError, match="image"):
         provider.complete(messages, temperature=0, max_tokens=4)
     text_parts = [{"role": "user", "content": [{"type": "text", "text": "What is the capital of France?"}]}]
-    assert provider.complete(text_parts, temperature=0, max_tokens=8).text == provider.complete(
-        ENGLISH, temperature=0, max_tokens=8).text
+    assert (
+        provider.complete(text_parts, temperature=0, max_tokens=8).text
+        == provider.complete(ENGLISH, temperature=0, max_tokens=8).text
+    )
 
 
 def test_it_fails_a_missing_local_path_as_a_client_error():

@@ -24,7 +24,7 @@ CORPUS = (
     "Nước chảy đá mòn,Kiên trì thì việc khó cũng xong,,life_lessons\n"
     "Ăn cháo đá bát,Vô ơn với người đã giúp mình,pragmatic,criticism\n"
     "Thương nhau củ ấu cũng tròn,Yêu nhau thì thấy gì cũng đẹp,,love\n"
-    "Cấy thưa thừa thóc,Kinh nghiệm cấy lúa,\"folk_knowledge,literal\",work_nature\n"
+    'Cấy thưa thừa thóc,Kinh nghiệm cấy lúa,"folk_knowledge,literal",work_nature\n'
     "Nhất tự vi sư,Kính trọng người dạy mình,sino_vietnamese,virtues\n"
 )
 
@@ -46,7 +46,9 @@ class FakeProvider:
 
     def complete(self, messages, *, temperature, max_tokens, seed=None, top_logprobs=None):
         with self.lock:
-            self.calls.append({"messages": messages, "temperature": temperature, "max_tokens": max_tokens, "seed": seed})
+            self.calls.append(
+                {"messages": messages, "temperature": temperature, "max_tokens": max_tokens, "seed": seed}
+            )
             self.active += 1
             self.max_active = max(self.max_active, self.active)
             failure = self.failures.pop(0) if self.failures else None
@@ -55,7 +57,9 @@ class FakeProvider:
                 REAL_SLEEP(self.delay)
             if failure is not None:
                 raise failure
-            return Completion(text=self.answer(messages[-1]["content"]), tokens_in=10, tokens_out=5, fingerprint="fp_test")
+            return Completion(
+                text=self.answer(messages[-1]["content"]), tokens_in=10, tokens_out=5, fingerprint="fp_test"
+            )
         finally:
             with self.lock:
                 self.active -= 1
@@ -86,14 +90,18 @@ def dataset():
 def provider(monkeypatch):
     fake = FakeProvider()
     monkeypatch.setattr(runs_module, "provider_for", lambda model: fake)
-    monkeypatch.setattr(runs_module.time, "sleep", lambda seconds: fake.calls.append({"slept": seconds}) if seconds >= 0.05 else None)
+    monkeypatch.setattr(
+        runs_module.time, "sleep", lambda seconds: fake.calls.append({"slept": seconds}) if seconds >= 0.05 else None
+    )
     return fake
 
 
 @pytest.fixture
 def model():
     # One request at a time: worker threads cannot see a test transaction's rows.
-    return model_add(name="fake", provider="openai", base_url="http://127.0.0.1:9/v1", model_id="fake-1", max_concurrency=1)
+    return model_add(
+        name="fake", provider="openai", base_url="http://127.0.0.1:9/v1", model_id="fake-1", max_concurrency=1
+    )
 
 
 def requests_sent(fake):
@@ -136,8 +144,22 @@ def test_it_scores_a_generation_run_and_counts_unscored_replies(eager, dataset, 
     scores = sorted(s for s in judge.items.values_list("score", flat=True) if s is not None)
     assert scores == [2, 3, 4, 5]
     assert report["average"] == 3.5
-    assert set(report["by_theme"]) == {"love", "virtues", "criticism", "work_nature", "social_relationships", "life_lessons", "other"}
-    assert set(report["by_trait"]) == {"literal", "sino_vietnamese", "uncommon_vocabulary", "folk_knowledge", "pragmatic"}
+    assert set(report["by_theme"]) == {
+        "love",
+        "virtues",
+        "criticism",
+        "work_nature",
+        "social_relationships",
+        "life_lessons",
+        "other",
+    }
+    assert set(report["by_trait"]) == {
+        "literal",
+        "sino_vietnamese",
+        "uncommon_vocabulary",
+        "folk_knowledge",
+        "pragmatic",
+    }
 
 
 def test_it_classifies_with_exact_match(eager, dataset, provider, model):
@@ -153,7 +175,10 @@ def test_it_classifies_with_exact_match(eager, dataset, provider, model):
 
 
 def test_it_retries_429_honouring_retry_after_and_fails_client_errors(eager, dataset, provider, model):
-    provider.failures = [RetryableError("rate limited", retry_after=2.0, status=429), ClientError("bad request: too long", status=400)]
+    provider.failures = [
+        RetryableError("rate limited", retry_after=2.0, status=429),
+        ClientError("bad request: too long", status=400),
+    ]
     run = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=dataset)
     assert {"slept": 2.0} in provider.calls
     progress = run_progress(run=run)
@@ -176,7 +201,9 @@ def test_it_keeps_concurrency_under_the_model_cap(eager, dataset, provider):
 
     if "memory" in str(connection.settings_dict["NAME"]):
         pytest.skip("threads need a database file (make test sets VIVID_TEST_SQLITE)")
-    capped = model_add(name="capped", provider="openai", base_url="http://127.0.0.1:9/v1", model_id="c", max_concurrency=3)
+    capped = model_add(
+        name="capped", provider="openai", base_url="http://127.0.0.1:9/v1", model_id="c", max_concurrency=3
+    )
     provider.delay = 0.05
     run = run_start(kind="generation", model=capped, prompt_name="zero-shot", dataset=dataset)
     run.refresh_from_db()
@@ -212,18 +239,52 @@ def test_it_cancels_and_resumes_with_only_the_pending_items(dataset, provider, m
 
 def test_it_prints_the_run_id_first_and_waits_for_the_end(eager, dataset, provider, model):
     out, err = io.StringIO(), io.StringIO()
-    call_command("run_generation", "--dataset", "Eval corpus", "--model", "fake", "--prompt", "zero-shot", "--limit", "3", "--wait", stdout=out, stderr=err)
+    call_command(
+        "run_generation",
+        "--dataset",
+        "Eval corpus",
+        "--model",
+        "fake",
+        "--prompt",
+        "zero-shot",
+        "--limit",
+        "3",
+        "--wait",
+        stdout=out,
+        stderr=err,
+    )
     lines = out.getvalue().splitlines()
     run = Run.objects.get(pk=int(lines[0]))
     assert run.items.count() == 3 and run.status == RunStatus.DONE
     assert "done: 3 done" in lines[-1]
     out = io.StringIO()
-    call_command("run_judge", "--run", str(run.pk), "--judge", "fake", "--strategy", "aspect", "--wait", stdout=out, stderr=io.StringIO())
+    call_command(
+        "run_judge",
+        "--run",
+        str(run.pk),
+        "--judge",
+        "fake",
+        "--strategy",
+        "aspect",
+        "--wait",
+        stdout=out,
+        stderr=io.StringIO(),
+    )
     judge_id = int(out.getvalue().splitlines()[0])
     out = io.StringIO()
     call_command("run_report", str(judge_id), "--format", "json", stdout=out)
     report = json.loads(out.getvalue())
-    assert set(report["run"]) >= {"id", "kind", "model", "status", "n_items", "n_done", "n_failed", "n_unscored", "n_cached"}
+    assert set(report["run"]) >= {
+        "id",
+        "kind",
+        "model",
+        "status",
+        "n_items",
+        "n_done",
+        "n_failed",
+        "n_unscored",
+        "n_cached",
+    }
     assert {"average", "by_theme", "by_trait"} <= set(report)
     out = io.StringIO()
     call_command("run_report", str(judge_id), "--format", "csv", stdout=out)
@@ -234,7 +295,18 @@ def test_it_prints_the_run_id_first_and_waits_for_the_end(eager, dataset, provid
 def test_it_exits_non_zero_when_a_waited_run_fails(eager, dataset, provider, model):
     provider.failures = [ClientError("nope", status=400)]
     out = io.StringIO()
-    call_command("run_classification", "--dataset", "Eval corpus", "--model", "fake", "--task", "traits", "--wait", stdout=out, stderr=io.StringIO())
+    call_command(
+        "run_classification",
+        "--dataset",
+        "Eval corpus",
+        "--model",
+        "fake",
+        "--task",
+        "traits",
+        "--wait",
+        stdout=out,
+        stderr=io.StringIO(),
+    )
     run = Run.objects.get(pk=int(out.getvalue().splitlines()[0]))
     assert run.status == RunStatus.DONE and run_progress(run=run)["n_failed"] == 1
     run_cancel_target = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=dataset)
@@ -250,19 +322,61 @@ def test_it_exits_non_zero_when_a_waited_run_fails(eager, dataset, provider, mod
 
 
 def test_it_registers_a_model_from_the_cli_and_refuses_bad_values():
-    call_command("add_model", "vllm", "--provider", "openai", "--base-url", "http://127.0.0.1:8000/v1", "--model-id", "Qwen/Qwen3-14B", "--api-key-env", "VIVID_MODEL_KEY_VLLM", "--max-concurrency", "8", "--rpm", "600", "--timeout", "30", stdout=io.StringIO())
+    call_command(
+        "add_model",
+        "vllm",
+        "--provider",
+        "openai",
+        "--base-url",
+        "http://127.0.0.1:8000/v1",
+        "--model-id",
+        "Qwen/Qwen3-14B",
+        "--api-key-env",
+        "VIVID_MODEL_KEY_VLLM",
+        "--max-concurrency",
+        "8",
+        "--rpm",
+        "600",
+        "--timeout",
+        "30",
+        stdout=io.StringIO(),
+    )
     model = ModelConfig.objects.get(name="vllm")
-    assert (model.max_concurrency, model.requests_per_minute, model.timeout, model.api_key_env) == (8, 600, 30.0, "VIVID_MODEL_KEY_VLLM")
+    assert (model.max_concurrency, model.requests_per_minute, model.timeout, model.api_key_env) == (
+        8,
+        600,
+        30.0,
+        "VIVID_MODEL_KEY_VLLM",
+    )
     assert model.slots.count() == 8
     with pytest.raises(CommandError, match="base_url"):
         call_command("add_model", "nourl", "--provider", "openai", "--model-id", "x", stdout=io.StringIO())
     with pytest.raises(CommandError, match="api_key_env"):
-        call_command("add_model", "leaky", "--provider", "openai", "--base-url", "http://x", "--model-id", "x", "--api-key-env", "sk-abc123/secret", stdout=io.StringIO())
+        call_command(
+            "add_model",
+            "leaky",
+            "--provider",
+            "openai",
+            "--base-url",
+            "http://x",
+            "--model-id",
+            "x",
+            "--api-key-env",
+            "sk-abc123/secret",
+            stdout=io.StringIO(),
+        )
 
 
 def test_it_fails_the_run_when_the_model_cannot_be_reached(eager, dataset, monkeypatch):
     monkeypatch.delenv("VIVID_MODEL_KEY_TEST_MISSING", raising=False)
-    model = model_add(name="keyless", provider="openai", base_url="http://127.0.0.1:9/v1", model_id="m", api_key_env="VIVID_MODEL_KEY_TEST_MISSING", max_concurrency=1)
+    model = model_add(
+        name="keyless",
+        provider="openai",
+        base_url="http://127.0.0.1:9/v1",
+        model_id="m",
+        api_key_env="VIVID_MODEL_KEY_TEST_MISSING",
+        max_concurrency=1,
+    )
     run = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=dataset)
     run.refresh_from_db()
     assert run.status == RunStatus.FAILED and "VIVID_MODEL_KEY_TEST_MISSING" in run.error

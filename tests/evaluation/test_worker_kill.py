@@ -51,7 +51,9 @@ def test_it_finishes_a_run_after_its_worker_is_killed(redis_queue, settings):
     expression_import(dataset_name="Kill corpus", filename="k.csv", content=corpus.encode())
     worker_env = {"EVAL_CHUNK_SIZE": "4", "CELERY_VISIBILITY_TIMEOUT": "3"}
     with FakeOpenAI(latency_ms=150) as server:
-        model = model_add(name="slow", provider="openai", base_url=server.base_url, model_id="m", max_concurrency=2, timeout=3)
+        model = model_add(
+            name="slow", provider="openai", base_url=server.base_url, model_id="m", max_concurrency=2, timeout=3
+        )
         first = start_worker(broker_url=REDIS_URL, queue=redis_queue, env=worker_env)
         try:
             run = run_start(
@@ -76,8 +78,10 @@ def test_it_finishes_a_run_after_its_worker_is_killed(redis_queue, settings):
                 wait_until(lambda: run_is_stalled(run=Run.objects.get(pk=run.pk)), timeout=30, workers=[second])
                 run_resume(run=Run.objects.get(pk=run.pk))
                 wait_until(
-                    lambda: Run.objects.get(pk=run.pk).status == RunStatus.DONE
-                    or not RunItem.objects.filter(run=run, status=ItemStatus.PENDING).exists(),
+                    lambda: (
+                        Run.objects.get(pk=run.pk).status == RunStatus.DONE
+                        or not RunItem.objects.filter(run=run, status=ItemStatus.PENDING).exists()
+                    ),
                     timeout=120,
                     workers=[first, second],
                 )
@@ -89,6 +93,7 @@ def test_it_finishes_a_run_after_its_worker_is_killed(redis_queue, settings):
         assert RunItem.objects.filter(run=run).count() == N_ITEMS
         assert RunItem.objects.filter(run=run, status=ItemStatus.DONE).count() == N_ITEMS
         assert run.status == RunStatus.DONE
+
         # Nothing finished before the kill was asked again; only what died in
         # flight with the worker (at most its concurrency) was sent twice.
         # A request cut off by the SIGKILL arrives with no body; it reached no model.

@@ -144,7 +144,9 @@ def test_it_accepts_jpeg_webp_gif_and_svg_images_and_names_files_by_format(tmp_p
     assert names["am3"].endswith("am3.gif") and names["am4"].endswith("am4.png")
 
 
-def test_it_queues_the_preparation_once_the_study_is_committed(tmp_path, monkeypatch, django_capture_on_commit_callbacks):
+def test_it_queues_the_preparation_once_the_study_is_committed(
+    tmp_path, monkeypatch, django_capture_on_commit_callbacks
+):
     from study.services import prep
 
     started = []
@@ -199,68 +201,177 @@ def _set(path, value):
 _DELETE = object()
 
 INVALID = [
-    ("bad slug", _set(["slug"], "not a slug!"), 'slug: “not a slug!” is not a valid slug'),
+    ("bad slug", _set(["slug"], "not a slug!"), "slug: “not a slug!” is not a valid slug"),
     ("reserved slug", _set(["slug"], "import"), "slug: “import” is reserved"),
     ("empty title", _set(["title"], " "), "title: must not be empty"),
     ("no groups", _set(["groups"], []), "groups: expected a non-empty list"),
     ("unknown group", _set(["groups"], ["american", "french"]), 'groups[1]: unknown group "french"'),
-    ("zero per participant", _set(["artworks_per_participant"], 0), "artworks_per_participant: expected a positive integer, got 0"),
+    (
+        "zero per participant",
+        _set(["artworks_per_participant"], 0),
+        "artworks_per_participant: expected a positive integer, got 0",
+    ),
     ("float quota", _set(["quota_per_group"], 2.5), "quota_per_group: expected a positive integer, got 2.5"),
     ("bool qc", _set(["qc_per_participant"], True), "qc_per_participant: expected a positive integer, got true"),
     ("qc threshold", _set(["qc_threshold"], 1.5), "qc_threshold: expected a number from 0 to 1, got 1.5"),
-    ("similarity zero", _set(["similarity_threshold"], 0), "similarity_threshold: expected a number above 0 and at most 1, got 0"),
+    (
+        "similarity zero",
+        _set(["similarity_threshold"], 0),
+        "similarity_threshold: expected a number above 0 and at most 1, got 0",
+    ),
     ("empty code", _set(["completion_code"], ""), "completion_code: must not be empty"),
     ("missing code", _set(["screenout_code"], _DELETE), "screenout_code: expected a string, got null"),
     ("same codes", _set(["no_consent_code"], "C0MPL3TE"), "completion_code, no_consent_code: the codes must differ"),
     ("no artworks", _set(["artworks"], []), "artworks: expected a non-empty list of artworks"),
-    ("bad artwork id", _set(["artworks", 0, "id"], "a/b"), 'artworks[0].id: expected a short id'),
+    ("bad artwork id", _set(["artworks", 0, "id"], "a/b"), "artworks[0].id: expected a short id"),
     ("duplicate artwork", _set(["artworks", 1, "id"], "am1"), 'artwork "am1": the id is used by another artwork'),
-    ("culture outside groups", _set(["artworks", "am1", "culture"], "french"),
-     'artwork "am1", culture: expected one of the study\'s groups (american, chinese), got "french"'),
+    (
+        "culture outside groups",
+        _set(["artworks", "am1", "culture"], "french"),
+        'artwork "am1", culture: expected one of the study\'s groups (american, chinese), got "french"',
+    ),
     ("qc not bool", _set(["artworks", "am1", "qc"], "no"), 'artwork "am1", qc: expected true or false'),
-    ("missing image", _set(["artworks", "cn3", "image"], "images/nope.png"), 'artwork "cn3", image: “images/nope.png” is not in the package'),
-    ("image extension", _set(["artworks", "cn3", "image"], "study.json"), 'artwork "cn3", image: “study.json” is not a PNG, JPEG, WebP, GIF or SVG file'),
-    ("absolute image", _set(["artworks", "cn3", "image"], "/etc/passwd.png"), 'artwork "cn3", image: “/etc/passwd.png” is absolute'),
+    (
+        "missing image",
+        _set(["artworks", "cn3", "image"], "images/nope.png"),
+        'artwork "cn3", image: “images/nope.png” is not in the package',
+    ),
+    (
+        "image extension",
+        _set(["artworks", "cn3", "image"], "study.json"),
+        'artwork "cn3", image: “study.json” is not a PNG, JPEG, WebP, GIF or SVG file',
+    ),
+    (
+        "absolute image",
+        _set(["artworks", "cn3", "image"], "/etc/passwd.png"),
+        'artwork "cn3", image: “/etc/passwd.png” is absolute',
+    ),
     ("windows image", _set(["artworks", "cn3", "image"], "C:\\x.png"), 'artwork "cn3", image: “C:\\x.png” is absolute'),
-    ("traversal image", _set(["artworks", "cn3", "image"], "images/../../outside.png"), 'artwork "cn3", image: “images/../../outside.png” leaves the package folder'),
+    (
+        "traversal image",
+        _set(["artworks", "cn3", "image"], "images/../../outside.png"),
+        'artwork "cn3", image: “images/../../outside.png” leaves the package folder',
+    ),
     ("no elements", _set(["artworks", "cn3", "elements"], []), 'artwork "cn3", elements: expected a non-empty list'),
-    ("duplicate element", _set(["artworks", "cn3", "elements", 2, "name"], "cn3 tree"), 'artwork "cn3", elements[2].name: “cn3 tree” is listed twice'),
-    ("element is_symbol", _set(["artworks", "cn3", "elements", 1, "is_symbol"], "yes"), 'artwork "cn3", elements[1].is_symbol: expected true or false'),
+    (
+        "duplicate element",
+        _set(["artworks", "cn3", "elements", 2, "name"], "cn3 tree"),
+        'artwork "cn3", elements[2].name: “cn3 tree” is listed twice',
+    ),
+    (
+        "element is_symbol",
+        _set(["artworks", "cn3", "elements", 1, "is_symbol"], "yes"),
+        'artwork "cn3", elements[1].is_symbol: expected true or false',
+    ),
     ("no questions", _set(["artworks", "cn3", "questions"], []), 'artwork "cn3", questions: expected a non-empty list'),
-    ("four distractors", _set(["artworks", "cn3", "questions", 1, "distractors"], ["a", "b", "c", "d"]),
-     'artwork "cn3", questions[1].distractors: expected 5 distinct strings, got 4'),
-    ("repeated distractor", _set(["artworks", "cn3", "questions", 1, "distractors"], ["a", "b", "c", "d", "a"]),
-     'artwork "cn3", questions[1].distractors: expected 5 distinct strings, got 4'),
-    ("distractor is answer", _set(["artworks", "cn3", "questions", 1, "distractors"], ["a", "b", "c", "d", "cn3 blue"]),
-     'artwork "cn3", questions[1].distractors: a distractor equals the answer'),
-    ("question type", _set(["artworks", "cn3", "questions", 0, "type"], "cultural"), 'artwork "cn3", questions[0].type: expected attuned or agnostic, got "cultural"'),
-    ("symbol not an element", _set(["artworks", "cn3", "questions", 0, "symbol"], "dragon"),
-     'artwork "cn3", questions[0].symbol: “dragon” is not one of the artwork\'s elements marked is_symbol'),
-    ("symbol not a symbol", _set(["artworks", "cn3", "questions", 0, "symbol"], "cn3 tree"),
-     'artwork "cn3", questions[0].symbol: “cn3 tree” is not one of'),
-    ("duplicate question id", _set(["artworks", "cn3", "questions", 0, "id"], "cn2-q1"), 'artwork "cn3", questions[0].id: “cn2-q1” is also used in artwork "cn2"'),
-    ("empty answer", _set(["artworks", "cn3", "questions", 0, "answer"], ""), 'artwork "cn3", questions[0].answer: must not be empty'),
-    ("duplicate description id", _set(["artworks", "cn3", "descriptions", 0, "id"], "cn2-american-base"),
-     'artwork "cn3", descriptions[0].id: “cn2-american-base” is also used in artwork "cn2"'),
-    ("speaker", _set(["artworks", "cn3", "descriptions", 0, "speaker"], "literal"), 'artwork "cn3", descriptions[0].speaker: expected base or pragmatic, got "literal"'),
-    ("listener", _set(["artworks", "cn3", "descriptions", 0, "listener"], "french"), 'artwork "cn3", descriptions[0].listener: expected one of the study\'s groups'),
-    ("empty text", _set(["artworks", "cn3", "descriptions", 0, "text"], ""), 'artwork "cn3", descriptions[0].text: must not be empty'),
-    ("score", _set(["artworks", "cn3", "descriptions", 0, "self_eval_score"], "high"), 'artwork "cn3", descriptions[0].self_eval_score: expected a number or null, got "high"'),
-    ("missing pragmatic", _set(["artworks", "cn3", "descriptions", 3, "speaker"], "base"),
-     'artwork "cn3", descriptions: expected exactly one pragmatic description for the chinese group, got 0'),
-    ("no descriptions", _set(["artworks", "cn3", "descriptions"], []),
-     'artwork "cn3", descriptions: expected exactly one base description for the american group, got 0'),
+    (
+        "four distractors",
+        _set(["artworks", "cn3", "questions", 1, "distractors"], ["a", "b", "c", "d"]),
+        'artwork "cn3", questions[1].distractors: expected 5 distinct strings, got 4',
+    ),
+    (
+        "repeated distractor",
+        _set(["artworks", "cn3", "questions", 1, "distractors"], ["a", "b", "c", "d", "a"]),
+        'artwork "cn3", questions[1].distractors: expected 5 distinct strings, got 4',
+    ),
+    (
+        "distractor is answer",
+        _set(["artworks", "cn3", "questions", 1, "distractors"], ["a", "b", "c", "d", "cn3 blue"]),
+        'artwork "cn3", questions[1].distractors: a distractor equals the answer',
+    ),
+    (
+        "question type",
+        _set(["artworks", "cn3", "questions", 0, "type"], "cultural"),
+        'artwork "cn3", questions[0].type: expected attuned or agnostic, got "cultural"',
+    ),
+    (
+        "symbol not an element",
+        _set(["artworks", "cn3", "questions", 0, "symbol"], "dragon"),
+        'artwork "cn3", questions[0].symbol: “dragon” is not one of the artwork\'s elements marked is_symbol',
+    ),
+    (
+        "symbol not a symbol",
+        _set(["artworks", "cn3", "questions", 0, "symbol"], "cn3 tree"),
+        'artwork "cn3", questions[0].symbol: “cn3 tree” is not one of',
+    ),
+    (
+        "duplicate question id",
+        _set(["artworks", "cn3", "questions", 0, "id"], "cn2-q1"),
+        'artwork "cn3", questions[0].id: “cn2-q1” is also used in artwork "cn2"',
+    ),
+    (
+        "empty answer",
+        _set(["artworks", "cn3", "questions", 0, "answer"], ""),
+        'artwork "cn3", questions[0].answer: must not be empty',
+    ),
+    (
+        "duplicate description id",
+        _set(["artworks", "cn3", "descriptions", 0, "id"], "cn2-american-base"),
+        'artwork "cn3", descriptions[0].id: “cn2-american-base” is also used in artwork "cn2"',
+    ),
+    (
+        "speaker",
+        _set(["artworks", "cn3", "descriptions", 0, "speaker"], "literal"),
+        'artwork "cn3", descriptions[0].speaker: expected base or pragmatic, got "literal"',
+    ),
+    (
+        "listener",
+        _set(["artworks", "cn3", "descriptions", 0, "listener"], "french"),
+        'artwork "cn3", descriptions[0].listener: expected one of the study\'s groups',
+    ),
+    (
+        "empty text",
+        _set(["artworks", "cn3", "descriptions", 0, "text"], ""),
+        'artwork "cn3", descriptions[0].text: must not be empty',
+    ),
+    (
+        "score",
+        _set(["artworks", "cn3", "descriptions", 0, "self_eval_score"], "high"),
+        'artwork "cn3", descriptions[0].self_eval_score: expected a number or null, got "high"',
+    ),
+    (
+        "missing pragmatic",
+        _set(["artworks", "cn3", "descriptions", 3, "speaker"], "base"),
+        'artwork "cn3", descriptions: expected exactly one pragmatic description for the chinese group, got 0',
+    ),
+    (
+        "no descriptions",
+        _set(["artworks", "cn3", "descriptions"], []),
+        'artwork "cn3", descriptions: expected exactly one base description for the american group, got 0',
+    ),
     ("terms not a list", _set(["artworks", "cn3", "terms"], "lotus"), 'artwork "cn3", terms: expected a list'),
-    ("term qid", _set(["artworks", "cn3", "terms", 0, "wikidata"], "lotus"), 'artwork "cn3", terms[0].wikidata: expected a Wikidata id like Q1234'),
-    ("empty term", _set(["artworks", "cn3", "terms", 0, "term"], ""), 'artwork "cn3", terms[0].term: must not be empty'),
-    ("too few qc", _set(["qc_per_participant"], 3), "artworks: qc_per_participant is 3 but the package has 2 QC artworks"),
-    ("too few regular", _set(["artworks_per_participant"], 20), "artworks: each participant sees 18 artworks that are not QC but the package has 12"),
-    ("qc as many as all", _set(["qc_per_participant"], 12), "qc_per_participant: must be smaller than artworks_per_participant (12)"),
+    (
+        "term qid",
+        _set(["artworks", "cn3", "terms", 0, "wikidata"], "lotus"),
+        'artwork "cn3", terms[0].wikidata: expected a Wikidata id like Q1234',
+    ),
+    (
+        "empty term",
+        _set(["artworks", "cn3", "terms", 0, "term"], ""),
+        'artwork "cn3", terms[0].term: must not be empty',
+    ),
+    (
+        "too few qc",
+        _set(["qc_per_participant"], 3),
+        "artworks: qc_per_participant is 3 but the package has 2 QC artworks",
+    ),
+    (
+        "too few regular",
+        _set(["artworks_per_participant"], 20),
+        "artworks: each participant sees 18 artworks that are not QC but the package has 12",
+    ),
+    (
+        "qc as many as all",
+        _set(["qc_per_participant"], 12),
+        "qc_per_participant: must be smaller than artworks_per_participant (12)",
+    ),
 ]
 
 
 @pytest.mark.parametrize("mutate,expected", [case[1:] for case in INVALID], ids=[case[0] for case in INVALID])
-def test_it_refuses_an_invalid_package_naming_artwork_and_field_and_writes_nothing(tmp_path, settings, mutate, expected):
+def test_it_refuses_an_invalid_package_naming_artwork_and_field_and_writes_nothing(
+    tmp_path, settings, mutate, expected
+):
     package = package_dict(slug="broken")
     folder = write_package(tmp_path / "pkg", package)
     (tmp_path / "outside.png").write_bytes(png_bytes("outside"))
@@ -290,7 +401,9 @@ def test_it_reports_every_error_at_once(tmp_path):
     assert len(errors) == 3, errors
     assert errors[0].startswith("qc_threshold:")
     assert any(e.startswith('artwork "am2", culture:') for e in errors)
-    assert any(e.startswith('artwork "cn4", questions[1].distractors: expected 5 distinct strings, got 1') for e in errors)
+    assert any(
+        e.startswith('artwork "cn4", questions[1].distractors: expected 5 distinct strings, got 1') for e in errors
+    )
 
 
 def test_it_lets_qc_artworks_go_without_descriptions_but_not_with_half_of_them(tmp_path, settings):
@@ -321,7 +434,9 @@ def test_it_refuses_a_file_that_is_not_an_image(tmp_path, settings):
     (folder / "images/am2.png").write_text("<html>not an image</html>")
     with pytest.raises(StudyImportError) as caught:
         study_import(source=folder)
-    assert caught.value.errors == ['artwork "am2", image: “images/am2.png” is not a readable PNG, JPEG, WebP, GIF or SVG image']
+    assert caught.value.errors == [
+        'artwork "am2", image: “images/am2.png” is not a readable PNG, JPEG, WebP, GIF or SVG image'
+    ]
     assert_nothing_written(settings)
 
 
@@ -467,7 +582,11 @@ def test_the_command_exits_with_status_1(tmp_path):
     env.pop("VIVID_TEST_SQLITE", None)
     subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=root, env=env, check=True, timeout=300)
     result = subprocess.run(
-        [sys.executable, "manage.py", "import_study", str(folder)], cwd=root, env=env, capture_output=True, text=True,
+        [sys.executable, "manage.py", "import_study", str(folder)],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
         timeout=120,
     )
     assert result.returncode == 1

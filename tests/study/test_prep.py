@@ -58,8 +58,12 @@ def term_server():
 @pytest.fixture
 def term_model(term_server):
     return ModelConfig.objects.create(
-        name="fake-gpt-4o", provider=Provider.OPENAI, base_url=term_server.base_url, model_id="gpt-4o",
-        timeout=5.0, max_concurrency=2,
+        name="fake-gpt-4o",
+        provider=Provider.OPENAI,
+        base_url=term_server.base_url,
+        model_id="gpt-4o",
+        timeout=5.0,
+        max_concurrency=2,
     )
 
 
@@ -75,8 +79,11 @@ def test_it_asks_for_terms_with_the_papers_prompt():
         ('["peony", "crane", "qilin"]', ["peony", "crane", "qilin"]),
         ('```json\n["peony", "crane"]\n```', ["peony", "crane"]),
         ("peony, crane; qilin", ["peony", "crane", "qilin"]),
-        ("1. Peony\n2) crane\n- qilin\n* pine tree\n• Ming dynasty", ["Peony", "crane", "qilin", "pine tree", "Ming dynasty"]),
-        ("**Peony**: flower of wealth\n2. \"crane\" — longevity\n3. qilin (麒麟)", ["Peony", "crane", "qilin"]),
+        (
+            "1. Peony\n2) crane\n- qilin\n* pine tree\n• Ming dynasty",
+            ["Peony", "crane", "qilin", "pine tree", "Ming dynasty"],
+        ),
+        ('**Peony**: flower of wealth\n2. "crane" — longevity\n3. qilin (麒麟)', ["Peony", "crane", "qilin"]),
         ("peony\nPeony\n\n", ["peony"]),
     ],
 )
@@ -98,7 +105,9 @@ def test_it_prepares_a_study_end_to_end(draft_study, term_server, term_model, fa
     study = prep.study_prepare(study=draft_study, term_model=term_model)
 
     assert (study.highlight_status, study.highlight_error, study.highlight_model) == (
-        PrepStatus.READY, "", "all-MiniLM-L6-v2"
+        PrepStatus.READY,
+        "",
+        "all-MiniLM-L6-v2",
     )
     pairs = DescriptionPair.objects.filter(artwork__study=study)
     assert pairs.count() == 6
@@ -245,7 +254,10 @@ def test_it_refuses_to_change_the_stimuli_of_a_live_study(fake_wikidata):  # noq
 
 
 def test_it_runs_the_task_eagerly_and_recomputes_with_a_new_threshold(
-    draft_study, eager, django_capture_on_commit_callbacks, fake_wikidata  # noqa: F811
+    draft_study,
+    eager,
+    django_capture_on_commit_callbacks,
+    fake_wikidata,  # noqa: F811
 ):
     study_prepare_task.delay(draft_study.pk)
     pair = DescriptionPair.objects.get(artwork__key="cn2", listener="chinese")
@@ -271,7 +283,10 @@ def test_it_runs_the_task_with_a_term_model(draft_study, eager, term_server, ter
     study_prepare_task.delay(draft_study.pk, term_model.pk)
     study = Study.objects.get(pk=draft_study.pk)
     assert study.highlight_status == PrepStatus.READY
-    assert (study.terms_status, study.terms_error) == (PrepStatus.FAILED, "the model chosen to find terms no longer exists")
+    assert (study.terms_status, study.terms_error) == (
+        PrepStatus.FAILED,
+        "the model chosen to find terms no longer exists",
+    )
 
 
 def test_it_rejects_a_threshold_out_of_range(draft_study):
@@ -290,17 +305,24 @@ class TestTermReview:
     def terms(self, draft_study):
         cn2 = draft_study.artworks.get(key="cn2")
         return {
-            "peony": Term.objects.create(artwork=cn2, term="peony", zh="牡丹", wikidata="Q171497",
-                                         source=TermSource.LLM, status=TermStatus.FOUND),
-            "crane": Term.objects.create(artwork=cn2, term="crane", zh="鹤", source=TermSource.LLM,
-                                         status=TermStatus.FOUND),
+            "peony": Term.objects.create(
+                artwork=cn2, term="peony", zh="牡丹", wikidata="Q171497", source=TermSource.LLM, status=TermStatus.FOUND
+            ),
+            "crane": Term.objects.create(
+                artwork=cn2, term="crane", zh="鹤", source=TermSource.LLM, status=TermStatus.FOUND
+            ),
             "silk": Term.objects.create(artwork=cn2, term="silk", source=TermSource.LLM, status=TermStatus.NOT_FOUND),
         }
 
     def test_it_confirms_a_term_with_an_edited_label(self, terms, reviewer):
         term = prep.term_confirm(term=terms["crane"], user=reviewer, zh=" 仙鹤 ", wikidata="q25420")
         term.refresh_from_db()
-        assert (term.zh, term.wikidata, term.status, term.confirmed_by) == ("仙鹤", "Q25420", TermStatus.CONFIRMED, reviewer)
+        assert (term.zh, term.wikidata, term.status, term.confirmed_by) == (
+            "仙鹤",
+            "Q25420",
+            TermStatus.CONFIRMED,
+            reviewer,
+        )
 
     def test_it_refuses_to_confirm_without_a_label_or_with_a_bad_item(self, terms, reviewer):
         with pytest.raises(ValidationError, match="Chinese label"):
@@ -332,7 +354,11 @@ class TestTermReview:
         cn2 = draft_study.artworks.get(key="cn2")
         term = prep.term_add(artwork=cn2, term="Pine  Tree", zh="松树", user=reviewer)
         assert (term.term, term.zh, term.source, term.status, term.confirmed_by) == (
-            "pine tree", "松树", TermSource.RESEARCHER, TermStatus.CONFIRMED, reviewer
+            "pine tree",
+            "松树",
+            TermSource.RESEARCHER,
+            TermStatus.CONFIRMED,
+            reviewer,
         )
         with pytest.raises(ValidationError, match="does not occur in any description"):
             prep.term_add(artwork=cn2, term="dragon boat", zh="龙舟", user=reviewer)

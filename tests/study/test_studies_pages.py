@@ -78,8 +78,9 @@ PAGES = [
 
 
 @pytest.mark.parametrize("method,name,with_slug", PAGES)
-def test_it_refuses_the_pages_to_anyone_but_researchers(method, name, with_slug, outsider_client, annotator_client,
-                                                        anonymous_client):
+def test_it_refuses_the_pages_to_anyone_but_researchers(
+    method, name, with_slug, outsider_client, annotator_client, anonymous_client
+):
     study = draft()
     url = reverse(name, args=[study.slug] if with_slug else [])
     data = {"action": "launch"} if name == "study:transition" else {}
@@ -151,7 +152,7 @@ def test_it_lists_every_import_error_on_its_own_line(tmp_path, researcher_client
     errors = re.search(r'data-testid="import-errors">(.*?)</ul>', html, re.S).group(1)
     items = re.findall(r"<li>(.*?)</li>", errors)
     assert len(items) == 2
-    assert items[0] == 'artwork &quot;am3&quot;, questions[1].distractors: expected 5 distinct strings, got 2'
+    assert items[0] == "artwork &quot;am3&quot;, questions[1].distractors: expected 5 distinct strings, got 2"
     assert items[1].startswith("artwork &quot;am4&quot;, culture:")
     assert not Study.objects.exists()
 
@@ -297,7 +298,9 @@ def test_a_stale_copy_cannot_move_a_study_twice():
         study_pause(study=stale)
 
 
-def test_it_deletes_a_draft_with_its_images_and_previews_only(researcher_client, settings, django_capture_on_commit_callbacks):
+def test_it_deletes_a_draft_with_its_images_and_previews_only(
+    researcher_client, settings, django_capture_on_commit_callbacks
+):
     study = draft(slug="doomed")
     preview = Participant.objects.create(study=study, prolific_pid="pv", group="american", is_preview=True)
     Assignment.objects.create(participant=preview, artwork=study.artworks.first(), order=0)
@@ -324,13 +327,18 @@ def test_it_refuses_to_delete_a_study_with_participants_or_not_a_draft():
 
 def test_the_checklist_counts_pairs_and_reviewed_terms():
     study = draft(highlight_status=PrepStatus.PENDING)
-    DescriptionPair.objects.filter(artwork__study=study, artwork__key__startswith="cn").update(computed_at=timezone.now())
+    DescriptionPair.objects.filter(artwork__study=study, artwork__key__startswith="cn").update(
+        computed_at=timezone.now()
+    )
     Term.objects.filter(artwork__study=study, artwork__key__in=["cn1", "cn2"]).update(status=TermStatus.FOUND)
     items = {item["key"]: item for item in study_checklist(study)}
     assert items["package"]["done"] and items["package"]["detail"]["artworks"] == 14
     assert not items["pairs"]["done"] and items["pairs"]["detail"]["computed"] == 12
     assert items["pairs"]["detail"]["total"] == 24
-    assert not items["terms"]["done"] and (items["terms"]["detail"]["reviewed"], items["terms"]["detail"]["total"]) == (4, 6)
+    assert not items["terms"]["done"] and (items["terms"]["detail"]["reviewed"], items["terms"]["detail"]["total"]) == (
+        4,
+        6,
+    )
     assert not items["preview"]["done"]
 
 
@@ -375,7 +383,12 @@ def test_the_api_lists_and_shows_studies(api):
     assert [item["key"] for item in detail["checklist"]] == ["package", "pairs", "terms", "preview", "consent"]
     assert len(detail["artworks"]) == 14
     assert detail["artworks"][0] == {
-        "id": "am1", "title": "Artwork am1", "culture": "american", "qc": False, "questions": 2, "descriptions": 4,
+        "id": "am1",
+        "title": "Artwork am1",
+        "culture": "american",
+        "qc": False,
+        "questions": 2,
+        "descriptions": 4,
         "assigned": 0,
     }
     assert api.get(reverse("study_api:study-detail", args=["missing"])).status_code == 404

@@ -24,7 +24,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("path", help="File to import (.csv, .tsv, .json, .jsonl, .xlsx).")
         parser.add_argument("--dataset", required=True, help="Name of the dataset the expressions belong to.")
-        parser.add_argument("--round", required=True, dest="round_name", help="Round name; created when it does not exist.")
+        parser.add_argument(
+            "--round", required=True, dest="round_name", help="Round name; created when it does not exist."
+        )
 
     def handle(self, *args, path, dataset, round_name, **options):
         file_path = Path(path)

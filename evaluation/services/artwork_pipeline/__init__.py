@@ -12,5 +12,13 @@ from .lifecycle import (
     artwork_run_step,
 )
 
-__all__ = ["DEFAULT_GROUPS", "PipelineError", "artwork_run_cancel", "artwork_run_dispatch", "artwork_run_execute",
-           "artwork_run_resume", "artwork_run_start", "artwork_run_step"]
+__all__ = [
+    "DEFAULT_GROUPS",
+    "PipelineError",
+    "artwork_run_cancel",
+    "artwork_run_dispatch",
+    "artwork_run_execute",
+    "artwork_run_resume",
+    "artwork_run_start",
+    "artwork_run_step",
+]

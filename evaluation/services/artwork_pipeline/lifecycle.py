@@ -91,8 +91,17 @@ def artwork_run_start(
     if not artworks:
         raise ValidationError({"collection": _("the collection has no artworks")})
     run = ArtworkPipelineRun.objects.create(
-        collection=collection, speaker=speaker, listener=listener, builder=builder, groups=groups, samples=samples,
-        temperature=temperature, lam=lam, word_limit=word_limit, limit=limit, created_by=user,
+        collection=collection,
+        speaker=speaker,
+        listener=listener,
+        builder=builder,
+        groups=groups,
+        samples=samples,
+        temperature=temperature,
+        lam=lam,
+        word_limit=word_limit,
+        limit=limit,
+        created_by=user,
         queued_at=timezone.now(),
         reproducibility={
             "speaker": _model_facts(speaker),
@@ -119,8 +128,10 @@ def artwork_run_start(
         }
         items += [PipelineItem(run=run, artwork=artwork, step=step) for step, needed in todo.items() if needed]
         for group in groups:
-            items += [PipelineItem(run=run, artwork=artwork, step=step, group=group)
-                      for step in (PipelineStep.BASE, PipelineStep.PRAGMATIC, PipelineStep.LISTENER)]
+            items += [
+                PipelineItem(run=run, artwork=artwork, step=step, group=group)
+                for step in (PipelineStep.BASE, PipelineStep.PRAGMATIC, PipelineStep.LISTENER)
+            ]
     PipelineItem.objects.bulk_create(items)
     if enqueue:
         transaction.on_commit(lambda: _enqueue(run.pk))
@@ -136,8 +147,13 @@ def _enqueue(run_id: int) -> None:
 def _next_pending(run_id: int) -> PipelineItem | None:
     """The first pending item in step order, artworks in collection order within a step."""
     rank = Case(*[When(step=step, then=Value(n)) for n, step in enumerate(ORDER)], output_field=IntegerField())
-    return (PipelineItem.objects.filter(run_id=run_id, status=ItemStatus.PENDING).select_related("artwork")
-            .annotate(rank=rank).order_by("rank", "artwork__position", "artwork_id", "id").first())
+    return (
+        PipelineItem.objects.filter(run_id=run_id, status=ItemStatus.PENDING)
+        .select_related("artwork")
+        .annotate(rank=rank)
+        .order_by("rank", "artwork__position", "artwork_id", "id")
+        .first()
+    )
 
 
 def _claim(run_id: int) -> str | None:
@@ -145,7 +161,8 @@ def _claim(run_id: int) -> str | None:
     token = uuid.uuid4().hex
     now = timezone.now()
     claimed = ArtworkPipelineRun.objects.filter(pk=run_id, status=RunStatus.QUEUED).update(
-        status=RunStatus.RUNNING, worker_token=token, heartbeat_at=now)
+        status=RunStatus.RUNNING, worker_token=token, heartbeat_at=now
+    )
     if not claimed:
         return None
     ArtworkPipelineRun.objects.filter(pk=run_id, started_at=None).update(started_at=now)
@@ -194,7 +211,8 @@ def _work(run_id: int, token: str, *, budget: float | None, progress=None) -> bo
     run = ArtworkPipelineRun.objects.select_related("speaker", "listener", "builder", "collection").get(pk=run_id)
     while True:
         owned = ArtworkPipelineRun.objects.filter(pk=run_id, status=RunStatus.RUNNING, worker_token=token).update(
-            heartbeat_at=timezone.now())
+            heartbeat_at=timezone.now()
+        )
         if not owned:
             return False
         item = _next_pending(run_id)
@@ -207,9 +225,11 @@ def _work(run_id: int, token: str, *, budget: float | None, progress=None) -> bo
             # The item stays pending; the run fails at once (rather than waiting to look
             # stalled), so Resume is offered and tries the item again.
             ArtworkPipelineRun.objects.filter(pk=run_id, status=RunStatus.RUNNING, worker_token=token).update(
-                status=RunStatus.FAILED, finished_at=timezone.now(),
-                error=_("The step “%(step)s” of artwork %(key)s ran past the task time limit; resume to try it "
-                        "again.") % {"step": PipelineStep(item.step).label, "key": item.artwork.key})
+                status=RunStatus.FAILED,
+                finished_at=timezone.now(),
+                error=_("The step “%(step)s” of artwork %(key)s ran past the task time limit; resume to try it again.")
+                % {"step": PipelineStep(item.step).label, "key": item.artwork.key},
+            )
             raise
         if progress is not None:
             progress(item)
@@ -225,8 +245,14 @@ def _process(run: ArtworkPipelineRun, item: PipelineItem) -> None:
     try:
         result = STEPS[item.step](run, item)
     except StepError as exc:
-        _item_write(item, status=ItemStatus.FAILED, error=str(exc), response=exc.response, messages=exc.messages,
-                    attempts=exc.attempts)
+        _item_write(
+            item,
+            status=ItemStatus.FAILED,
+            error=str(exc),
+            response=exc.response,
+            messages=exc.messages,
+            attempts=exc.attempts,
+        )
     except RetryableError as exc:
         _item_write(item, status=ItemStatus.FAILED, error=_("gave up: %(error)s") % {"error": exc})
     except ProviderError as exc:
@@ -237,15 +263,35 @@ def _process(run: ArtworkPipelineRun, item: PipelineItem) -> None:
         logger.exception("artwork pipeline item %s failed", item.pk)
         _item_write(item, status=ItemStatus.FAILED, error=f"{type(exc).__name__}: {exc}")
     else:
-        _item_write(item, status=ItemStatus.DONE, response=result.response, messages=result.messages,
-                    attempts=result.attempts, image_seen=result.image_seen)
+        _item_write(
+            item,
+            status=ItemStatus.DONE,
+            response=result.response,
+            messages=result.messages,
+            attempts=result.attempts,
+            image_seen=result.image_seen,
+        )
 
 
-def _item_write(item: PipelineItem, *, status: str, error: str = "", response: str = "", messages=None,
-                attempts: int = 1, image_seen: bool | None = None) -> None:
+def _item_write(
+    item: PipelineItem,
+    *,
+    status: str,
+    error: str = "",
+    response: str = "",
+    messages=None,
+    attempts: int = 1,
+    image_seen: bool | None = None,
+) -> None:
     PipelineItem.objects.filter(pk=item.pk, status=ItemStatus.PENDING).update(
-        status=status, error=error[:4000], response=response, messages=messages or [], attempts=attempts,
-        image_seen=image_seen, finished_at=timezone.now())
+        status=status,
+        error=error[:4000],
+        response=response,
+        messages=messages or [],
+        attempts=attempts,
+        image_seen=image_seen,
+        finished_at=timezone.now(),
+    )
 
 
 def _finish(run_id: int) -> ArtworkPipelineRun:
@@ -260,18 +306,21 @@ def _finish(run_id: int) -> ArtworkPipelineRun:
             error = _("the step “%(step)s” failed for every artwork") % {"step": PipelineStep(step).label}
             break
     ArtworkPipelineRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
-        status=RunStatus.FAILED if error else RunStatus.DONE, error=error, finished_at=timezone.now())
+        status=RunStatus.FAILED if error else RunStatus.DONE, error=error, finished_at=timezone.now()
+    )
     return ArtworkPipelineRun.objects.get(pk=run_id)
 
 
 def artwork_run_cancel(*, run: ArtworkPipelineRun, user=None) -> ArtworkPipelineRun:
     """Stop a queued or running run after the item in progress; finished items stay."""
     changed = ArtworkPipelineRun.objects.filter(pk=run.pk, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).update(
-        status=RunStatus.CANCELLED, finished_at=timezone.now())
+        status=RunStatus.CANCELLED, finished_at=timezone.now()
+    )
     run.refresh_from_db()
     if not changed:
-        raise PipelineError(_("the run is %(status)s and cannot be cancelled")
-                            % {"status": run.get_status_display().lower()})
+        raise PipelineError(
+            _("the run is %(status)s and cannot be cancelled") % {"status": run.get_status_display().lower()}
+        )
     return run
 
 
@@ -281,19 +330,22 @@ def artwork_run_resume(*, run: ArtworkPipelineRun, user=None, retry_failed: bool
     new worker token stops a chain of a stalled run that was only slow."""
     with transaction.atomic():
         changed = ArtworkPipelineRun.objects.filter(
-            pk=run.pk, status__in=[RunStatus.CANCELLED, RunStatus.FAILED]).update(
-            status=RunStatus.QUEUED, finished_at=None, error="", queued_at=timezone.now())
+            pk=run.pk, status__in=[RunStatus.CANCELLED, RunStatus.FAILED]
+        ).update(status=RunStatus.QUEUED, finished_at=None, error="", queued_at=timezone.now())
         if not changed and artwork_run_is_stalled(run=run):
             # A worker killed mid-run leaves it running; a live run is never executed twice.
             changed = ArtworkPipelineRun.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(
-                status=RunStatus.QUEUED, queued_at=timezone.now())
+                status=RunStatus.QUEUED, queued_at=timezone.now()
+            )
         if not changed and retry_failed:
             changed = ArtworkPipelineRun.objects.filter(pk=run.pk, status=RunStatus.DONE).update(
-                status=RunStatus.QUEUED, finished_at=None, error="", queued_at=timezone.now())
+                status=RunStatus.QUEUED, finished_at=None, error="", queued_at=timezone.now()
+            )
         run.refresh_from_db()
         if not changed:
-            raise PipelineError(_("the run is %(status)s and cannot be resumed")
-                                % {"status": run.get_status_display().lower()})
+            raise PipelineError(
+                _("the run is %(status)s and cannot be resumed") % {"status": run.get_status_display().lower()}
+            )
         if retry_failed:
             run.items.filter(status=ItemStatus.FAILED).update(status=ItemStatus.PENDING, error="")
         transaction.on_commit(lambda: _enqueue(run.pk))

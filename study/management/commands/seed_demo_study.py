@@ -34,7 +34,9 @@ class Command(BaseCommand):
         parser.add_argument("--no-prepare", action="store_true", help="Import only; leave the preparation to a worker.")
         parser.add_argument("--no-launch", action="store_true", help="Leave the study a draft.")
         parser.add_argument(
-            "--no-links", action="store_true", help="Leave out the links (make demo prints them once the server answers)."
+            "--no-links",
+            action="store_true",
+            help="Leave out the links (make demo prints them once the server answers).",
         )
 
     def handle(self, *args, base_url: str, no_prepare: bool, no_launch: bool, no_links: bool = False, **options):
