@@ -61,8 +61,9 @@ def run_progress(*, run: Run) -> dict:
     }
 
 
-def run_waiting_for_worker(*, run: Run) -> bool:
-    """A queued run no worker has picked up for EVAL_NO_WORKER_SECONDS (none is listening, most likely)."""
+def run_waiting_for_worker(*, run) -> bool:
+    """A queued run (an evaluation or an artwork pipeline run) no worker has picked up for
+    EVAL_NO_WORKER_SECONDS (none is listening, most likely)."""
     if run.status != RunStatus.QUEUED:
         return False
     since = run.queued_at or run.created_at

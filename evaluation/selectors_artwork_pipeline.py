@@ -13,6 +13,7 @@ from .models import (
     RunStatus,
     SpeakerCandidate,
 )
+from .selectors import run_waiting_for_worker
 
 
 def artwork_run_list():
@@ -57,11 +58,8 @@ def _stalled(run: ArtworkPipelineRun, rows: dict, progress: dict) -> bool:
 
 
 def artwork_run_waiting_for_worker(*, run: ArtworkPipelineRun) -> bool:
-    """A queued run no worker has picked up for EVAL_NO_WORKER_SECONDS (none is listening, most likely)."""
-    if run.status != RunStatus.QUEUED:
-        return False
-    since = run.queued_at or run.created_at
-    return (timezone.now() - since).total_seconds() > settings.EVAL_NO_WORKER_SECONDS
+    # Pipeline runs share the evaluation runs' statuses and queue times, so one rule serves both.
+    return run_waiting_for_worker(run=run)
 
 
 def artwork_run_is_stalled(*, run: ArtworkPipelineRun) -> bool:

@@ -2,7 +2,6 @@
 resume, failed items with their kept replies) and one artwork's candidates and scores."""
 
 from django import forms
-from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
@@ -25,7 +24,7 @@ from ..selectors_artwork_pipeline import (
 )
 from ..services.artwork_pipeline import PipelineError, artwork_run_cancel, artwork_run_resume, artwork_run_start
 from .common import add_service_errors
-from .runs import WORKER_COMMAND
+from .runs import worker_hint_context
 
 ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
 
@@ -100,8 +99,7 @@ def _detail_context(run) -> dict:
         "run": run,
         "progress": progress,
         "polling": run.status in ACTIVE,
-        "no_worker_seconds": settings.EVAL_NO_WORKER_SECONDS,
-        "worker_command": WORKER_COMMAND,
+        **worker_hint_context(),
         "failed_items": artwork_run_failed_items(run=run)[:200],
     }
 

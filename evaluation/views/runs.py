@@ -45,6 +45,13 @@ RUN_TITLES = {
 }
 # As the README starts one; shown when a queued run waits for a worker that is not there.
 WORKER_COMMAND = ".venv/bin/celery -A vivid_site worker -l info"
+
+
+def worker_hint_context() -> dict:
+    """What the no-worker notice (evaluation/_no_worker.html) of every run page shows."""
+    return {"no_worker_seconds": settings.EVAL_NO_WORKER_SECONDS, "worker_command": WORKER_COMMAND}
+
+
 SESSION_TOKENS = "evaluation_run_tokens"
 TOKENS_KEPT = 50
 # How long a second request waits for the first one holding the same token to create its run.
@@ -75,8 +82,7 @@ def _progress_context(run) -> dict:
         "run": run,
         "progress": progress,
         "polling": run.status in ACTIVE,
-        "no_worker_seconds": settings.EVAL_NO_WORKER_SECONDS,
-        "worker_command": WORKER_COMMAND,
+        **worker_hint_context(),
     }
 
 

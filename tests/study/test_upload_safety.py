@@ -28,19 +28,9 @@ from tests.bombs import (
 )
 
 from .factories import make_study, package_dict, write_package
+from .test_import import _media, media_files  # noqa: F401 - the isolated media folder fixture
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _media(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    return settings.MEDIA_ROOT
-
-
-def media_files(settings) -> list[Path]:
-    root = Path(settings.MEDIA_ROOT)
-    return sorted(p for p in root.rglob("*") if p.is_file()) if root.exists() else []
 
 
 def assert_nothing_written(settings):
