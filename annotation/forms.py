@@ -5,8 +5,9 @@ from pathlib import PurePath
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from core.localization import localized_name
+
 from . import services
-from .localization import localized_name
 from .models import Dataset, ExpressionKind
 
 # Labels of the column-mapping inputs; keyed by the service's field names so a

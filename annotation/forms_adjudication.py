@@ -3,7 +3,8 @@
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from .localization import localized_name
+from core.localization import localized_name
+
 from .models import RemovalReason
 
 

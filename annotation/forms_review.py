@@ -4,7 +4,8 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
-from .localization import localized_description, localized_name
+from core.localization import localized_description, localized_name
+
 from .models import Assignment, AssignmentStatus, Theme, Trait, TraitDecision
 
 DECISION_PREFIX = "decision_"

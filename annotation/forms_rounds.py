@@ -5,8 +5,9 @@ from pathlib import PurePath
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from core.localization import localized_name
+
 from . import services
-from .localization import localized_name
 from .models import Dataset, ExpressionKind, SuggestionSet
 from .selectors.corpus import theme_list, trait_list
 from .selectors.rounds import ITEM_FILTER_KEYS, annotator_choices, suggestion_set_list
@@ -27,7 +28,9 @@ def _check_extension(upload):
 class SuggestionImportForm(forms.Form):
     dataset = forms.ModelChoiceField(label=_("Dataset"), queryset=Dataset.objects.order_by("name"), empty_label=None)
     name = forms.CharField(
-        label=_("Name of the suggestion set"), max_length=200, help_text=_("Unique within the dataset, e.g. “gpt-4.1 run 1”.")
+        label=_("Name of the suggestion set"),
+        max_length=200,
+        help_text=_("Unique within the dataset, e.g. “gpt-4.1 run 1”."),
     )
     model_name = forms.CharField(label=_("Model"), max_length=200, help_text=_("The model that made the suggestions."))
     prompt_version = forms.CharField(
@@ -59,7 +62,10 @@ class RoundForm(forms.Form):
     trait = forms.ChoiceField(label=_("Trait (in the dataset)"), required=False)
     kind = forms.ChoiceField(label=_("Kind"), required=False)
     search = forms.CharField(
-        label=_("Search"), required=False, max_length=200, widget=forms.SearchInput(attrs={"placeholder": _("Text or explanation")})
+        label=_("Search"),
+        required=False,
+        max_length=200,
+        widget=forms.SearchInput(attrs={"placeholder": _("Text or explanation")}),
     )
     not_in_other_round = forms.BooleanField(label=_("Only items not yet in another round"), required=False)
     annotators = forms.ModelMultipleChoiceField(
@@ -77,7 +83,9 @@ class RoundForm(forms.Form):
         min_value=0,
         max_value=MAX_HIDDEN_PERCENT,
         initial=0,
-        help_text=_("A random, recorded share of items shows no suggestions, so anchoring on the model can be measured."),
+        help_text=_(
+            "A random, recorded share of items shows no suggestions, so anchoring on the model can be measured."
+        ),
     )
     seed = forms.IntegerField(
         label=_("Seed"),
@@ -149,7 +157,9 @@ class RoundForm(forms.Form):
 
 class FreezeForm(forms.Form):
     name = forms.CharField(
-        label=_("Version name"), max_length=200, help_text=_("Unique; a version can never change once frozen, e.g. “v1.0”.")
+        label=_("Version name"),
+        max_length=200,
+        help_text=_("Unique; a version can never change once frozen, e.g. “v1.0”."),
     )
 
     def clean_name(self):

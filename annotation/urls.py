@@ -6,7 +6,7 @@ from .apis import adjudication as adjudication_api
 from .apis import review as review_api
 from .apis import rounds as rounds_api
 from .apis import stats as stats_api
-from .views import adjudication, corpus, review, rounds, stats, tokens
+from .views import adjudication, corpus, review, rounds, stats
 
 app_name = "annotation"
 
@@ -43,8 +43,6 @@ urlpatterns = [
     path("rounds/<int:round_pk>/items/<int:item_pk>/", adjudication.item_detail, name="item_detail"),
     # Agreement statistics
     path("rounds/<int:pk>/stats/", stats.round_stats, name="round_stats"),
-    # The signed-in user's API token
-    path("profile/tokens/", tokens.api_token, name="api_token"),
 ]
 
 # No ".json" suffix routes: the viewsets take no format argument, and ?format is an export parameter.
@@ -57,29 +55,25 @@ router.register("traits", apis.TraitViewSet, basename="trait")
 router.register("themes", apis.ThemeViewSet, basename="theme")
 
 # Included by vivid_site under /api/ with the namespace "api".
-api_urlpatterns = (
-    [
-        path("imports/", apis.ImportApi.as_view(), name="import"),
-        path("token/", apis.TokenApi.as_view(), name="token"),
-        path("rounds/", rounds_api.RoundListApi.as_view(), name="round_list"),
-        path("rounds/<int:pk>/", rounds_api.RoundDetailApi.as_view(), name="round_detail"),
-        path("rounds/<int:pk>/lock/", rounds_api.RoundLockApi.as_view(), name="round_lock"),
-        path("rounds/<int:pk>/stats/", stats_api.RoundStatsApi.as_view(), name="round_stats"),
-        path("rounds/<int:round_pk>/assignments/", review_api.AssignmentListApi.as_view(), name="assignment_list"),
-        path("assignments/<int:pk>/", review_api.AssignmentDetailApi.as_view(), name="assignment_detail"),
-        path("assignments/<int:pk>/submit/", review_api.AssignmentSubmitApi.as_view(), name="assignment_submit"),
-        path(
-            "rounds/<int:round_pk>/adjudication/",
-            adjudication_api.AdjudicationListApi.as_view(),
-            name="adjudication_list",
-        ),
-        path("items/<int:pk>/resolve/", adjudication_api.AdjudicationResolveApi.as_view(), name="adjudication_resolve"),
-        path("items/<int:pk>/history/", adjudication_api.ItemHistoryApi.as_view(), name="item_history"),
-        path("suggestions/", rounds_api.SuggestionImportApi.as_view(), name="suggestion_import"),
-        path("versions/", rounds_api.VersionListApi.as_view(), name="version_list"),
-        path("versions/<int:pk>/", rounds_api.VersionDetailApi.as_view(), name="version_detail"),
-        path("versions/<int:pk>/export/", rounds_api.VersionExportApi.as_view(), name="version_export"),
-        *router.urls,
-    ],
-    "api",
-)
+api_urlpatterns = [
+    path("imports/", apis.ImportApi.as_view(), name="import"),
+    path("rounds/", rounds_api.RoundListApi.as_view(), name="round_list"),
+    path("rounds/<int:pk>/", rounds_api.RoundDetailApi.as_view(), name="round_detail"),
+    path("rounds/<int:pk>/lock/", rounds_api.RoundLockApi.as_view(), name="round_lock"),
+    path("rounds/<int:pk>/stats/", stats_api.RoundStatsApi.as_view(), name="round_stats"),
+    path("rounds/<int:round_pk>/assignments/", review_api.AssignmentListApi.as_view(), name="assignment_list"),
+    path("assignments/<int:pk>/", review_api.AssignmentDetailApi.as_view(), name="assignment_detail"),
+    path("assignments/<int:pk>/submit/", review_api.AssignmentSubmitApi.as_view(), name="assignment_submit"),
+    path(
+        "rounds/<int:round_pk>/adjudication/",
+        adjudication_api.AdjudicationListApi.as_view(),
+        name="adjudication_list",
+    ),
+    path("items/<int:pk>/resolve/", adjudication_api.AdjudicationResolveApi.as_view(), name="adjudication_resolve"),
+    path("items/<int:pk>/history/", adjudication_api.ItemHistoryApi.as_view(), name="item_history"),
+    path("suggestions/", rounds_api.SuggestionImportApi.as_view(), name="suggestion_import"),
+    path("versions/", rounds_api.VersionListApi.as_view(), name="version_list"),
+    path("versions/<int:pk>/", rounds_api.VersionDetailApi.as_view(), name="version_detail"),
+    path("versions/<int:pk>/export/", rounds_api.VersionExportApi.as_view(), name="version_export"),
+    *router.urls,
+]

@@ -75,7 +75,6 @@ def run(args):
 
     from annotation import selectors
     from annotation.models import Dataset, ItemStatus, Theme, Trait
-    from annotation.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER
     from annotation.services import (
         adjudication_resolve,
         assignment_submit,
@@ -86,6 +85,7 @@ def run(args):
         suggestion_set_create,
         version_freeze,
     )
+    from core.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER
 
     setup_test_environment()  # the test client needs ALLOWED_HOSTS to accept "testserver"
     call_command("migrate", verbosity=0)
@@ -109,11 +109,13 @@ def run(args):
     expression_import(dataset_name="bench-round", filename="bench.csv", content=("\n".join(lines) + "\n").encode())
     dataset = Dataset.objects.get(name="bench-round")
     llm = {
-        eid: sorted(t for t in traits if rng.random() < 0.3)
-        for eid in dataset.expressions.values_list("id", flat=True)
+        eid: sorted(t for t in traits if rng.random() < 0.3) for eid in dataset.expressions.values_list("id", flat=True)
     }
     suggestions = suggestion_set_create(
-        dataset=dataset, name="bench-llm", model_name="bench", predictions=[(eid, codes, "") for eid, codes in llm.items()]
+        dataset=dataset,
+        name="bench-llm",
+        model_name="bench",
+        predictions=[(eid, codes, "") for eid, codes in llm.items()],
     )
     round_ = round_create(
         name="bench-round",
@@ -151,9 +153,13 @@ def run(args):
         planned[item.pk] = {annotator_a.pk: (theme, present), annotator_b.pk: second_labels(theme, present)}
 
     left_for_timing = min(args.requests, args.items)
-    queue_a = list(selectors.annotator_queue(round=round_, user=annotator_a).select_related("item__round", "item__expression"))
+    queue_a = list(
+        selectors.annotator_queue(round=round_, user=annotator_a).select_related("item__round", "item__expression")
+    )
     started = time.perf_counter()
-    for assignment in selectors.annotator_queue(round=round_, user=annotator_b).select_related("item__round", "item__expression"):
+    for assignment in selectors.annotator_queue(round=round_, user=annotator_b).select_related(
+        "item__round", "item__expression"
+    ):
         submit(assignment, annotator_b, *planned[assignment.item_id][annotator_b.pk])
     for assignment in queue_a[: len(queue_a) - left_for_timing]:
         submit(assignment, annotator_a, *planned[assignment.item_id][annotator_a.pk])
@@ -213,21 +219,31 @@ def run(args):
 
     next_p95 = p95(combined)
     print(f"database: {connection.vendor}")
-    print(f"items: {args.items}, annotators: 2, build {build_time:.2f} s, "
-          f"{n_submitted} reviews submitted through assignment_submit in {submit_time:.1f} s")
-    print(f"agreement (before adjudication): theme {stats['theme']['percent_agreement']:.1f}% "
-          f"(kappa {stats['theme']['cohen_kappa']:.3f}), traits "
-          + ", ".join(f"{code} {v['percent_agreement']:.1f}%" for code, v in stats["traits"].items()))
-    print(f"next item ({len(combined)} requests): queue GET p95 {ms(p95(queue_times))}, item GET p95 {ms(p95(item_times))}, "
-          f"queue+item p95 {ms(next_p95)} (median {ms(statistics.median(combined))}, max {ms(max(combined))}); "
-          f"target < 50 ms: ratio {next_p95 / TARGET_NEXT_P95:.2f}")
+    print(
+        f"items: {args.items}, annotators: 2, build {build_time:.2f} s, "
+        f"{n_submitted} reviews submitted through assignment_submit in {submit_time:.1f} s"
+    )
+    print(
+        f"agreement (before adjudication): theme {stats['theme']['percent_agreement']:.1f}% "
+        f"(kappa {stats['theme']['cohen_kappa']:.3f}), traits "
+        + ", ".join(f"{code} {v['percent_agreement']:.1f}%" for code, v in stats["traits"].items())
+    )
+    print(
+        f"next item ({len(combined)} requests): queue GET p95 {ms(p95(queue_times))}, item GET p95 {ms(p95(item_times))}, "
+        f"queue+item p95 {ms(next_p95)} (median {ms(statistics.median(combined))}, max {ms(max(combined))}); "
+        f"target < 50 ms: ratio {next_p95 / TARGET_NEXT_P95:.2f}"
+    )
     if note:
         print(f"  note: {note}")
-    print(f"statistics page: first {stats_times[0]:.3f} s, median {statistics.median(stats_times):.3f} s, "
-          f"max {max(stats_times):.3f} s; target < 1 s: ratio {max(stats_times) / TARGET_STATS:.2f}")
+    print(
+        f"statistics page: first {stats_times[0]:.3f} s, median {statistics.median(stats_times):.3f} s, "
+        f"max {max(stats_times):.3f} s; target < 1 s: ratio {max(stats_times) / TARGET_STATS:.2f}"
+    )
     print(f"adjudication: {len(disputed)} disputed items resolved in {adjudication_time:.1f} s")
-    print(f"version freeze: {version.items.count()} items in {freeze_time:.3f} s; "
-          f"target < 3 s: ratio {freeze_time / TARGET_FREEZE:.2f}")
+    print(
+        f"version freeze: {version.items.count()} items in {freeze_time:.3f} s; "
+        f"target < 3 s: ratio {freeze_time / TARGET_FREEZE:.2f}"
+    )
 
 
 if __name__ == "__main__":

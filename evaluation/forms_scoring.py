@@ -4,7 +4,7 @@ from django import forms
 from django.contrib.auth import get_user_model
 from django.utils.translation import gettext_lazy as _
 
-from annotation.roles import ANNOTATOR
+from core.roles import ANNOTATOR
 
 from .models import HumanRating, Run, RunKind, RunStatus
 
@@ -30,7 +30,11 @@ DIMENSIONS = (
         "label": _("Interpretive completeness"),
         "label_vi": "Độ đầy đủ của diễn giải",
         "rubric": (
-            ("5", "Có đủ các ý chính, sắc thái và ngữ cảnh dùng.", "Every main point, the nuance and the usual context."),
+            (
+                "5",
+                "Có đủ các ý chính, sắc thái và ngữ cảnh dùng.",
+                "Every main point, the nuance and the usual context.",
+            ),
             ("3", "Thiếu một ý hoặc một sắc thái quan trọng.", "One main point or nuance missing."),
             ("1", "Thiếu hầu hết các ý chính.", "Most main points missing."),
             ("0", "Không có ý nào của giải thích gốc.", "None of the reference's points."),
@@ -42,7 +46,11 @@ DIMENSIONS = (
         "label_vi": "Phù hợp với cách hiểu của người bản ngữ",
         "rubric": (
             ("5", "Người Việt sẽ hiểu và dùng câu này đúng như vậy.", "How a native speaker understands and uses it."),
-            ("3", "Chấp nhận được nhưng không tự nhiên hoặc thiếu ẩn ý.", "Acceptable, but unnatural or missing the implied sense."),
+            (
+                "3",
+                "Chấp nhận được nhưng không tự nhiên hoặc thiếu ẩn ý.",
+                "Acceptable, but unnatural or missing the implied sense.",
+            ),
             ("1", "Người bản ngữ thấy xa lạ hoặc sai ngữ cảnh.", "Strange to a native speaker, or the wrong context."),
             ("0", "Trái với cách hiểu của người bản ngữ.", "Contrary to native understanding."),
         ),
@@ -55,7 +63,11 @@ DIMENSIONS = (
             ("5", "Rất tương đồng với giải thích gốc.", "Very close to the reference."),
             ("3", "Tương đồng một phần.", "Partly close."),
             ("1", "Rất ít tương đồng.", "Barely close."),
-            ("0", "Không tương đồng; 0 khi độ chính xác ý nghĩa là 0.", "Not close; 0 whenever semantic accuracy is 0."),
+            (
+                "0",
+                "Không tương đồng; 0 khi độ chính xác ý nghĩa là 0.",
+                "Not close; 0 whenever semantic accuracy is 0.",
+            ),
         ),
     },
 )
@@ -111,13 +123,19 @@ class RatingForm(forms.Form):
         return initial
 
     def dimension_rows(self) -> list[dict]:
-        return [{**dimension, "field": self[dimension["field"]], "name": dimension["field"]} for dimension in DIMENSIONS]
+        return [
+            {**dimension, "field": self[dimension["field"]], "name": dimension["field"]} for dimension in DIMENSIONS
+        ]
 
     def values(self) -> dict:
         return {field: self.cleaned_data.get(field) for field in SCORE_FIELDS}
 
     def submit_kwargs(self) -> dict:
-        return {"values": self.values(), "note": self.cleaned_data.get("note", ""), "revision": self.cleaned_data["revision"]}
+        return {
+            "values": self.values(),
+            "note": self.cleaned_data.get("note", ""),
+            "revision": self.cleaned_data["revision"],
+        }
 
     def matches(self, rating: HumanRating) -> bool:
         """The saved rating already holds exactly this input (a resent or double-clicked form)."""
@@ -149,9 +167,7 @@ def rating_as_draft(rating: HumanRating) -> dict:
 
 
 def rater_choices():
-    return (
-        get_user_model().objects.filter(groups__name=ANNOTATOR, is_active=True).distinct().order_by("username")
-    )
+    return get_user_model().objects.filter(groups__name=ANNOTATOR, is_active=True).distinct().order_by("username")
 
 
 class ScoringTaskForm(forms.Form):
@@ -173,7 +189,10 @@ class ScoringTaskForm(forms.Form):
     )
     n_items = forms.IntegerField(label=_("Number of items"), min_value=1, initial=200)
     n_shared = forms.IntegerField(
-        label=_("Shared items"), min_value=0, initial=50, help_text=_("Scored by every rater, for inter-rater reliability.")
+        label=_("Shared items"),
+        min_value=0,
+        initial=50,
+        help_text=_("Scored by every rater, for inter-rater reliability."),
     )
     seed = forms.IntegerField(
         label=_("Seed"), min_value=0, required=False, help_text=_("Empty for a random seed; it is recorded either way.")
@@ -181,10 +200,12 @@ class ScoringTaskForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["run"].queryset = (
-            Run.objects.filter(kind=RunKind.GENERATION, status=RunStatus.DONE).select_related("model", "dataset")
+        self.fields["run"].queryset = Run.objects.filter(kind=RunKind.GENERATION, status=RunStatus.DONE).select_related(
+            "model", "dataset"
         )
-        self.fields["run"].label_from_instance = lambda run: f"#{run.pk} · {run.model.name} · {run.strategy} · {run.dataset.name}"
+        self.fields["run"].label_from_instance = lambda run: (
+            f"#{run.pk} · {run.model.name} · {run.strategy} · {run.dataset.name}"
+        )
         self.fields["raters"].queryset = rater_choices()
 
     def clean(self):

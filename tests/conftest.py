@@ -11,7 +11,7 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
-from annotation.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER
+from core.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER
 from vivid_site.celery import app as celery_app
 
 PASSWORD = "correct-horse-battery-staple"

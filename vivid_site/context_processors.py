@@ -1,6 +1,6 @@
 from django.conf import settings
 
-from annotation.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER, user_roles
+from core.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER, user_roles
 
 # Staff pages come in Vietnamese and English; Chinese is for study participants.
 STAFF_LANGUAGES = ("en", "vi")

@@ -100,6 +100,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_htmx",
     "template_partials",
+    "core",
     "annotation",
     "evaluation",
     "study",
@@ -201,8 +202,8 @@ AXES_ADDRESS_FAILURE_LIMIT = env_int("AXES_ADDRESS_FAILURE_LIMIT", 20, minimum=A
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("AXES_COOLOFF_MINUTES", 15, minimum=1))
 # The order matters: SignInAttemptHandler holds the address-alone entry to its own limit.
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address"]
-AXES_HANDLER = "annotation.signin.SignInAttemptHandler"
-AXES_LOCKOUT_CALLABLE = "annotation.signin.lockout_response"
+AXES_HANDLER = "core.signin.SignInAttemptHandler"
+AXES_LOCKOUT_CALLABLE = "core.signin.lockout_response"
 # A correct sign-in must not wipe the count: with one known password an attacker could
 # otherwise reset the address count between guesses at other accounts.
 AXES_RESET_ON_SUCCESS = False
@@ -252,13 +253,13 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # Token first: DRF takes the 401 challenge from the first class, so
         # anonymous callers get 401 rather than 403.
-        "annotation.authentication.ExpiringTokenAuthentication",
+        "core.authentication.ExpiringTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["annotation.permissions.HasAnyRole"],
-    "DEFAULT_PAGINATION_CLASS": "annotation.apis.pagination.PageNumberPagination",
+    "DEFAULT_PERMISSION_CLASSES": ["core.permissions.HasAnyRole"],
+    "DEFAULT_PAGINATION_CLASS": "core.apis.pagination.PageNumberPagination",
     "PAGE_SIZE": env_int("API_PAGE_SIZE", 50, minimum=1),
-    "DEFAULT_SCHEMA_CLASS": "annotation.apis.common.ApiAutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "core.apis.common.ApiAutoSchema",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "VIVID Studio API",

@@ -1,8 +1,9 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from annotation.apis import SchemaApi, SchemaDocsApi
 from annotation.urls import api_urlpatterns as annotation_api
+from core.apis.schema import SchemaApi, SchemaDocsApi
+from core.urls import api_urlpatterns as core_api
 from evaluation.urls import api_urlpatterns as evaluation_api
 from study.urls import api_urlpatterns as study_api
 
@@ -15,12 +16,13 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("i18n/", include("django.conf.urls.i18n")),
     path("admin/", admin.site.urls),
+    path("", include("core.urls")),
     path("", include("annotation.urls")),
     path("evaluation/", include("evaluation.urls")),
     path("", include("study.urls")),
     path("api/evaluation/", include(evaluation_api)),
     path("api/study/", include((study_api, "study_api"))),
-    path("api/", include(annotation_api)),
+    path("api/", include((core_api + annotation_api, "api"))),
     path("api/schema/", SchemaApi.as_view(), name="api-schema"),
     path("api/docs/", SchemaDocsApi.as_view(url_name="api-schema"), name="api-docs"),
 ]

@@ -4,9 +4,9 @@ from django.shortcuts import render
 from django.utils.translation import gettext as _
 from django.views import defaults
 
-from annotation.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER, user_roles
 from annotation.selectors import dataset_list, round_list
 from annotation.selectors.rounds import annotator_rounds, rounds_to_adjudicate
+from core.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER, user_roles
 
 HOME_DATASETS = 10
 HOME_ROUNDS = 5

@@ -13,12 +13,13 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.apis.common import ApiMixin, error_responses
+from core.permissions import HasAnyRole
+from core.roles import ADJUDICATOR, RESEARCHER, has_role
+
 from .. import selectors, services
 from ..models import RemovalReason, RoundItem, RoundStatus
-from ..permissions import HasAnyRole
-from ..roles import ADJUDICATOR, RESEARCHER, has_role
 from ..selectors import adjudication as adjudication_selectors
-from .common import ApiMixin, error_responses
 
 NOT_LOCKED = "Adjudication starts when the researcher locks the round; until then the annotators' labels stay hidden."
 

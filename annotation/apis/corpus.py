@@ -12,12 +12,13 @@ from rest_framework.parsers import JSONParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
+from core.apis.common import ApiMixin, IgnoreFormatParamNegotiation, error_responses
+from core.files import untrusted_file_response
+from core.permissions import HasAnyRole, ReadAnyRoleWriteResearcher
+
 from .. import selectors, services
-from ..files import untrusted_file_response
 from ..models import Dataset, Expression, ExpressionKind, Theme, Trait
-from ..permissions import HasAnyRole, ReadAnyRoleWriteResearcher
 from ..selectors.visibility import GOLD_FILTER_KEYS, GOLD_KEYS, gold_labels_visible
-from .common import ApiMixin, IgnoreFormatParamNegotiation, error_responses
 
 WRITE_METHODS = ["get", "post", "patch", "delete", "head", "options"]
 EXPORT_CONTENT_TYPES = {"csv": "text/csv", "jsonl": "application/x-ndjson"}

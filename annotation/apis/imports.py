@@ -8,10 +8,11 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.apis.common import ApiMixin, error_responses
+from core.permissions import HasAnyRole, IsResearcher
+
 from .. import services
 from ..models import ExpressionKind
-from ..permissions import HasAnyRole, IsResearcher
-from .common import ApiMixin, error_responses
 
 
 class ImportInputSerializer(serializers.Serializer):

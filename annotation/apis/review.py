@@ -13,11 +13,12 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.apis.common import ApiMixin, error_responses
+from core.roles import ANNOTATOR, has_role
+
 from .. import selectors, services
 from ..forms_review import NOTE_MAX_LENGTH, answer_matches
 from ..models import AssignmentStatus, TraitDecision
-from ..roles import ANNOTATOR, has_role
-from .common import ApiMixin, error_responses
 
 
 class IsAnnotator(BasePermission):

@@ -17,14 +17,15 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.apis.common import MAX_INT32, ApiMixin, IgnoreFormatParamNegotiation, error_responses
+from core.files import untrusted_file_response
+from core.permissions import HasAnyRole, IsResearcher
+
 from .. import selectors, services
-from ..files import untrusted_file_response
 from ..models import AnnotationRound, Dataset, RoundStatus, SuggestionSet
-from ..permissions import HasAnyRole, IsResearcher
 from ..selectors import rounds as round_selectors
 from ..selectors.visibility import gold_labels_visible, item_filter_visible, round_overview_visible
 from ..services import versions as version_services
-from .common import MAX_INT32, ApiMixin, IgnoreFormatParamNegotiation, error_responses
 from .imports import ImportReportSerializer
 
 EXPORT_CONTENT_TYPES = {"csv": "text/csv", "jsonl": "application/x-ndjson"}

@@ -7,11 +7,12 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.apis.common import ApiMixin, error_responses
+from core.permissions import HasAnyRole
+from core.roles import ADJUDICATOR, RESEARCHER, has_role
+
 from .. import selectors
-from ..permissions import HasAnyRole
-from ..roles import ADJUDICATOR, RESEARCHER, has_role
 from ..selectors.stats import round_agreement_stats, round_stats_visible
-from .common import ApiMixin, error_responses
 
 
 class IsResearcherOrAdjudicator(BasePermission):
@@ -34,7 +35,9 @@ def _figure(help_text: str, **kwargs) -> serializers.FloatField:
 
 
 def _interval(of: str) -> AgreementIntervalSerializer:
-    return AgreementIntervalSerializer(allow_null=True, help_text=f"95% percentile bootstrap interval of {of} (null when undefined).")
+    return AgreementIntervalSerializer(
+        allow_null=True, help_text=f"95% percentile bootstrap interval of {of} (null when undefined)."
+    )
 
 
 class AgreementPairSerializer(serializers.Serializer):
@@ -60,7 +63,9 @@ class AgreementLabelSerializer(serializers.Serializer):
     prevalence = _figure("Traits only: share of ratings marking the trait present.", required=False)
     prevalence_index = _figure("Traits only: |both present − both absent| / pairs.", required=False)
     bias_index = _figure("Traits only: |present/absent − absent/present| / pairs.", required=False)
-    pairwise = AgreementPairSerializer(many=True, required=False, help_text="More than two annotators: Cohen's kappa per pair.")
+    pairwise = AgreementPairSerializer(
+        many=True, required=False, help_text="More than two annotators: Cohen's kappa per pair."
+    )
     reasons = serializers.DictField(child=serializers.CharField(), help_text="Why a null figure is undefined, by key.")
 
 
@@ -74,11 +79,15 @@ class AgreementStatsSerializer(serializers.Serializer):
     categories = serializers.DictField(child=serializers.ListField(child=serializers.CharField()))
     method = serializers.DictField()
     theme = AgreementLabelSerializer(help_text="The theme as one nominal label.")
-    traits = serializers.DictField(child=AgreementLabelSerializer(), help_text="Each trait as present/absent, by trait code.")
+    traits = serializers.DictField(
+        child=AgreementLabelSerializer(), help_text="Each trait as present/absent, by trait code."
+    )
     theme_confusion = serializers.DictField(help_text="k × k counts, rows the first annotator, columns the second.")
     vs_final = serializers.DictField(help_text="Each annotator's Cohen's kappa against the final labels.")
     vs_llm = serializers.DictField(help_text="Per trait, annotators against the LLM on items with suggestions shown.")
-    anchoring = serializers.DictField(help_text="Match rates with the LLM, suggestions shown versus hidden, and the difference.")
+    anchoring = serializers.DictField(
+        help_text="Match rates with the LLM, suggestions shown versus hidden, and the difference."
+    )
     distributions = serializers.DictField(help_text="Count and percent of items per trait and per theme.")
 
 

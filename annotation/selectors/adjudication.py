@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 
 from django.db.models import Prefetch, QuerySet
 
+from core.roles import ADJUDICATOR, RESEARCHER, has_role
+
 from ..models import (
     AnnotationRound,
     Assignment,
@@ -17,7 +19,6 @@ from ..models import (
     Trait,
     TraitDecision,
 )
-from ..roles import ADJUDICATOR, RESEARCHER, has_role
 from ..services.review import assignment_labels
 from .workflow import adjudication_queue, can_see_all_labels
 
@@ -79,9 +80,9 @@ def _assignments_prefetch() -> Prefetch:
 
 
 def _with_labels(items: QuerySet[RoundItem]) -> QuerySet[RoundItem]:
-    return items.select_related(
-        "expression", "round__suggestion_set", "final_theme", "resolved_by"
-    ).prefetch_related(_assignments_prefetch(), "final_traits")
+    return items.select_related("expression", "round__suggestion_set", "final_theme", "resolved_by").prefetch_related(
+        _assignments_prefetch(), "final_traits"
+    )
 
 
 def adjudication_item_list(*, round: AnnotationRound) -> QuerySet[RoundItem]:

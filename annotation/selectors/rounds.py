@@ -7,6 +7,8 @@ package ``__init__`` belongs to the foundation.
 from django.contrib.auth.models import User
 from django.db.models import Count, Q, QuerySet
 
+from core.roles import ANNOTATOR
+
 from ..models import (
     AnnotationRound,
     Assignment,
@@ -20,7 +22,6 @@ from ..models import (
     RoundStatus,
     SuggestionSet,
 )
-from ..roles import ANNOTATOR
 from .corpus import expression_list
 
 # The keys of AnnotationRound.item_filter, in the order a page lists them.
@@ -97,7 +98,11 @@ def round_overall_progress(*, rounds: list[AnnotationRound]) -> dict[int, dict]:
     result = {}
     for row in rows:
         total, done = row["total"], row["done"]
-        result[row["item__round_id"]] = {"total": total, "done": done, "percent": int(100 * done / total) if total else 0}
+        result[row["item__round_id"]] = {
+            "total": total,
+            "done": done,
+            "percent": int(100 * done / total) if total else 0,
+        }
     return result
 
 

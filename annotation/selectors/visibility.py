@@ -14,8 +14,9 @@ Two rules, both about annotators:
   the answers annotators are asked to give.
 """
 
+from core.roles import ADJUDICATOR, RESEARCHER, has_role
+
 from ..models import AnnotationRound, RoundStatus
-from ..roles import ADJUDICATOR, RESEARCHER, has_role
 
 # Field names of the gold labels in serialised expressions, and keys of a round's item filter.
 GOLD_KEYS = ("traits", "theme")

@@ -2,6 +2,8 @@
 
 from django.db.models import Count, Q, QuerySet
 
+from core.roles import ADJUDICATOR, RESEARCHER, has_role
+
 from ..models import (
     UNDECIDED_STATUSES,
     AnnotationRound,
@@ -13,7 +15,6 @@ from ..models import (
     RoundItem,
     RoundStatus,
 )
-from ..roles import ADJUDICATOR, RESEARCHER, has_role
 
 
 def round_list(*, user) -> QuerySet[AnnotationRound]:

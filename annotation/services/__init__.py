@@ -1,5 +1,13 @@
 """Writes to the annotation app. Views, the API, the CLI and Celery tasks call these."""
 
+from core.tables import (
+    SUPPORTED_EXTENSIONS,
+    ImportReport,
+    ImportValidationError,
+    RowError,
+    render_message,
+)
+
 from .corpus import (
     dataset_create,
     dataset_delete,
@@ -15,12 +23,8 @@ from .imports import (
     OPTIONAL_FIELDS,
     PREVIEW_ROWS,
     REQUIRED_FIELDS,
-    SUPPORTED_EXTENSIONS,
     ExportError,
     ImportJobStateError,
-    ImportReport,
-    ImportValidationError,
-    RowError,
     dataset_export,
     expression_import,
     import_job_cancel,
@@ -29,7 +33,6 @@ from .imports import (
     import_job_retarget,
     import_job_run,
     parse_column_map,
-    render_message,
 )
 from .review import (
     ConflictError,

@@ -18,6 +18,9 @@ from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from core.roles import ANNOTATOR
+from core.tables import ImportReport, ImportValidationError, RowError, TableError, cell, read_table
+
 from ..models import (
     AnnotationRound,
     Assignment,
@@ -32,8 +35,7 @@ from ..models import (
     Trait,
     normalize_key,
 )
-from ..roles import ANNOTATOR
-from .imports import ImportReport, ImportValidationError, RowError, _cell, _parse_traits, _read_table, _TableError
+from .imports import parse_traits
 from .review import item_status_refresh
 
 REQUIRED_COLUMNS = ("expression", "annotator", "theme", "traits")
@@ -43,7 +45,9 @@ OPTIONAL_COLUMNS = ("note",)
 # services/imports.py, which this module does not own.
 MESSAGES = {
     "theme_empty": _("the theme is empty (use codes %(codes)s or numbers 1-%(count)s)"),
-    "already_submitted": _("annotator '%(annotator)s' already submitted a review of this expression in round '%(round)s'"),
+    "already_submitted": _(
+        "annotator '%(annotator)s' already submitted a review of this expression in round '%(round)s'"
+    ),
     "bad_annotator": _("'%(annotator)s' is not a valid user name (letters, digits and @ . + - _ only, at most 150)"),
     "no_rows": _("'%(filename)s' has no data rows."),
 }
@@ -93,7 +97,9 @@ def _round_for(round_name: str, dataset: Dataset) -> AnnotationRound | None:
     existing = AnnotationRound.objects.filter(name=round_name).first()
     if existing is not None:
         if existing.dataset_id != dataset.pk:
-            raise ValidationError({"round": f"the round '{round_name}' belongs to the dataset '{existing.dataset.name}'"})
+            raise ValidationError(
+                {"round": f"the round '{round_name}' belongs to the dataset '{existing.dataset.name}'"}
+            )
         if existing.status == RoundStatus.FROZEN:
             raise ValidationError({"round": f"the round '{round_name}' is frozen; its labels can no longer change"})
     return existing
@@ -104,8 +110,8 @@ def _parse(*, dataset, round_, filename, content, report) -> list[_Row]:
         report.errors.append(AnnotationRowError(row, column, code, params))
 
     try:
-        columns, records, first_row = _read_table(filename, content)
-    except _TableError as exc:
+        columns, records, first_row = read_table(filename, content)
+    except TableError as exc:
         report.errors.append(exc.error)
         raise ImportValidationError(report) from None
     report.columns = columns
@@ -141,7 +147,7 @@ def _parse(*, dataset, round_, filename, content, report) -> list[_Row]:
             continue
         report.rows += 1
         ok = True
-        annotator = _cell(record.get(col["annotator"]))
+        annotator = cell(record.get(col["annotator"]))
         if not annotator:
             fail(row, col["annotator"], "annotator_missing")
             ok = False
@@ -153,7 +159,7 @@ def _parse(*, dataset, round_, filename, content, report) -> list[_Row]:
             except ValidationError:
                 fail(row, col["annotator"], "bad_annotator", annotator=annotator)
                 ok = False
-        text = _cell(record.get(col["expression"]))
+        text = cell(record.get(col["expression"]))
         expression_id = expressions.get(normalize_key(text)) if text else None
         if not text:
             fail(row, col["expression"], "expression_empty")
@@ -161,7 +167,7 @@ def _parse(*, dataset, round_, filename, content, report) -> list[_Row]:
         elif expression_id is None:
             fail(row, col["expression"], "unknown_expression", value=text)
             ok = False
-        theme_raw = _cell(record.get(col["theme"])).lower()
+        theme_raw = cell(record.get(col["theme"])).lower()
         theme = themes_by_token.get(theme_raw)
         theme_params = {"codes": ", ".join(t.code for t in themes), "count": len(themes)}
         if not theme_raw:
@@ -170,7 +176,7 @@ def _parse(*, dataset, round_, filename, content, report) -> list[_Row]:
         elif theme is None:
             fail(row, col["theme"], "unknown_theme", value=theme_raw, **theme_params)
             ok = False
-        found, unknown = _parse_traits(record.get(col["traits"]), traits_by_token)
+        found, unknown = parse_traits(record.get(col["traits"]), traits_by_token)
         if unknown:
             fail(
                 row,
@@ -192,7 +198,7 @@ def _parse(*, dataset, round_, filename, content, report) -> list[_Row]:
                 fail(row, col["annotator"], "already_submitted", annotator=annotator, round=round_.name)
                 ok = False
         if ok:
-            note = _cell(record.get(note_column)) if note_column else ""
+            note = cell(record.get(note_column)) if note_column else ""
             rows.append(_Row(row, expression_id, annotator, theme, sorted(t.code for t in found), note))
     if not report.rows and not report.errors:
         fail(None, None, "no_rows", filename=filename)
@@ -219,7 +225,9 @@ def _ensure_annotators(usernames: list[str]) -> tuple[dict[str, User], list[str]
 
 
 @transaction.atomic
-def annotations_import(*, dataset: Dataset, round_name: str, filename: str, content: bytes, user=None) -> AnnotationsImportResult:
+def annotations_import(
+    *, dataset: Dataset, round_name: str, filename: str, content: bytes, user=None
+) -> AnnotationsImportResult:
     """Import externally made labels into a round (created when missing), all or nothing.
 
     Each row becomes a SUBMITTED assignment whose ``added_traits`` are the
@@ -251,7 +259,9 @@ def annotations_import(*, dataset: Dataset, round_name: str, filename: str, cont
 
     existing = {
         (a.item_id, a.annotator_id): a
-        for a in Assignment.objects.filter(item__round=round_, item__expression_id__in=per_item, annotator__in=users.values())
+        for a in Assignment.objects.filter(
+            item__round=round_, item__expression_id__in=per_item, annotator__in=users.values()
+        )
     }
     next_position = defaultdict(int)
     next_position.update(
@@ -284,7 +294,18 @@ def annotations_import(*, dataset: Dataset, round_name: str, filename: str, cont
     Assignment.objects.bulk_create(to_create, batch_size=1000)
     Assignment.objects.bulk_update(
         to_update,
-        ["status", "trait_decisions", "added_traits", "theme", "flagged", "note", "draft", "revision", "submitted_at", "updated_at"],
+        [
+            "status",
+            "trait_decisions",
+            "added_traits",
+            "theme",
+            "flagged",
+            "note",
+            "draft",
+            "revision",
+            "submitted_at",
+            "updated_at",
+        ],
         batch_size=1000,
     )
     # The history records who brought the labels in (the importing user) and what they were.
@@ -294,7 +315,14 @@ def annotations_import(*, dataset: Dataset, round_name: str, filename: str, cont
         for fieldname, value in (("theme", r.theme.code), ("added_traits", r.traits), ("note", r.note)):
             if value or fieldname != "note":
                 changes.append(
-                    LabelChange(item=assignment.item, assignment=assignment, actor=user, field=fieldname, old_value=None, new_value=value)
+                    LabelChange(
+                        item=assignment.item,
+                        assignment=assignment,
+                        actor=user,
+                        field=fieldname,
+                        old_value=None,
+                        new_value=value,
+                    )
                 )
     LabelChange.objects.bulk_create(changes, batch_size=2000)
 

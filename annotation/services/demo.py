@@ -9,8 +9,9 @@ from pathlib import Path
 from django.contrib.auth.models import Group, User
 from django.db import transaction
 
+from core.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER
+
 from ..models import AnnotationRound, Dataset, SuggestionSet
-from ..roles import ADJUDICATOR, ANNOTATOR, RESEARCHER
 from .imports import ImportReport, expression_import
 from .rounds import round_create, suggestion_set_import
 
@@ -93,9 +94,7 @@ def demo_dataset_load(
 
     Raises ImportValidationError (nothing written) when the file does not import.
     """
-    report = expression_import(
-        dataset_name=dataset_name, filename=path.name, content=path.read_bytes(), user=user
-    )
+    report = expression_import(dataset_name=dataset_name, filename=path.name, content=path.read_bytes(), user=user)
     Dataset.objects.filter(name=dataset_name, description="").update(description=DEMO_DATASET_DESCRIPTION)
     return report
 
@@ -145,4 +144,6 @@ def demo_round_ensure(*, dataset_name: str = DEMO_DATASET_NAME, user: User | Non
             seed=DEMO_ROUND_SEED,
         )
         round_status = "created"
-    return DemoRound(round=round_, suggestion_set=suggestion_set, round_status=round_status, suggestions_status=suggestions_status)
+    return DemoRound(
+        round=round_, suggestion_set=suggestion_set, round_status=round_status, suggestions_status=suggestions_status
+    )

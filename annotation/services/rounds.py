@@ -13,6 +13,8 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
+from core.tables import ImportReport, ImportValidationError, RowError, TableError, cell, read_table
+
 from ..models import (
     AnnotationRound,
     Assignment,
@@ -25,7 +27,7 @@ from ..models import (
     Trait,
     normalize_key,
 )
-from .imports import ImportReport, ImportValidationError, RowError, _cell, _parse_traits, _read_table, _TableError
+from .imports import parse_traits
 
 
 def _traits_by_token() -> tuple[list[Trait], dict[str, Trait]]:
@@ -50,8 +52,8 @@ def suggestion_set_import(
     """
     report = ImportReport(dataset_name=dataset.name, filename=filename, dry_run=False)
     try:
-        columns, records, first_row = _read_table(filename, content)
-    except _TableError as exc:
+        columns, records, first_row = read_table(filename, content)
+    except TableError as exc:
         report.errors.append(exc.error)
         raise ImportValidationError(report) from None
     by_lower = {c.strip().lower(): c for c in columns}
@@ -71,33 +73,44 @@ def suggestion_set_import(
         row = first_row + offset
         if record is None:
             continue
-        text = _cell(record.get(by_lower["expression"]))
+        text = cell(record.get(by_lower["expression"]))
         expression_id = expressions.get(normalize_key(text))
         if expression_id is None:
             report.errors.append(RowError(row, by_lower["expression"], "unknown_expression", {"value": text}))
             continue
         if expression_id in seen:
-            report.errors.append(RowError(row, by_lower["expression"], "duplicate_item", {"first_row": seen[expression_id]}))
+            report.errors.append(
+                RowError(row, by_lower["expression"], "duplicate_item", {"first_row": seen[expression_id]})
+            )
             continue
         seen[expression_id] = row
-        found, unknown = _parse_traits(record.get(by_lower["traits"]), traits_by_token)
+        found, unknown = parse_traits(record.get(by_lower["traits"]), traits_by_token)
         if unknown:
             report.errors.append(
                 RowError(
                     row,
                     by_lower["traits"],
                     "unknown_trait",
-                    {"values": ", ".join(repr(u) for u in unknown), "codes": ", ".join(t.code for t in traits), "count": len(traits)},
+                    {
+                        "values": ", ".join(repr(u) for u in unknown),
+                        "codes": ", ".join(t.code for t in traits),
+                        "count": len(traits),
+                    },
                 )
             )
             continue
-        raw = _cell(record.get(by_lower["raw_output"])) if "raw_output" in by_lower else ""
+        raw = cell(record.get(by_lower["raw_output"])) if "raw_output" in by_lower else ""
         rows.append((expression_id, found, raw))
     if report.errors:
         raise ImportValidationError(report)
     return suggestion_set_create(
-        dataset=dataset, name=name, model_name=model_name, prompt_version=prompt_version, source=filename,
-        predictions=[(eid, [t.code for t in found], raw) for eid, found, raw in rows], user=user,
+        dataset=dataset,
+        name=name,
+        model_name=model_name,
+        prompt_version=prompt_version,
+        source=filename,
+        predictions=[(eid, [t.code for t in found], raw) for eid, found, raw in rows],
+        user=user,
     )
 
 
@@ -123,7 +136,10 @@ def suggestion_set_create(
     )
     trait_ids = dict(Trait.objects.values_list("code", "id"))
     created = Suggestion.objects.bulk_create(
-        [Suggestion(suggestion_set=suggestion_set, expression_id=eid, raw_output=raw) for eid, _codes, raw in predictions]
+        [
+            Suggestion(suggestion_set=suggestion_set, expression_id=eid, raw_output=raw)
+            for eid, _codes, raw in predictions
+        ]
     )
     Suggestion.traits.through.objects.bulk_create(
         [
@@ -183,7 +199,12 @@ def round_create(
         errors["hide_suggestions_fraction"] = _("hiding suggestions needs a suggestion set")
     if suggestion_set is not None and suggestion_set.dataset_id != dataset.pk:
         errors["suggestion_set"] = _("the suggestion set belongs to another dataset")
-    items = list((expressions if expressions is not None else dataset.expressions.all()).filter(dataset=dataset).order_by("id").values_list("id", flat=True))
+    items = list(
+        (expressions if expressions is not None else dataset.expressions.all())
+        .filter(dataset=dataset)
+        .order_by("id")
+        .values_list("id", flat=True)
+    )
     if not items:
         errors["items"] = _("the round would have no items")
     if errors:
@@ -202,7 +223,9 @@ def round_create(
         created_by=user,
     )
     round_.annotators.set(annotators)
-    hidden = set(rng.sample(items, round(len(items) * hide_suggestions_fraction))) if hide_suggestions_fraction else set()
+    hidden = (
+        set(rng.sample(items, round(len(items) * hide_suggestions_fraction))) if hide_suggestions_fraction else set()
+    )
     round_items = RoundItem.objects.bulk_create(
         [RoundItem(round=round_, expression_id=eid, suggestions_hidden=eid in hidden) for eid in items]
     )
@@ -215,7 +238,8 @@ def round_create(
     for annotator_id, queue in queues.items():
         rng.shuffle(queue)
         assignments.extend(
-            Assignment(item=item, annotator_id=annotator_id, position=position) for position, item in enumerate(queue, 1)
+            Assignment(item=item, annotator_id=annotator_id, position=position)
+            for position, item in enumerate(queue, 1)
         )
     Assignment.objects.bulk_create(assignments, batch_size=2000)
     return round_

@@ -17,21 +17,18 @@ from django.views.decorators.http import require_GET, require_http_methods
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect, push_url
 
+from core.decorators import role_required
+from core.http import add_service_errors, wants_fragment
+from core.localization import localized_name
+from core.roles import ADJUDICATOR, has_role
+
 from .. import selectors, services
-from ..decorators import role_required
 from ..forms_adjudication import RemoveForm, ResolveForm
-from ..localization import localized_name
 from ..models import UNDECIDED_STATUSES, ItemStatus, RemovalReason, RoundStatus, TraitDecision
-from ..roles import ADJUDICATOR, has_role
 from ..selectors import adjudication as adjudication_selectors
 
 QUEUE_PAGE_SIZE = 50
 ITEM_TEMPLATE = "annotation/adjudication_item.html"
-
-
-def _wants_fragment(request) -> bool:
-    # A history-restore request needs the whole page, not the fragment.
-    return bool(request.htmx) and not request.htmx.history_restore_request
 
 
 def _round_or_404(request, pk: int):
@@ -93,7 +90,7 @@ def _item_context(request, round_, item, *, resolve_form=None, remove_form=None,
 
 
 def _render_item(request, context, status=200):
-    template = ITEM_TEMPLATE + ("#adjudication-item" if _wants_fragment(request) else "")
+    template = ITEM_TEMPLATE + ("#adjudication-item" if wants_fragment(request) else "")
     # htmx 2 swaps no 4xx answer; the error statuses are for clients without JS and for tests.
     return render(request, template, context, status=200 if request.htmx else status)
 
@@ -153,17 +150,9 @@ def _item_post(request, round_, item_):
         context = _item_context(request, round_, current, conflict=conflict, **forms)
         return _render_item(request, context, status=409)
     except ValidationError as exc:
-        _add_service_errors(form, exc)
+        add_service_errors(form, exc)
         return _render_item(request, _item_context(request, round_, item_, **forms), status=400)
     return _after_resolution(request, round_, resolved)
-
-
-def _add_service_errors(form, exc: ValidationError) -> None:
-    if hasattr(exc, "error_dict"):
-        for field, errors in exc.error_dict.items():
-            form.add_error(field if field in form.fields else None, errors)
-    else:
-        form.add_error(None, exc)
 
 
 def _after_resolution(request, round_, resolved):

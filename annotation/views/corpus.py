@@ -13,25 +13,21 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from core.decorators import role_required
+from core.files import untrusted_file_response
+from core.http import wants_fragment
+from core.localization import localized_name
+from core.roles import RESEARCHER
+
 from .. import selectors, services
-from ..decorators import role_required
-from ..files import untrusted_file_response
 from ..forms import ExpressionFilterForm, ImportForm, ImportRetargetForm
-from ..localization import localized_name
 from ..models import ExpressionKind, ImportJobStatus
-from ..roles import RESEARCHER
 from ..selectors.visibility import gold_labels_visible
 
 EXPRESSIONS_PER_PAGE = 50
 EXPORT_CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
 # While a job is in one of these states its status fragment keeps polling.
 ACTIVE_STATUSES = (ImportJobStatus.QUEUED, ImportJobStatus.RUNNING)
-
-
-def _wants_fragment(request) -> bool:
-    # htmx asks for the full page when restoring history it no longer has
-    # cached; answering with a fragment would leave a page without its layout.
-    return bool(request.htmx) and not request.htmx.history_restore_request
 
 
 def _dataset_or_404(pk: int):
@@ -75,7 +71,7 @@ def dataset_detail(request, pk: int):
         "total": selectors.expression_list(dataset=dataset).count(),
     }
     template = "annotation/dataset_detail.html"
-    if _wants_fragment(request):
+    if wants_fragment(request):
         template += "#expression-table"
     return render(request, template, context)
 
@@ -137,7 +133,7 @@ def import_detail(request, pk: int):
         "preview": _preview_rows(job.report.get("preview", [])) if job.status == ImportJobStatus.PREVIEWED else [],
     }
     template = "annotation/import_detail.html"
-    if _wants_fragment(request):
+    if wants_fragment(request):
         template += "#job-status"
     return render(request, template, context)
 

@@ -23,21 +23,18 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import push_url
 
+from core.decorators import role_required
+from core.http import wants_fragment
+from core.roles import ANNOTATOR
+
 from .. import selectors, services
-from ..decorators import role_required
 from ..forms_review import ReviewForm, answer_as_draft, draft_from, posted_revision
 from ..models import AssignmentStatus, ItemStatus, RoundStatus, TraitDecision
-from ..roles import ANNOTATOR
 
 OUTCOMES_PER_PAGE = 50
 # Statuses that say how an item ended; anything else is "not resolved yet", so
 # that a pending item does not tell whether the other annotator has submitted.
 RESOLVED_STATUSES = (ItemStatus.UNANIMOUS, ItemStatus.ADJUDICATED, ItemStatus.REMOVED)
-
-
-def _wants_fragment(request) -> bool:
-    # A history restore without a cached snapshot needs the whole page.
-    return bool(request.htmx) and not request.htmx.history_restore_request
 
 
 def _round_or_404(request, pk: int):
@@ -115,7 +112,7 @@ def _item_context(request, assignment, *, form=None, suggested=None, taxonomy=No
         "submitted": assignment.status == AssignmentStatus.SUBMITTED,
         "has_draft": bool(assignment.draft) and assignment.status == AssignmentStatus.SUBMITTED,
         "next_url": _item_url(following) if following else "",
-        "fragment": _wants_fragment(request),
+        "fragment": wants_fragment(request),
         "conflict_answer": _answer_summary(extra["conflict"], traits) if extra.get("conflict") else None,
         **extra,
     }
@@ -134,7 +131,7 @@ def _finished_context(request, round_) -> dict:
         "round": round_,
         "progress": selectors.annotator_progress(round=round_, user=request.user),
         "is_open": round_.status == RoundStatus.OPEN,
-        "fragment": _wants_fragment(request),
+        "fragment": wants_fragment(request),
     }
 
 
@@ -143,14 +140,14 @@ def _advance(request, round_, *, after, saved=None):
     following = selectors.annotator_next(round=round_, user=request.user, after=after)
     if following is not None:
         url = _item_url(following)
-        if not _wants_fragment(request):
+        if not wants_fragment(request):
             if saved is not None:
                 messages.success(request, _("Saved “%(text)s”.") % {"text": saved.item.expression.text})
             return redirect(url)
         following = selectors.assignment_get(pk=following.pk, user=request.user)
         return push_url(_render_item(request, following, saved=saved), url)
     url = reverse("annotation:review_queue", args=[round_.pk])
-    if not _wants_fragment(request):
+    if not wants_fragment(request):
         if saved is not None:
             messages.success(request, _("Saved “%(text)s”.") % {"text": saved.item.expression.text})
         return redirect(url)
@@ -185,7 +182,7 @@ def item(request, round_pk: int, assignment_pk: int):
     common = {"suggested": suggested, "taxonomy": (traits, themes)}
     if round_.status != RoundStatus.OPEN:
         # Shown back (read-only) so nothing typed is lost even though it cannot be saved.
-        return _render_item(request, assignment, form=form, status=200 if _wants_fragment(request) else 409, **common)
+        return _render_item(request, assignment, form=form, status=200 if wants_fragment(request) else 409, **common)
     if not form.is_valid():
         return _render_item(request, assignment, form=form, **common)
     try:
@@ -200,7 +197,7 @@ def item(request, round_pk: int, assignment_pk: int):
             current,
             form=form.with_revision(current.revision),
             conflict=current,
-            status=200 if _wants_fragment(request) else 409,
+            status=200 if wants_fragment(request) else 409,
             **common,
         )
     except ValidationError as exc:

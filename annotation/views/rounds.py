@@ -20,13 +20,15 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from core.decorators import role_required
+from core.files import untrusted_file_response
+from core.http import add_service_errors, wants_fragment
+from core.localization import localized_name
+from core.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER, has_role
+
 from .. import selectors, services
-from ..decorators import role_required
-from ..files import untrusted_file_response
 from ..forms_rounds import FreezeForm, RoundForm, SuggestionImportForm
-from ..localization import localized_name
 from ..models import AnnotationRound, DatasetVersion, RoundStatus
-from ..roles import ADJUDICATOR, ANNOTATOR, RESEARCHER, has_role
 from ..selectors import rounds as round_selectors
 from ..selectors.visibility import blind_round_ids, gold_labels_visible, round_overview_visible
 from ..services import versions as version_services
@@ -45,10 +47,6 @@ FUNNEL_STAGES = (
     ("undecided", gettext_lazy("Not decided yet")),
     ("final", gettext_lazy("Final")),
 )
-
-
-def _wants_fragment(request) -> bool:
-    return bool(request.htmx) and not request.htmx.history_restore_request
 
 
 def funnel_rows(funnel: dict) -> list[dict]:
@@ -96,7 +94,7 @@ def suggestion_import(request):
             except services.ImportValidationError as exc:
                 errors = exc.report.to_dict()["errors"]
             except ValidationError as exc:
-                _add_service_errors(form, exc)
+                add_service_errors(form, exc)
             else:
                 messages.success(
                     request,
@@ -115,17 +113,6 @@ def suggestion_import(request):
         "suggestion_sets": round_selectors.suggestion_set_list(),
     }
     return render(request, "annotation/suggestion_import.html", context, status=400 if errors else 200)
-
-
-def _add_service_errors(form, exc: ValidationError) -> None:
-    if hasattr(exc, "error_dict"):
-        for fieldname, field_errors in exc.message_dict.items():
-            target = fieldname if fieldname in form.fields else None
-            for message in field_errors:
-                form.add_error(target, message)
-    else:
-        for message in exc.messages:
-            form.add_error(None, message)
 
 
 # --- Rounds -----------------------------------------------------------------
@@ -184,11 +171,11 @@ def round_new(request):
                     # A double submit or a second tab: the round was created by the first request.
                     messages.info(request, _("The round “%(name)s” was already created.") % {"name": existing.name})
                     return redirect("annotation:round_detail", pk=existing.pk)
-                _add_service_errors(form, exc)
+                add_service_errors(form, exc)
             else:
                 messages.success(request, _("Round “%(name)s” created.") % {"name": round_.name})
                 return redirect("annotation:round_detail", pk=round_.pk)
-    elif request.GET.get("preview") and _wants_fragment(request):
+    elif request.GET.get("preview") and wants_fragment(request):
         form = RoundForm(request.GET)
         return render(request, "annotation/round_new.html#round-preview", {"preview": _round_preview(form)})
     else:
@@ -336,7 +323,7 @@ def round_freeze(request, pk: int):
             if done is not None:
                 # The first of two submits froze it; show the result instead of an error.
                 return redirect("annotation:version_detail", pk=done.pk)
-            _add_service_errors(form, exc)
+            add_service_errors(form, exc)
         else:
             messages.success(
                 request,
@@ -393,7 +380,7 @@ def version_detail(request, pk: int):
         "rows": rows,
     }
     template = "annotation/version_detail.html"
-    if _wants_fragment(request):
+    if wants_fragment(request):
         template += "#version-items"
     return render(request, template, context)
 

@@ -15,10 +15,11 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET
 
+from core.decorators import role_required
+from core.files import untrusted_file_response
+from core.roles import ADJUDICATOR, RESEARCHER
+
 from .. import agreement, selectors
-from ..decorators import role_required
-from ..files import untrusted_file_response
-from ..roles import ADJUDICATOR, RESEARCHER
 from ..selectors.stats import round_agreement_stats, round_stats_visible
 
 DOWNLOAD_CONTENT_TYPES = {"json": "application/json; charset=utf-8", "csv": "text/csv; charset=utf-8"}

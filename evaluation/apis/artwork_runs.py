@@ -9,9 +9,9 @@ from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.apis.common import MAX_INT32, ApiMixin, error_responses, paginated
-from annotation.apis.pagination import PageNumberPagination
-from annotation.permissions import IsResearcher
+from core.apis.common import MAX_INT32, ApiMixin, error_responses, paginated
+from core.apis.pagination import PageNumberPagination
+from core.permissions import IsResearcher
 
 from ..models import ArtworkCollection, ArtworkPipelineRun, ModelConfig
 from ..selectors_artwork_pipeline import artwork_run_list, artwork_run_progress, artwork_runs_progress

@@ -7,8 +7,8 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.apis.common import ApiMixin, error_responses
-from annotation.permissions import IsResearcher
+from core.apis.common import ApiMixin, error_responses
+from core.permissions import IsResearcher
 
 from .. import selectors_artworks as selectors
 from ..models_artwork import ArtworkCollection

@@ -8,8 +8,8 @@ from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.apis.common import MAX_INT32, ApiMixin, error_responses, string_enum
-from annotation.permissions import IsResearcher
+from core.apis.common import MAX_INT32, ApiMixin, error_responses, string_enum
+from core.permissions import IsResearcher
 
 from .. import selectors, services
 from ..models import MAX_CONCURRENCY, PromptKind, Provider

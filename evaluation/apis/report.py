@@ -7,9 +7,9 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.apis.common import ApiMixin, IgnoreFormatParamNegotiation, error_responses
-from annotation.files import untrusted_file_response
-from annotation.permissions import IsResearcher
+from core.apis.common import ApiMixin, IgnoreFormatParamNegotiation, error_responses
+from core.files import untrusted_file_response
+from core.permissions import IsResearcher
 
 from .. import selectors, selectors_report
 from ..models import RunKind

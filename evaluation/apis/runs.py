@@ -10,7 +10,8 @@ from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.apis.common import (
+from annotation.models import Dataset, DatasetVersion
+from core.apis.common import (
     MAX_INT32,
     ApiMixin,
     IgnoreFormatParamNegotiation,
@@ -18,10 +19,9 @@ from annotation.apis.common import (
     paginated,
     string_enum,
 )
-from annotation.apis.pagination import PageNumberPagination
-from annotation.files import untrusted_file_response
-from annotation.models import Dataset, DatasetVersion
-from annotation.permissions import IsResearcher
+from core.apis.pagination import PageNumberPagination
+from core.files import untrusted_file_response
+from core.permissions import IsResearcher
 
 from .. import selectors, services
 from ..models import ItemStatus, ModelConfig, Run, RunItem, RunKind, RunStatus

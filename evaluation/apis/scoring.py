@@ -14,9 +14,9 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.apis.common import MAX_INT32, ApiMixin, error_responses
-from annotation.permissions import IsResearcher
-from annotation.roles import ANNOTATOR, has_role
+from core.apis.common import MAX_INT32, ApiMixin, error_responses
+from core.permissions import IsResearcher
+from core.roles import ANNOTATOR, has_role
 
 from ..forms_scoring import NOTE_MAX_LENGTH, SCORE_FIELDS, rater_choices
 from ..models import HumanRating, RatingStatus, Run, RunKind, RunStatus

@@ -21,8 +21,8 @@ from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from annotation.files import ImageRefused, image_format, svg_rasterise
-from annotation.packages import FileRefused, FolderPackage, PackageError, ZipPackage, package_open, storage_delete
+from core.files import ImageRefused, image_format, svg_rasterise
+from core.packages import FileRefused, FolderPackage, PackageError, ZipPackage, package_open, storage_delete
 
 from ..models_artwork import ArtworkCollection, ArtworkElement, ArtworkQuestion, ArtworkQuestionType, CollectionArtwork
 

@@ -16,7 +16,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation.models import normalize_key
-from annotation.services.imports import ImportReport, ImportValidationError, RowError, _cell, _read_table, _TableError
+from core.tables import ImportReport, ImportValidationError, RowError, TableError, cell, read_table
 
 from ..models import HumanRating, ItemStatus, RatingStatus, Run, RunKind, ScoringTask
 
@@ -122,13 +122,17 @@ class RatingConflict(Exception):
 
 
 @transaction.atomic
-def rating_submit(*, rating: HumanRating, user, values: dict, note: str = "", revision: int | None = None) -> HumanRating:
+def rating_submit(
+    *, rating: HumanRating, user, values: dict, note: str = "", revision: int | None = None
+) -> HumanRating:
     """Record a rater's scores; submitting again edits them. A stale tab is refused, not overwritten."""
     rating = HumanRating.objects.select_for_update(of=("self",)).get(pk=rating.pk)
     _check_rater(rating, user)
     scores = _clean_scores(values, require_overall=True)
-    unchanged = rating.status == RatingStatus.SUBMITTED and note.strip() == rating.note and all(
-        getattr(rating, field) == value for field, value in scores.items()
+    unchanged = (
+        rating.status == RatingStatus.SUBMITTED
+        and note.strip() == rating.note
+        and all(getattr(rating, field) == value for field, value in scores.items())
     )
     if unchanged:
         return rating  # a double submit, or the same answer from a second tab: nothing to change
@@ -153,8 +157,8 @@ def ratings_import(*, run: Run, filename: str, content: bytes) -> dict:
     """
     report = ImportReport(dataset_name=run.dataset.name, filename=filename, dry_run=False)
     try:
-        columns, records, first_row = _read_table(filename, content)
-    except _TableError as exc:
+        columns, records, first_row = read_table(filename, content)
+    except TableError as exc:
         report.errors.append(exc.error)
         raise ImportValidationError(report) from None
     by_lower = {c.strip().lower(): c for c in columns}
@@ -174,8 +178,8 @@ def ratings_import(*, run: Run, filename: str, content: bytes) -> dict:
         row = first_row + offset
         if record is None:
             continue
-        text = _cell(record.get(by_lower["expression"]))
-        rater = _cell(record.get(by_lower["rater"]))
+        text = cell(record.get(by_lower["expression"]))
+        rater = cell(record.get(by_lower["rater"]))
         item_id = items.get(normalize_key(text))
         if item_id is None:
             report.errors.append(RowError(row, by_lower["expression"], "unknown_expression", {"value": text}))
@@ -190,12 +194,14 @@ def ratings_import(*, run: Run, filename: str, content: bytes) -> dict:
             )
             continue
         seen[(item_id, rater)] = row
-        values = {field: _cell(record.get(by_lower[field])) for field in SCORE_FIELDS if field in by_lower}
+        values = {field: cell(record.get(by_lower[field])) for field in SCORE_FIELDS if field in by_lower}
         try:
             scores = _clean_scores(values, require_overall=True)
         except ValidationError as exc:
             for field, messages in exc.message_dict.items():
-                report.errors.append(RowError(row, by_lower.get(field, field), "bad_score", {"detail": " ".join(messages)}))
+                report.errors.append(
+                    RowError(row, by_lower.get(field, field), "bad_score", {"detail": " ".join(messages)})
+                )
             continue
         rows.append((item_id, rater, scores))
     if report.errors:
@@ -205,7 +211,15 @@ def ratings_import(*, run: Run, filename: str, content: bytes) -> dict:
         now = timezone.now()
         HumanRating.objects.bulk_create(
             [
-                HumanRating(run=run, item_id=item_id, rater=users[rater], status=RatingStatus.SUBMITTED, submitted_at=now, revision=1, **scores)
+                HumanRating(
+                    run=run,
+                    item_id=item_id,
+                    rater=users[rater],
+                    status=RatingStatus.SUBMITTED,
+                    submitted_at=now,
+                    revision=1,
+                    **scores,
+                )
                 for item_id, rater, scores in rows
             ]
         )

@@ -13,14 +13,14 @@ from django.utils.http import content_disposition_header
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.decorators import role_required
-from annotation.files import untrusted_file_response
-from annotation.roles import RESEARCHER
+from core.decorators import role_required
+from core.files import untrusted_file_response
+from core.http import DOWNLOAD_CONTENT_TYPES, download, json_text
+from core.roles import RESEARCHER
 
 from ..models_artwork import ArtworkPipelineRun
 from ..selectors_artwork_report import CONDITIONS, FAMILIARITY, QUESTION_TYPES, artwork_report, artwork_report_csv
 from ..services.artwork_export import ArtworkExportError, artwork_study_package, package_slug
-from .common import DOWNLOAD_CONTENT_TYPES, download, json_text
 
 
 def _labels() -> dict:

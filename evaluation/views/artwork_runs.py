@@ -9,8 +9,9 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods
 
-from annotation.decorators import role_required
-from annotation.roles import RESEARCHER
+from core.decorators import role_required
+from core.http import add_service_errors
+from core.roles import RESEARCHER
 
 from ..models import ArtworkCollection, ModelConfig, RunStatus
 from ..selectors_artwork_pipeline import (
@@ -23,7 +24,6 @@ from ..selectors_artwork_pipeline import (
     artwork_runs_progress,
 )
 from ..services.artwork_pipeline import PipelineError, artwork_run_cancel, artwork_run_resume, artwork_run_start
-from .common import add_service_errors
 from .runs import worker_hint_context
 
 ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)

@@ -14,9 +14,9 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
-from annotation.decorators import role_required
-from annotation.files import untrusted_file_response
-from annotation.roles import RESEARCHER
+from core.decorators import role_required
+from core.files import untrusted_file_response
+from core.roles import RESEARCHER
 
 from .. import selectors_artworks as selectors
 from ..forms_artworks import BackgroundForm, CollectionImportForm, ElementForm, QuestionForm

@@ -8,14 +8,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 
-from annotation.decorators import role_required
-from annotation.roles import RESEARCHER
+from core.decorators import role_required
+from core.http import add_service_errors
+from core.roles import RESEARCHER
 
 from .. import selectors, services
 from ..forms import ModelAddForm, PromptAddForm
 from ..model_guard import api_key_env_problem
 from ..models import PromptKind, PromptTemplate
-from .common import add_service_errors
 
 
 def api_key_state(name: str) -> bool | None:

@@ -10,12 +10,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.decorators import role_required
-from annotation.roles import RESEARCHER
+from core.decorators import role_required
+from core.http import DOWNLOAD_CONTENT_TYPES, download, json_text
+from core.roles import RESEARCHER
 
 from .. import selectors, selectors_report, services
 from ..models import Run, RunKind
-from .common import DOWNLOAD_CONTENT_TYPES, download, json_text
 
 SCORE_MAX = 5
 
@@ -49,7 +49,11 @@ def _chart(table1: list[dict]) -> list[dict]:
 def _confusion_rows(matrix: list[list[int]]) -> list[dict]:
     highest = max((count for row in matrix for count in row), default=0) or 1
     return [
-        {"score": score, "cells": [{"count": count, "shade": round(count / highest, 2)} for count in row], "total": sum(row)}
+        {
+            "score": score,
+            "cells": [{"count": count, "shade": round(count / highest, 2)} for count in row],
+            "total": sum(row),
+        }
         for score, row in enumerate(matrix)
     ]
 

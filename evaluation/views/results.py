@@ -6,24 +6,39 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET
 
-from annotation.decorators import role_required
-from annotation.roles import RESEARCHER
+from core.decorators import role_required
+from core.http import download
+from core.roles import RESEARCHER
 
 from .. import selectors
 from ..forms import ResultsFilterForm
-from .common import download
 from .tables import results_csv, results_display, taxonomy
 
 TABLES = (
-    ("theme", gettext_lazy("Table 3 · Mean judge score by theme"), gettext_lazy("Judge score 0–5 of each generation run's explanations, by the theme of the expression; the average is over every scored item.")),
-    ("trait", gettext_lazy("Table 4 · Mean judge score by trait"), gettext_lazy("Judge score 0–5 by complexity trait; an expression with several traits counts for each.")),
-    ("classification", gettext_lazy("Table 5 · Classification accuracy"), gettext_lazy("Exact-match accuracy of the 3-shot topic and trait classification.")),
+    (
+        "theme",
+        gettext_lazy("Table 3 · Mean judge score by theme"),
+        gettext_lazy(
+            "Judge score 0–5 of each generation run's explanations, by the theme of the expression; the average is over every scored item."
+        ),
+    ),
+    (
+        "trait",
+        gettext_lazy("Table 4 · Mean judge score by trait"),
+        gettext_lazy("Judge score 0–5 by complexity trait; an expression with several traits counts for each."),
+    ),
+    (
+        "classification",
+        gettext_lazy("Table 5 · Classification accuracy"),
+        gettext_lazy("Exact-match accuracy of the 3-shot topic and trait classification."),
+    ),
 )
 
 
 def results_tables(*, judge_model=None, strategy: str = "aspect") -> dict:
     return {
-        key: selectors.results_table(table=key, judge_model=judge_model, strategy=strategy) for key, _title, _note in TABLES
+        key: selectors.results_table(table=key, judge_model=judge_model, strategy=strategy)
+        for key, _title, _note in TABLES
     }
 
 
@@ -53,5 +68,11 @@ def results(request):
     return render(
         request,
         "evaluation/results.html",
-        {"form": form, "sections": sections, "strategy": data["strategy"], "judge_model": data["judge_model"], "query": query.urlencode()},
+        {
+            "form": form,
+            "sections": sections,
+            "strategy": data["strategy"],
+            "judge_model": data["judge_model"],
+            "query": query.urlencode(),
+        },
     )

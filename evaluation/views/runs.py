@@ -21,13 +21,13 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation.decorators import role_required
-from annotation.roles import RESEARCHER
+from core.decorators import role_required
+from core.http import DOWNLOAD_CONTENT_TYPES, add_service_errors, download, json_text
+from core.roles import RESEARCHER
 
 from .. import selectors, services
 from ..forms import RUN_FORMS
 from ..models import ItemStatus, RunItem, RunKind, RunStatus
-from .common import DOWNLOAD_CONTENT_TYPES, add_service_errors, download, json_text
 from .tables import report_csv, report_sections
 
 ITEMS_PER_PAGE = 50

@@ -24,13 +24,13 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import push_url
 
-from annotation.decorators import role_required
-from annotation.roles import ANNOTATOR, RESEARCHER
+from core.decorators import role_required
+from core.http import add_service_errors, wants_fragment
+from core.roles import ANNOTATOR, RESEARCHER
 
 from ..forms_scoring import DIMENSIONS, RatingForm, ScoringTaskForm, draft_from, posted_revision, rating_as_draft
 from ..models import HumanRating, RatingStatus, ScoringTask
 from ..services.scoring import RatingConflict, rating_draft_save, rating_submit, scoring_task_create
-from .common import add_service_errors
 
 # --- Queries (shared with the API) ---------------------------------------------------------
 
@@ -66,9 +66,7 @@ def rater_tasks(user):
 def rater_ratings(*, task: ScoringTask, user):
     """The rater's own ratings of a task, in queue order. Never anyone else's."""
     return (
-        HumanRating.objects.filter(task=task, rater=user)
-        .select_related("item__expression")
-        .order_by("position", "id")
+        HumanRating.objects.filter(task=task, rater=user).select_related("item__expression").order_by("position", "id")
     )
 
 
@@ -100,7 +98,9 @@ def rater_task_or_404(request, task_pk: int) -> ScoringTask:
 
 def rating_or_404(user, *, pk: int, task_pk: int | None = None) -> HumanRating:
     """One of the user's own ratings; anyone else's does not exist for them."""
-    ratings = HumanRating.objects.select_related("item__expression", "task").filter(pk=pk, rater=user, task__isnull=False)
+    ratings = HumanRating.objects.select_related("item__expression", "task").filter(
+        pk=pk, rater=user, task__isnull=False
+    )
     if task_pk is not None:
         ratings = ratings.filter(task_id=task_pk)
     rating = ratings.first()
@@ -157,11 +157,6 @@ def task_detail(request, pk: int):
 # --- Rater pages ---------------------------------------------------------------------------
 
 
-def _wants_fragment(request) -> bool:
-    # A history restore without a cached snapshot needs the whole page.
-    return bool(request.htmx) and not request.htmx.history_restore_request
-
-
 def _item_url(rating: HumanRating) -> str:
     return reverse("evaluation:scoring_item", args=[rating.task_id, rating.pk])
 
@@ -188,7 +183,7 @@ def _item_context(request, rating: HumanRating, *, form=None, **extra) -> dict:
         "submitted": submitted,
         "has_draft": bool(rating.draft) and submitted,
         "next_url": _item_url(following) if following else "",
-        "fragment": _wants_fragment(request),
+        "fragment": wants_fragment(request),
         "conflict_scores": _saved_summary(conflict) if conflict else None,
         **extra,
     }
@@ -207,7 +202,7 @@ def _queue_context(request, task) -> dict:
         "task": task,
         "progress": rater_progress(task=task, user=request.user),
         "ratings": rater_ratings(task=task, user=request.user),
-        "fragment": _wants_fragment(request),
+        "fragment": wants_fragment(request),
     }
 
 
@@ -217,14 +212,14 @@ def _advance(request, task, *, after, saved=None):
     message = _("Saved “%(text)s”.") % {"text": saved.item.expression.text} if saved is not None else ""
     if following is not None:
         url = _item_url(following)
-        if not _wants_fragment(request):
+        if not wants_fragment(request):
             if message:
                 messages.success(request, message)
             return redirect(url)
         following = rating_or_404(request.user, pk=following.pk)
         return push_url(_render_item(request, following, saved=saved), url)
     url = reverse("evaluation:scoring_queue", args=[task.pk])
-    if not _wants_fragment(request):
+    if not wants_fragment(request):
         if message:
             messages.success(request, message)
         return redirect(url)
@@ -235,7 +230,9 @@ def _advance(request, task, *, after, saved=None):
 @require_GET
 @role_required(ANNOTATOR)
 def my_tasks(request):
-    rows = [{"task": task, "progress": rater_progress(task=task, user=request.user)} for task in rater_tasks(request.user)]
+    rows = [
+        {"task": task, "progress": rater_progress(task=task, user=request.user)} for task in rater_tasks(request.user)
+    ]
     return render(request, "evaluation/scoring_mine.html", {"rows": rows})
 
 
@@ -260,7 +257,7 @@ def item(request, task_pk: int, pk: int):
 
     task = rating.task
     form = RatingForm(request.POST)
-    error_status = 200 if _wants_fragment(request) else 400
+    error_status = 200 if wants_fragment(request) else 400
     if not form.is_valid():
         return _render_item(request, rating, form=form, status=error_status)
     if form.matches(rating):
@@ -279,7 +276,7 @@ def item(request, task_pk: int, pk: int):
             current,
             form=form.with_revision(current.revision),
             conflict=current,
-            status=200 if _wants_fragment(request) else 409,
+            status=200 if wants_fragment(request) else 409,
         )
     except ValidationError as exc:
         add_service_errors(form, exc)

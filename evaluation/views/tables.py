@@ -2,10 +2,9 @@
 
 from django.utils.translation import gettext
 
-from annotation.localization import localized_name
 from annotation.models import Theme, Trait
-
-from .common import csv_text
+from core.http import csv_text
+from core.localization import localized_name
 
 RUN_COUNT_KEYS = ("n_items", "n_done", "n_failed", "n_unscored", "n_cached")
 # The judge scores 0-5; accuracy is a share.
@@ -18,7 +17,9 @@ def taxonomy() -> tuple[dict, dict]:
 
 def report_csv(report: dict) -> str:
     """One row per figure: section, code, value (a tidy table, readable by pandas)."""
-    rows = [["run", key, report["run"].get(key)] for key in ("id", "kind", "model", "strategy", "status", *RUN_COUNT_KEYS)]
+    rows = [
+        ["run", key, report["run"].get(key)] for key in ("id", "kind", "model", "strategy", "status", *RUN_COUNT_KEYS)
+    ]
     if "average" in report:
         rows.append(["average", "", report["average"]])
         rows += [["theme", code, value] for code, value in report["by_theme"].items()]
@@ -46,10 +47,15 @@ def _row_value(table: dict, row: dict, key: str):
 def results_csv(table: dict) -> str:
     keys = table["columns"]
     if table["table"] == "classification":
-        return csv_text(["model", *keys], [[row["model"], *(row["values"].get(k) for k in keys)] for row in table["rows"]])
+        return csv_text(
+            ["model", *keys], [[row["model"], *(row["values"].get(k) for k in keys)] for row in table["rows"]]
+        )
     return csv_text(
         ["model", "prompt", "judge_run", *keys],
-        [[row["model"], row["prompt"], row["judge_run"], *(_row_value(table, row, k) for k in keys)] for row in table["rows"]],
+        [
+            [row["model"], row["prompt"], row["judge_run"], *(_row_value(table, row, k) for k in keys)]
+            for row in table["rows"]
+        ],
     )
 
 
@@ -94,4 +100,11 @@ def results_display(table: dict, themes: dict, traits: dict) -> dict:
         }
         for column in columns
     ]
-    return {"kind": kind, "columns": columns, "rows": rows, "groups": groups, "scale": scale, "percent": kind == "classification"}
+    return {
+        "kind": kind,
+        "columns": columns,
+        "rows": rows,
+        "groups": groups,
+        "scale": scale,
+        "percent": kind == "classification",
+    }

@@ -10,10 +10,10 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.apis.common import ApiMixin, IgnoreFormatParamNegotiation, error_responses
-from annotation.apis.pagination import PageNumberPagination
-from annotation.files import untrusted_file_response
-from annotation.permissions import IsResearcher
+from core.apis.common import ApiMixin, IgnoreFormatParamNegotiation, error_responses
+from core.apis.pagination import PageNumberPagination
+from core.files import untrusted_file_response
+from core.permissions import IsResearcher
 
 from ..models import Study
 from ..selectors.results import EXPORT_COLUMNS, study_export_csv, study_export_rows, study_results

@@ -8,8 +8,8 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.apis.common import ApiMixin, error_responses
-from annotation.permissions import IsResearcher
+from core.apis.common import ApiMixin, error_responses
+from core.permissions import IsResearcher
 
 from ..forms import StudyImportForm
 from ..models import StudyStatus

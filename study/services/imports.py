@@ -18,8 +18,8 @@ from django.core.validators import validate_slug
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
-from annotation.files import ImageRefused, image_format, svg_rasterise
-from annotation.packages import FileRefused, FolderPackage, PackageError, ZipPackage, package_open, storage_delete
+from core.files import ImageRefused, image_format, svg_rasterise
+from core.packages import FileRefused, FolderPackage, PackageError, ZipPackage, package_open, storage_delete
 
 from ..models import (
     Artwork,

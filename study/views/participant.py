@@ -16,9 +16,9 @@ from django.utils.translation import gettext_noop
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
-from annotation.decorators import role_required
-from annotation.files import untrusted_file_response
-from annotation.roles import RESEARCHER, has_role
+from core.decorators import role_required
+from core.files import untrusted_file_response
+from core.roles import RESEARCHER, has_role
 
 from ..models import Culture, Participant, ParticipantStatus, Study, StudyStatus
 from ..selectors.participants import consent_context, participant_progress, step_context, study_title

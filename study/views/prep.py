@@ -21,8 +21,8 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from annotation.decorators import role_required
-from annotation.roles import RESEARCHER
+from core.decorators import role_required
+from core.roles import RESEARCHER
 
 from ..models import Artwork, Culture, DescriptionPair, PrepStatus, Study, StudyStatus, Term, TermStatus
 from ..services import prep as services
@@ -48,9 +48,7 @@ class ThresholdForm(forms.Form):
 
 
 class TermModelForm(forms.Form):
-    term_model = forms.ModelChoiceField(
-        label=gettext_lazy("Model"), queryset=None, empty_label=None, required=False
-    )
+    term_model = forms.ModelChoiceField(label=gettext_lazy("Model"), queryset=None, empty_label=None, required=False)
 
     def __init__(self, *args, **kwargs):
         from evaluation.models import ModelConfig
@@ -90,7 +88,10 @@ def marked_text(text: str, terms: list[Term]):
         parts.append(
             format_html(
                 '<mark class="study-term study-term-{}" title="{}" data-term="{}">{}</mark>',
-                term.status, term.zh or _("no Chinese label yet"), term.pk, match.group(0),
+                term.status,
+                term.zh or _("no Chinese label yet"),
+                term.pk,
+                match.group(0),
             )
         )
         last = match.end()
@@ -276,9 +277,7 @@ def study_prepare(request, slug: str):
         messages.error(request, _("Choose one of the registered models."))
     else:
         try:
-            services.study_prepare_start(
-                study=study, term_model=term_model, force=request.POST.get("force") == "1"
-            )
+            services.study_prepare_start(study=study, term_model=term_model, force=request.POST.get("force") == "1")
         except ValidationError as exc:
             messages.error(request, _error_text(exc))
         else:

@@ -10,9 +10,9 @@ from django.utils.cache import patch_vary_headers
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
-from annotation.decorators import role_required
-from annotation.roles import RESEARCHER
-from evaluation.views.common import download, json_text
+from core.decorators import role_required
+from core.http import download, json_text
+from core.roles import RESEARCHER
 
 from ..models import Culture, Study
 from ..selectors import results as selectors

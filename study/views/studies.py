@@ -9,8 +9,8 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from annotation.decorators import role_required
-from annotation.roles import RESEARCHER
+from core.decorators import role_required
+from core.roles import RESEARCHER
 
 from ..forms import StudyImportForm, StudyTransitionForm
 from ..models import PrepStatus, StudyStatus

@@ -7,7 +7,6 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Dataset, ItemStatus, LabelChange
-from annotation.roles import ADJUDICATOR, ANNOTATOR
 from annotation.services import (
     adjudication_resolve,
     assignment_submit,
@@ -16,6 +15,7 @@ from annotation.services import (
     round_lock,
     suggestion_set_create,
 )
+from core.roles import ADJUDICATOR, ANNOTATOR
 from tests.conftest import make_user
 
 pytestmark = pytest.mark.django_db

@@ -7,8 +7,8 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotation.models import ItemStatus, RoundItem
-from annotation.roles import ADJUDICATOR, ANNOTATOR
 from annotation.services import adjudication_resolve
+from core.roles import ADJUDICATOR, ANNOTATOR
 from tests.annotation.test_adjudication import A_NOTE, B_NOTE, build_round
 from tests.conftest import make_user
 
@@ -103,7 +103,12 @@ def test_it_answers_404_for_unknown_rounds_and_items(locked_round, api_as):
     round_, _items = locked_round
     api = api_as("adjudicator")
     assert api.get(reverse("api:adjudication_list", args=[round_.pk + 1000])).status_code == 404
-    assert api.post(reverse("api:adjudication_resolve", args=[999999]), {"action": "resolve", "revision": 0}, format="json").status_code == 404
+    assert (
+        api.post(
+            reverse("api:adjudication_resolve", args=[999999]), {"action": "resolve", "revision": 0}, format="json"
+        ).status_code
+        == 404
+    )
     assert api.get(reverse("api:item_history", args=[999999])).status_code == 404
 
 
@@ -137,7 +142,12 @@ def test_it_lists_disputed_items_with_both_annotators_labels(locked_round, api_a
     assert first["differences"] == {"theme": True, "traits": ["folk_knowledge"], "unsure": [], "flagged": False}
     assert first["agreed"] == {"traits": ["literal"], "theme": None}
     second = body["results"][1]
-    assert second["differences"] == {"theme": False, "traits": ["folk_knowledge"], "unsure": ["folk_knowledge"], "flagged": True}
+    assert second["differences"] == {
+        "theme": False,
+        "traits": ["folk_knowledge"],
+        "unsure": ["folk_knowledge"],
+        "flagged": True,
+    }
     assert second["agreed"]["theme"] == "love"
     third = body["results"][2]
     assert third["annotations"][0]["added_traits"] == ["pragmatic"] and third["differences"]["traits"] == ["pragmatic"]
@@ -151,7 +161,13 @@ def test_it_resolves_and_removes_items(locked_round, api_as, adjudicator):
     api = api_as("adjudicator")
     response = api.post(
         resolve_url(items[0]),
-        {"action": "resolve", "traits": ["literal", "pragmatic"], "theme": "virtues", "note": "settled", "revision": items[0].revision},
+        {
+            "action": "resolve",
+            "traits": ["literal", "pragmatic"],
+            "theme": "virtues",
+            "note": "settled",
+            "revision": items[0].revision,
+        },
         format="json",
     )
     assert response.status_code == 200
@@ -160,7 +176,9 @@ def test_it_resolves_and_removes_items(locked_round, api_as, adjudicator):
     assert body["final_theme"] == "virtues" and body["resolution_note"] == "settled"
     assert body["resolved_by"] == "adjudicator" and body["revision"] == items[0].revision + 1
     response = api.post(
-        resolve_url(items[1]), {"action": "remove", "reason": "inaccurate", "revision": items[1].revision}, format="json"
+        resolve_url(items[1]),
+        {"action": "remove", "reason": "inaccurate", "revision": items[1].revision},
+        format="json",
     )
     assert response.status_code == 200 and response.json()["status"] == "removed"
     assert response.json()["removal_reason"] == "inaccurate"
@@ -182,7 +200,9 @@ def test_it_resolves_and_removes_items(locked_round, api_as, adjudicator):
 )
 def test_it_answers_400_with_the_field_at_fault(locked_round, api_as, payload, field):
     round_, items = locked_round
-    response = api_as("adjudicator").post(resolve_url(items[0]), {"revision": items[0].revision, **payload}, format="json")
+    response = api_as("adjudicator").post(
+        resolve_url(items[0]), {"revision": items[0].revision, **payload}, format="json"
+    )
     assert response.status_code == 400 and field in response.json(), response.json()
     assert status_of(items[0]) == ItemStatus.NEEDS_ADJUDICATION
 
@@ -203,10 +223,14 @@ def test_it_lets_the_first_of_two_adjudicators_win_and_names_them_to_the_second(
     first_api.force_authenticate(adjudicator)
     second_api.force_authenticate(second)
     seen = {r["id"]: r["revision"] for r in second_api.get(list_url(round_)).json()["results"]}
-    won = first_api.post(resolve_url(items[0]), {"action": "resolve", "theme": "love", "revision": seen[items[0].pk]}, format="json")
+    won = first_api.post(
+        resolve_url(items[0]), {"action": "resolve", "theme": "love", "revision": seen[items[0].pk]}, format="json"
+    )
     assert won.status_code == 200
     lost = second_api.post(
-        resolve_url(items[0]), {"action": "remove", "reason": "inaccurate", "revision": seen[items[0].pk]}, format="json"
+        resolve_url(items[0]),
+        {"action": "remove", "reason": "inaccurate", "revision": seen[items[0].pk]},
+        format="json",
     )
     assert lost.status_code == 409
     body = lost.json()
@@ -234,16 +258,23 @@ def test_it_gives_an_annotator_only_their_own_history_before_the_lock(open_round
 
 def test_it_gives_the_full_history_and_outcome_after_resolution(locked_round, api_as, adjudicator):
     round_, items = locked_round
-    adjudication_resolve(item=items[0], user=adjudicator, traits=["literal"], theme="criticism", revision=items[0].revision)
+    adjudication_resolve(
+        item=items[0], user=adjudicator, traits=["literal"], theme="criticism", revision=items[0].revision
+    )
     data = api_as("adjudicator").get(history_url(items[0])).json()
     changes = {(c["actor"], c["field"]): c for c in data["changes"]}
     assert changes[("annotator_b", "note")]["new_value"] == B_NOTE
-    assert changes[("annotator_a", "theme")]["old_value"] is None and changes[("annotator_a", "theme")]["new_value"] == "love"
+    assert (
+        changes[("annotator_a", "theme")]["old_value"] is None
+        and changes[("annotator_a", "theme")]["new_value"] == "love"
+    )
     assert changes[("adjudicator", "status")]["old_value"] == "needs_adjudication"
     assert changes[("adjudicator", "status")]["by_annotator"] is False
     assert all(c["at"] for c in data["changes"])
     annotator_view = api_as("annotator").get(history_url(items[0])).json()
-    assert annotator_view["outcome"]["final_theme"] == "criticism" and annotator_view["outcome"]["status"] == "adjudicated"
+    assert (
+        annotator_view["outcome"]["final_theme"] == "criticism" and annotator_view["outcome"]["status"] == "adjudicated"
+    )
     assert {c["actor"] for c in annotator_view["changes"]} == {"annotator_a", "adjudicator"}
 
 

@@ -17,9 +17,9 @@ from rest_framework.settings import api_settings
 from rest_framework.test import APIClient
 
 from annotation.models import Dataset, Expression, ExpressionKind, normalize_key
-from annotation.permissions import HasAnyRole, ReadAnyRoleWriteResearcher
 from annotation.services import corpus as services_corpus
 from annotation.services import expression_import
+from core.permissions import HasAnyRole, ReadAnyRoleWriteResearcher
 from tests.conftest import PASSWORD
 
 pytestmark = pytest.mark.django_db

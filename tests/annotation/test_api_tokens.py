@@ -25,7 +25,7 @@ def api_with(key):
 
 
 def test_the_page_lives_at_profile_tokens_and_is_linked_from_the_user_menu(annotator_client):
-    assert reverse("annotation:api_token") == URL
+    assert reverse("core:api_token") == URL
     assert f'href="{URL}"'.encode() in annotator_client.get(reverse("home")).content
 
 

@@ -15,7 +15,6 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Dataset, ItemStatus
-from annotation.roles import ADJUDICATOR, RESEARCHER
 from annotation.services import (
     adjudication_resolve,
     assignment_submit,
@@ -24,6 +23,7 @@ from annotation.services import (
     round_lock,
     version_freeze,
 )
+from core.roles import ADJUDICATOR, RESEARCHER
 
 pytestmark = pytest.mark.django_db
 

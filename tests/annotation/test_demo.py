@@ -13,8 +13,8 @@ from django.test import Client, RequestFactory
 from django.urls import reverse
 
 from annotation.models import Dataset, Expression, Theme, Trait, normalize_key
-from annotation.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER
 from annotation.services import DEMO_CSV, DEMO_DATASET_NAME, demo_accounts_ensure, expression_import
+from core.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER
 
 DEMO_PASSWORD = "vivid-demo"
 EXPECTED_ACCOUNTS = {

@@ -19,10 +19,10 @@ from annotation.models import (
     RoundItem,
     RoundStatus,
 )
-from annotation.roles import ANNOTATOR
 from annotation.selectors import round_funnel
 from annotation.services import expression_import, round_create, round_lock, version_freeze
 from annotation.services.annotations_import import annotations_import
+from core.roles import ANNOTATOR
 from tests.conftest import make_user
 
 pytestmark = pytest.mark.django_db
@@ -40,8 +40,8 @@ GOOD = (
     "expression,annotator,theme,traits,note\n"
     "Ăn cháo đá bát,lan,criticism,pragmatic,\n"
     "Ăn cháo đá bát,minh,3,pragmatic,\n"
-    f"{NFD},lan,criticism,\"pragmatic,literal\",\n"
-    f"  {NFD.upper()} ,minh,criticism,\"5, 1\",\n"
+    f'{NFD},lan,criticism,"pragmatic,literal",\n'
+    f'  {NFD.upper()} ,minh,criticism,"5, 1",\n'
     "Tấc đất tấc vàng,lan,work_nature,,\n"
     "Tấc đất tấc vàng,minh,love,,khó\n"
     "xa mặt cách lòng,lan,love,,\n"
@@ -89,11 +89,15 @@ def test_it_creates_the_round_inactive_accounts_and_submitted_assignments(tmp_pa
     assert assignments.count() == 7
     assert set(assignments.values_list("status", flat=True)) == {AssignmentStatus.SUBMITTED}
     frog = assignments.get(item__expression__text=NFC, annotator__username="minh")
-    assert frog.added_traits == ["literal", "pragmatic"] and frog.theme.code == "criticism" and frog.trait_decisions == {}
+    assert (
+        frog.added_traits == ["literal", "pragmatic"] and frog.theme.code == "criticism" and frog.trait_decisions == {}
+    )
     assert frog.submitted_at is not None and frog.revision == 1
     assert assignments.get(item__expression__text="Tấc đất tấc vàng", annotator__username="minh").note == "khó"
     # Each annotator's queue is numbered in file order.
-    assert list(assignments.filter(annotator__username="lan").order_by("position").values_list("position", flat=True)) == [1, 2, 3, 4]
+    assert list(
+        assignments.filter(annotator__username="lan").order_by("position").values_list("position", flat=True)
+    ) == [1, 2, 3, 4]
     statuses = dict(round_.items.values_list("expression__text", "status"))
     assert statuses == {
         "Ăn cháo đá bát": ItemStatus.UNANIMOUS,  # theme given once as a code, once as a number
@@ -114,7 +118,9 @@ def test_it_agrees_with_the_round_funnel(tmp_path, dataset):
 
 
 def test_it_reads_tsv_jsonl_and_trait_numbers(tmp_path, dataset):
-    tsv = "expression\tannotator\ttheme\ttraits\nĂn cháo đá bát\tlan\t3\t5\nĂn cháo đá bát\tminh\tcriticism\tpragmatic\n"
+    tsv = (
+        "expression\tannotator\ttheme\ttraits\nĂn cháo đá bát\tlan\t3\t5\nĂn cháo đá bát\tminh\tcriticism\tpragmatic\n"
+    )
     out, _ = run(tmp_path, tsv, name="a.tsv", round_name="TSV")
     assert out.strip().endswith("round TSV: items 1, annotations 2, unanimous 1, needs_adjudication 0")
     jsonl = (
@@ -129,14 +135,20 @@ def test_it_adds_rows_to_an_existing_round_and_refuses_an_already_submitted_pair
     run(tmp_path, "expression,annotator,theme,traits\nĂn cháo đá bát,lan,criticism,pragmatic\n")
     round_ = AnnotationRound.objects.get(name="Ngoài")
     assert round_.annotators_per_item == 1 and round_.items.get().status == ItemStatus.UNANIMOUS
-    out, _ = run(tmp_path, "expression,annotator,theme,traits\nĂn cháo đá bát,minh,criticism,pragmatic\nXa mặt cách lòng,minh,love,\n")
+    out, _ = run(
+        tmp_path,
+        "expression,annotator,theme,traits\nĂn cháo đá bát,minh,criticism,pragmatic\nXa mặt cách lòng,minh,love,\n",
+    )
     assert out.strip().splitlines()[-1] == "round Ngoài: items 2, annotations 2, unanimous 1, needs_adjudication 0"
     round_.refresh_from_db()
     assert round_.items.count() == 2 and round_.annotators.count() == 2 and round_.annotators_per_item == 2
     assert dict(round_.items.values_list("expression__text", "status")) == {
-        "Ăn cháo đá bát": ItemStatus.UNANIMOUS, "Xa mặt cách lòng": ItemStatus.PENDING,
+        "Ăn cháo đá bát": ItemStatus.UNANIMOUS,
+        "Xa mặt cách lòng": ItemStatus.PENDING,
     }
-    assert list(Assignment.objects.filter(annotator__username="minh").order_by("position").values_list("position", flat=True)) == [1, 2]
+    assert list(
+        Assignment.objects.filter(annotator__username="minh").order_by("position").values_list("position", flat=True)
+    ) == [1, 2]
     before = counts()
     with pytest.raises(CommandError):
         run(tmp_path, "expression,annotator,theme,traits\nĂn cháo đá bát,lan,love,\n")
@@ -156,17 +168,32 @@ def test_it_fills_in_an_unsubmitted_assignment_of_a_round_made_here(tmp_path, da
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("expression,annotator,theme,traits\nKhông có câu này,lan,love,\n", "row 2, column 'expression': 'Không có câu này' is not in the dataset"),
-        ("expression,annotator,theme,traits\nĂn cháo đá bát,lan,love,\"pragmatic,bogus\"\n", "row 2, column 'traits': unknown trait 'bogus'"),
-        ("expression,annotator,theme,traits\nĂn cháo đá bát,lan,romance,\n", "row 2, column 'theme': unknown theme 'romance'"),
+        (
+            "expression,annotator,theme,traits\nKhông có câu này,lan,love,\n",
+            "row 2, column 'expression': 'Không có câu này' is not in the dataset",
+        ),
+        (
+            'expression,annotator,theme,traits\nĂn cháo đá bát,lan,love,"pragmatic,bogus"\n',
+            "row 2, column 'traits': unknown trait 'bogus'",
+        ),
+        (
+            "expression,annotator,theme,traits\nĂn cháo đá bát,lan,romance,\n",
+            "row 2, column 'theme': unknown theme 'romance'",
+        ),
         ("expression,annotator,theme,traits\nĂn cháo đá bát,lan,9,\n", "row 2, column 'theme': unknown theme '9'"),
         ("expression,annotator,theme,traits\nĂn cháo đá bát,lan,,\n", "row 2, column 'theme': the theme is empty"),
         (
             f"expression,annotator,theme,traits\nĂn cháo đá bát,lan,love,\n{NFC},lan,love,\nĂN CHÁO ĐÁ BÁT,lan,virtues,\n",
             "row 4, column 'annotator': annotator 'lan' already labelled this expression in row 2",
         ),
-        ("expression,annotator,theme,traits\nĂn cháo đá bát,,love,\n", "row 2, column 'annotator': the annotator is empty"),
-        ("expression,annotator,theme,traits\nĂn cháo đá bát,Nguyễn Lan,love,\n", "row 2, column 'annotator': 'Nguyễn Lan' is not a valid user name"),
+        (
+            "expression,annotator,theme,traits\nĂn cháo đá bát,,love,\n",
+            "row 2, column 'annotator': the annotator is empty",
+        ),
+        (
+            "expression,annotator,theme,traits\nĂn cháo đá bát,Nguyễn Lan,love,\n",
+            "row 2, column 'annotator': 'Nguyễn Lan' is not a valid user name",
+        ),
         ("expression,annotator,traits\nĂn cháo đá bát,lan,\n", "column 'theme': required column is missing"),
         ("expression,annotator,theme,traits\n", "has no data rows"),
     ],
@@ -183,7 +210,9 @@ def test_it_writes_nothing_and_names_the_row_for_each_error(tmp_path, dataset, t
     path.write_text(text, encoding="utf-8")
     err = io.StringIO()
     with pytest.raises(CommandError, match="nothing was written"):
-        call_command("import_annotations", str(path), "--dataset", "Ca dao", "--round", "Ngoài", stdout=io.StringIO(), stderr=err)
+        call_command(
+            "import_annotations", str(path), "--dataset", "Ca dao", "--round", "Ngoài", stdout=io.StringIO(), stderr=err
+        )
     assert counts() == before
     assert expected in err.getvalue()
     assert not User.objects.filter(username="lan").exists()
@@ -191,12 +220,16 @@ def test_it_writes_nothing_and_names_the_row_for_each_error(tmp_path, dataset, t
 
 
 def test_it_reports_every_bad_row_at_once(tmp_path, dataset):
-    text = "expression,annotator,theme,traits\nKhông có,lan,love,\nĂn cháo đá bát,lan,nope,\nĂn cháo đá bát,minh,love,x\n"
+    text = (
+        "expression,annotator,theme,traits\nKhông có,lan,love,\nĂn cháo đá bát,lan,nope,\nĂn cháo đá bát,minh,love,x\n"
+    )
     path = tmp_path / "bad.csv"
     path.write_text(text, encoding="utf-8")
     err = io.StringIO()
     with pytest.raises(CommandError, match=r"\(3 error\(s\)\)"):
-        call_command("import_annotations", str(path), "--dataset", "Ca dao", "--round", "R", stdout=io.StringIO(), stderr=err)
+        call_command(
+            "import_annotations", str(path), "--dataset", "Ca dao", "--round", "R", stdout=io.StringIO(), stderr=err
+        )
     lines = err.getvalue().strip().splitlines()
     assert [line.split(": ", 1)[1].split(",")[0] for line in lines] == ["row 2", "row 3", "row 4"]
 
@@ -207,7 +240,9 @@ def test_it_exits_with_status_1_from_the_command_line(tmp_path, dataset):
     with pytest.raises(SystemExit) as exit_info:
         from django.core.management import ManagementUtility
 
-        ManagementUtility(["manage.py", "import_annotations", str(path), "--dataset", "Ca dao", "--round", "R"]).execute()
+        ManagementUtility(
+            ["manage.py", "import_annotations", str(path), "--dataset", "Ca dao", "--round", "R"]
+        ).execute()
     assert exit_info.value.code == 1
 
 
@@ -216,7 +251,9 @@ def test_it_refuses_a_missing_dataset_file_a_foreign_round_and_a_frozen_one(tmp_
         run(tmp_path, GOOD, dataset="Nope")
     with pytest.raises(CommandError, match="no such file"):
         call_command("import_annotations", str(tmp_path / "missing.csv"), "--dataset", "Ca dao", "--round", "R")
-    expression_import(dataset_name="Khác", filename="k.csv", content="expression,explanation\nĂn cháo đá bát,x\n".encode())
+    expression_import(
+        dataset_name="Khác", filename="k.csv", content="expression,explanation\nĂn cháo đá bát,x\n".encode()
+    )
     other = Dataset.objects.get(name="Khác")
     a, b = make_user("a1", ANNOTATOR), make_user("b1", ANNOTATOR)
     foreign = round_create(name="Foreign", dataset=other, annotators=[a, b])
@@ -227,7 +264,12 @@ def test_it_refuses_a_missing_dataset_file_a_foreign_round_and_a_frozen_one(tmp_
     foreign.items.update(status=ItemStatus.REMOVED)
     version_freeze(round=foreign, name="v", user=None)
     with pytest.raises(CommandError, match="frozen"):
-        run(tmp_path, "expression,annotator,theme,traits\nĂn cháo đá bát,zed,love,\n", dataset="Khác", round_name="Foreign")
+        run(
+            tmp_path,
+            "expression,annotator,theme,traits\nĂn cháo đá bát,zed,love,\n",
+            dataset="Khác",
+            round_name="Foreign",
+        )
     assert counts()[:4] == (before[0], before[1], before[2], before[3])
 
 
@@ -241,7 +283,10 @@ def test_it_matches_nfd_and_nfc_spellings_to_one_item(tmp_path, dataset):
 
 def test_the_service_reports_a_result_for_callers_other_than_the_cli(dataset, researcher):
     result = annotations_import(
-        dataset=dataset, round_name="API", filename="x.json", user=researcher,
+        dataset=dataset,
+        round_name="API",
+        filename="x.json",
+        user=researcher,
         content='[{"expression": "Ăn cháo đá bát", "annotator": "lan", "theme": "love", "traits": ""}]'.encode(),
     )
     # One annotator per item in the file: the round expects one, so the item is accepted.

@@ -18,9 +18,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotation.files import ArchiveError, zip_open, zip_read, zip_verify
 from annotation.models import Dataset, Expression
 from annotation.services import ImportValidationError, expression_import
+from core.files import ArchiveError, zip_open, zip_read, zip_verify
 from tests.bombs import MIB, gigabyte_entry, lying_entry, stored, xlsx_bomb, zip_entries
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -16,7 +16,7 @@ from django.urls import reverse
 
 from annotation import services
 from annotation.models import Dataset, Expression, ImportJob, ImportJobStatus
-from annotation.roles import RESEARCHER
+from core.roles import RESEARCHER
 from tests.conftest import make_user
 
 HEADER = ["expression", "explanation", "kind", "traits", "theme", "region"]

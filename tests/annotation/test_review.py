@@ -9,7 +9,6 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Assignment, AssignmentStatus, Dataset, LabelChange
-from annotation.roles import ANNOTATOR
 from annotation.services import (
     adjudication_remove,
     assignment_submit,
@@ -20,6 +19,7 @@ from annotation.services import (
     suggestion_set_create,
 )
 from annotation.views import review as review_views
+from core.roles import ANNOTATOR
 from tests.conftest import make_user
 
 pytestmark = pytest.mark.django_db

@@ -5,7 +5,6 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotation.models import Assignment, AssignmentStatus, Dataset, LabelChange
-from annotation.roles import ANNOTATOR
 from annotation.services import (
     assignment_submit,
     expression_import,
@@ -14,6 +13,7 @@ from annotation.services import (
     suggested_codes,
     suggestion_set_create,
 )
+from core.roles import ANNOTATOR
 from tests.conftest import make_user
 
 pytestmark = pytest.mark.django_db

@@ -18,7 +18,6 @@ from annotation.models import (
     RoundStatus,
     SuggestionSet,
 )
-from annotation.roles import ADJUDICATOR, ANNOTATOR
 from annotation.services import (
     adjudication_resolve,
     assignment_skip,
@@ -29,6 +28,7 @@ from annotation.services import (
     suggested_codes,
     suggestion_set_create,
 )
+from core.roles import ADJUDICATOR, ANNOTATOR
 from tests.conftest import make_user
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,6 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotation.models import AnnotationRound, Assignment, Dataset, DatasetVersion, RoundStatus, SuggestionSet
-from annotation.roles import ANNOTATOR
 from annotation.services import (
     assignment_submit,
     expression_import,
@@ -19,6 +18,7 @@ from annotation.services import (
     suggestion_set_create,
     version_freeze,
 )
+from core.roles import ANNOTATOR
 from tests.conftest import make_user
 
 pytestmark = pytest.mark.django_db

@@ -12,8 +12,8 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from annotation.roles import RESEARCHER
 from annotation.services import round_lock
+from core.roles import RESEARCHER
 from tests.annotation.test_agreement import TRAITS, build_round
 
 pytestmark = [
@@ -53,7 +53,9 @@ def test_it_sends_anonymous_visitors_to_the_login_page(stats_round, anonymous_cl
 
 
 @pytest.mark.parametrize("fmt", ["", "json", "csv"])
-def test_it_refuses_annotators_and_outsiders_the_page_and_downloads(stats_round, annotator_client, outsider_client, fmt):
+def test_it_refuses_annotators_and_outsiders_the_page_and_downloads(
+    stats_round, annotator_client, outsider_client, fmt
+):
     """The statistics reveal the other annotator's labels: no annotator sees them, not even as a download."""
     for client in (annotator_client, outsider_client):
         response = client.get(page_url(stats_round, fmt))
@@ -86,7 +88,8 @@ def test_it_answers_404_for_an_unknown_round(researcher_client):
 
 
 @pytest.mark.parametrize(
-    "persona, status", [("anonymous", 401), ("outsider", 403), ("annotator", 403), ("adjudicator", 200), ("researcher", 200)]
+    "persona, status",
+    [("anonymous", 401), ("outsider", 403), ("annotator", 403), ("adjudicator", 200), ("researcher", 200)],
 )
 def test_it_guards_the_api(stats_round, annotator_a, adjudicator, researcher, outsider, persona, status):
     users = {"annotator": annotator_a, "adjudicator": adjudicator, "researcher": researcher, "outsider": outsider}
@@ -131,9 +134,15 @@ def test_it_renders_the_tables_intervals_matrix_and_charts(stats_round, research
     assert f"{kappa:.3f}" in html
     assert f"[{ci['low']:.3f}, {ci['high']:.3f}]" in html
     assert "75.0%" in html  # percent agreement on the theme
-    for heading in ("Agreement per label", "Theme confusion matrix", "Each annotator against the final labels",
-                    "Annotators against the LLM suggestions", "How much the suggestions shifted labels",
-                    "Percent of items per trait", "Percent of items per theme"):
+    for heading in (
+        "Agreement per label",
+        "Theme confusion matrix",
+        "Each annotator against the final labels",
+        "Annotators against the LLM suggestions",
+        "How much the suggestions shifted labels",
+        "Percent of items per trait",
+        "Percent of items per theme",
+    ):
         assert heading in html
     # The theme names of the taxonomy label the matrix and the charts, with the numbers as text.
     assert "Literal expression" in html and "Love" in html
@@ -141,7 +150,7 @@ def test_it_renders_the_tables_intervals_matrix_and_charts(stats_round, research
     assert 'href="?format=json"' in html and 'href="?format=csv"' in html
     # Before adjudication: says so.
     assert "before adjudication" in html
-    assert "cdn" not in html.lower() and "<script src=\"http" not in html
+    assert "cdn" not in html.lower() and '<script src="http' not in html
 
 
 def test_it_explains_undefined_figures_instead_of_printing_nan(annotator_a, annotator_b, researcher_client):
@@ -175,7 +184,14 @@ def test_it_downloads_json_and_csv_that_pandas_reads(stats_round, researcher_cli
     assert table.loc[0, "cohen_kappa"] == pytest.approx(data["theme"]["cohen_kappa"])
     assert table.loc[0, "percent_agreement"] == pytest.approx(75.0)
     assert table.loc[0, "n"] == 16
-    assert {"cohen_kappa_ci_low", "cohen_kappa_ci_high", "krippendorff_alpha", "pabak", "prevalence_index", "bias_index"} <= set(table.columns)
+    assert {
+        "cohen_kappa_ci_low",
+        "cohen_kappa_ci_high",
+        "krippendorff_alpha",
+        "pabak",
+        "prevalence_index",
+        "bias_index",
+    } <= set(table.columns)
 
 
 def test_it_rejects_an_unknown_download_format(stats_round, researcher_client):

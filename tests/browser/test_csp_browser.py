@@ -10,7 +10,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from annotation.roles import RESEARCHER
+from core.roles import RESEARCHER
 from study.models import Study, StudyStatus
 from tests.browser.conftest import CSP_VIOLATIONS
 from tests.conftest import PASSWORD, make_user

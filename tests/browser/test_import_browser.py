@@ -6,7 +6,7 @@ import pytest
 from playwright.sync_api import expect
 
 from annotation.models import Expression, ImportJob, ImportJobStatus
-from annotation.roles import RESEARCHER
+from core.roles import RESEARCHER
 from tests.conftest import PASSWORD, make_user
 
 # The live server reads the database from another thread, so the test cannot
@@ -37,7 +37,9 @@ def test_it_imports_a_csv_from_upload_to_the_dataset_page(page, live_server, eag
     page.get_by_role("link", name="Import", exact=True).click()
     expect(page.get_by_role("heading", name="Import expressions")).to_be_visible()
     page.get_by_label("Dataset:", exact=True).fill("Thành ngữ thử")
-    page.get_by_label("File:", exact=True).set_input_files({"name": "thanh-ngu.csv", "mimeType": "text/csv", "buffer": CSV})
+    page.get_by_label("File:", exact=True).set_input_files(
+        {"name": "thanh-ngu.csv", "mimeType": "text/csv", "buffer": CSV}
+    )
     page.get_by_role("button", name="Upload and preview").click()
 
     expect(page.get_by_role("heading", name="Preview")).to_be_visible()

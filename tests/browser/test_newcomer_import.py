@@ -6,7 +6,7 @@ import pytest
 from playwright.sync_api import expect
 
 from annotation.models import Dataset, Expression
-from annotation.roles import RESEARCHER
+from core.roles import RESEARCHER
 from tests.conftest import PASSWORD, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]

@@ -12,8 +12,8 @@ import pytest
 from playwright.sync_api import expect
 
 from annotation.models import AnnotationRound, Dataset
-from annotation.roles import ANNOTATOR
 from annotation.services import expression_import, round_create, suggestion_set_create
+from core.roles import ANNOTATOR
 from tests.conftest import make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]

@@ -16,8 +16,8 @@ import pytest
 from playwright.sync_api import expect
 
 from annotation.models import AnnotationRound, Dataset, ItemStatus, RoundStatus
-from annotation.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER
 from annotation.services import expression_import, suggestion_set_create
+from core.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER
 from tests.conftest import make_user
 
 # The live server reads the database from another thread, so the test cannot

@@ -15,8 +15,8 @@ import pytest
 from playwright.sync_api import expect
 
 from annotation.models import Dataset
-from annotation.roles import ANNOTATOR, RESEARCHER
 from annotation.services import expression_import
+from core.roles import ANNOTATOR, RESEARCHER
 from evaluation.models import (
     HumanRating,
     ItemStatus,

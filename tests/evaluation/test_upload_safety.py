@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 from PIL import Image
 
-from annotation.files import UNTRUSTED_FILE_CSP
+from core.files import UNTRUSTED_FILE_CSP
 from evaluation.models_artwork import ArtworkCollection, CollectionArtwork
 from evaluation.services.artworks import ArtworkImportError, artworks_import
 from tests.bombs import (

@@ -9,7 +9,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Dataset
-from annotation.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER
+from core.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER
 from tests.conftest import PASSWORD, make_user
 
 NO_ROLE = "Your account has no role yet; ask a researcher or administrator."

@@ -18,7 +18,6 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, resolve, reverse
 
 from annotation.models import Dataset, ItemStatus
-from annotation.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER
 from annotation.services import (
     assignment_submit,
     expression_import,
@@ -27,6 +26,7 @@ from annotation.services import (
     round_lock,
     version_freeze,
 )
+from core.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER
 from evaluation.services.scoring import scoring_task_create
 from tests.conftest import make_user
 from tests.evaluation.artwork_report_factories import make_pipeline_run
@@ -161,7 +161,7 @@ TABLE: dict[str, Row] = {
     # --- Annotation API -----------------------------------------------------------------
     "api:api-root": Row(get=api()),
     # The API token page: any staff role (someone without a role has no use for the API).
-    "annotation:api_token": Row(get=page(), post=page(400)),
+    "core:api_token": Row(get=page(), post=page(400)),
     "api:import": Row(get=researcher_api(405), post=researcher_api(415)),
     "api:token": Row(get=answers(405), post=answers(400)),
     "api:round_list": Row(get=api(), post=researcher_api(400)),

@@ -10,7 +10,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.roles import ANNOTATOR
+from core.roles import ANNOTATOR
 from study.models import Answer, Assignment, PageVisit, Participant, ParticipantStatus, Preference, StudyStatus
 from study.services import participants as flow
 from study.services.simulation import answer_key

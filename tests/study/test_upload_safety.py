@@ -14,7 +14,7 @@ from django.urls import reverse
 from PIL import Image
 from rest_framework.test import APIClient
 
-from annotation.files import RASTER_MAX_SIDE, UNTRUSTED_FILE_CSP
+from core.files import RASTER_MAX_SIDE, UNTRUSTED_FILE_CSP
 from study.models import Artwork, Description, Question, Study, StudyStatus
 from study.services.imports import StudyImportError, study_import
 from tests.bombs import (

@@ -2,7 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation.views.common import json_text
+from core.http import json_text
 from study.models import Study
 from study.selectors.results import study_export_csv, study_results
 

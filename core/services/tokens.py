@@ -9,7 +9,7 @@ import logging
 from django.db import IntegrityError, transaction
 from rest_framework.authtoken.models import Token
 
-from ..selectors.tokens import token_is_expired
+from core.selectors.tokens import token_is_expired
 
 log = logging.getLogger(__name__)
 

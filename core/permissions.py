@@ -1,6 +1,6 @@
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
-from .roles import RESEARCHER, has_role, user_roles
+from core.roles import RESEARCHER, has_role, user_roles
 
 
 class HasAnyRole(BasePermission):

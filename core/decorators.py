@@ -3,7 +3,7 @@ from functools import wraps
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 
-from .roles import has_role, user_roles
+from core.roles import has_role, user_roles
 
 
 def role_required(*roles: str):

@@ -1,4 +1,4 @@
-"""What the evaluation pages share: service errors on forms, and file downloads."""
+"""What every app's views share: htmx fragments, service errors on forms, and file downloads."""
 
 import csv
 import io
@@ -8,9 +8,18 @@ from django.core.exceptions import ValidationError
 from django.http import HttpResponse
 from django.utils.http import content_disposition_header
 
-from annotation.files import untrusted_file_response
+from core.files import untrusted_file_response
 
 DOWNLOAD_CONTENT_TYPES = {"json": "application/json; charset=utf-8", "csv": "text/csv; charset=utf-8"}
+
+
+def wants_fragment(request) -> bool:
+    """True when the page's htmx fragment will do.
+
+    htmx asks for the full page when it restores history it no longer has cached;
+    answering with a fragment would leave a page without its layout.
+    """
+    return bool(request.htmx) and not request.htmx.history_restore_request
 
 
 def add_service_errors(form, exc: ValidationError) -> None:

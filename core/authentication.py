@@ -4,7 +4,7 @@ from django.utils.translation import gettext as _
 from rest_framework import exceptions
 from rest_framework.authentication import TokenAuthentication
 
-from .selectors.tokens import token_expires_at, token_is_expired
+from core.selectors.tokens import token_expires_at, token_is_expired
 
 
 class ExpiringTokenAuthentication(TokenAuthentication):

@@ -1,7 +1,7 @@
 from django import template
 
-from annotation.localization import localized_description, localized_name
-from annotation.services import render_message
+from core.localization import localized_description, localized_name
+from core.tables import render_message
 
 register = template.Library()
 

@@ -4,8 +4,8 @@ from django.contrib.auth.views import redirect_to_login
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.exceptions import NotAuthenticated
 
-from ..permissions import HasAnyRole
-from .common import API_AUTHENTICATION
+from core.apis.common import API_AUTHENTICATION
+from core.permissions import HasAnyRole
 
 
 class SchemaApi(SpectacularAPIView):

@@ -13,7 +13,7 @@ from django.conf import settings
 from django.core.files.storage import default_storage
 from django.utils.translation import gettext as _
 
-from .files import ArchiveError, zip_open, zip_read
+from core.files import ArchiveError, zip_open, zip_read
 
 
 class PackageError(ValueError):

@@ -1,5 +1,5 @@
 """The API's page numbers (a module of its own: DRF imports the default pagination class while
-its generic views load, before annotation.apis.common could be)."""
+its generic views load, before core.apis.common could be)."""
 
 from django.utils.translation import gettext as _
 from rest_framework import exceptions, pagination

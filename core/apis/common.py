@@ -10,7 +10,7 @@ from rest_framework import exceptions, routers, serializers
 from rest_framework.authentication import SessionAuthentication
 from rest_framework.negotiation import DefaultContentNegotiation
 
-from ..authentication import ExpiringTokenAuthentication
+from core.authentication import ExpiringTokenAuthentication
 
 # Token first: DRF takes the WWW-Authenticate header of the first class, and
 # without one it answers 403 instead of 401 to an anonymous request.

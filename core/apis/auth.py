@@ -9,10 +9,10 @@ from rest_framework import exceptions, serializers
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.response import Response
 
-from ..selectors.tokens import token_expires_at
-from ..services.tokens import token_obtain
-from ..signin import lockout_response
-from .common import VALIDATION_ERROR
+from core.apis.common import VALIDATION_ERROR
+from core.selectors.tokens import token_expires_at
+from core.services.tokens import token_obtain
+from core.signin import lockout_response
 
 
 class TokenSerializer(serializers.Serializer):

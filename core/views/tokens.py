@@ -12,9 +12,9 @@ from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
-from ..decorators import role_required
-from ..selectors.tokens import token_expires_at, token_is_expired, user_token
-from ..services.tokens import token_recreate, token_revoke
+from core.decorators import role_required
+from core.selectors.tokens import token_expires_at, token_is_expired, user_token
+from core.services.tokens import token_recreate, token_revoke
 
 NEW_KEY_SESSION = "api_token_new_key"
 
@@ -37,7 +37,7 @@ def api_token(request):
             if new_key:
                 request.session[NEW_KEY_SESSION] = new_key
             # 303 to a GET: refreshing the page that shows the key must not make another one.
-            return HttpResponseRedirect(reverse("annotation:api_token"), status=303)
+            return HttpResponseRedirect(reverse("core:api_token"), status=303)
     else:
         new_key = request.session.pop(NEW_KEY_SESSION, None)
     token = user_token(user=request.user)
@@ -49,5 +49,5 @@ def api_token(request):
         "error": error,
         "ttl_days": settings.API_TOKEN_TTL_DAYS,
     }
-    template = "annotation/api_token.html#token-panel" if request.htmx else "annotation/api_token.html"
+    template = "core/api_token.html#token-panel" if request.htmx else "core/api_token.html"
     return render(request, template, context, status=400 if error else 200)

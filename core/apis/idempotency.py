@@ -1,0 +1,19 @@
+"""The API side of core.services.idempotency: the key comes in the ``Idempotency-Key`` header."""
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter
+
+IDEMPOTENCY_KEY_HEADER = OpenApiParameter(
+    name="Idempotency-Key",
+    type=OpenApiTypes.STR,
+    location=OpenApiParameter.HEADER,
+    required=False,
+    description=(
+        "8-64 letters, digits, '-' or '_'. A repeat of a request with the same key (a retry after a "
+        "timeout) returns what the first created instead of creating again."
+    ),
+)
+
+
+def request_idempotency_key(request) -> str | None:
+    return request.headers.get("Idempotency-Key") or None

@@ -1,0 +1,1 @@
+"""Writes every app shares."""
