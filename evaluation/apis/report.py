@@ -11,8 +11,9 @@ from core.apis.common import ApiMixin, IgnoreFormatParamNegotiation, error_respo
 from core.files import untrusted_file_response
 from core.permissions import IsResearcher
 
-from .. import selectors, selectors_report
+from .. import selectors
 from ..models import RunKind
+from ..selectors import report as report_selectors
 
 
 class HumanReportApi(ApiMixin, APIView):
@@ -45,10 +46,10 @@ class HumanReportApi(ApiMixin, APIView):
         fmt = request.query_params.get("format", "json")
         if fmt not in ("json", "csv"):
             raise ValidationError({"format": ["json or csv."]})
-        report = selectors_report.human_report(run=run)
+        report = report_selectors.human_report(run=run)
         if fmt == "csv":
             response = HttpResponse(
-                selectors_report.human_report_csv(report).encode(), content_type="text/csv; charset=utf-8"
+                report_selectors.human_report_csv(report).encode(), content_type="text/csv; charset=utf-8"
             )
             return untrusted_file_response(response, filename=f"run-{run.pk}-human-report.csv")
         return Response(report)

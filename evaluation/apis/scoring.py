@@ -18,7 +18,7 @@ from core.apis.common import MAX_INT32, ApiMixin, error_responses
 from core.permissions import IsResearcher
 from core.roles import ANNOTATOR, has_role
 
-from ..forms_scoring import NOTE_MAX_LENGTH, SCORE_FIELDS, rater_choices
+from ..forms.scoring import NOTE_MAX_LENGTH, SCORE_FIELDS, rater_choices
 from ..models import HumanRating, RatingStatus, Run, RunKind, RunStatus
 from ..services.scoring import RatingConflict, rating_submit, scoring_task_create
 from ..views import scoring as queries

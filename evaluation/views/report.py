@@ -14,8 +14,9 @@ from core.decorators import role_required
 from core.http import DOWNLOAD_CONTENT_TYPES, download, json_text
 from core.roles import RESEARCHER
 
-from .. import selectors, selectors_report, services
+from .. import selectors, services
 from ..models import Run, RunKind
+from ..selectors import report as report_selectors
 
 SCORE_MAX = 5
 
@@ -68,11 +69,11 @@ def human_report(request, pk: int):
             _("Unknown download format “%(format)s”; use ?format=json or ?format=csv.") % {"format": fmt},
             content_type="text/plain; charset=utf-8",
         )
-    report = selectors_report.human_report(run=run)
+    report = report_selectors.human_report(run=run)
     if fmt == "json":
         return download(json_text(report), filename=f"run-{run.pk}-human-report.json", fmt="json")
     if fmt == "csv":
-        return download(selectors_report.human_report_csv(report), filename=f"run-{run.pk}-human-report.csv", fmt="csv")
+        return download(report_selectors.human_report_csv(report), filename=f"run-{run.pk}-human-report.csv", fmt="csv")
 
     judges = []
     for key, judge in report["judges"].items():

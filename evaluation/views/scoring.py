@@ -28,7 +28,7 @@ from core.decorators import role_required
 from core.http import add_service_errors, wants_fragment
 from core.roles import ANNOTATOR, RESEARCHER
 
-from ..forms_scoring import DIMENSIONS, RatingForm, ScoringTaskForm, draft_from, posted_revision, rating_as_draft
+from ..forms.scoring import DIMENSIONS, RatingForm, ScoringTaskForm, draft_from, posted_revision, rating_as_draft
 from ..models import HumanRating, RatingStatus, ScoringTask
 from ..services.scoring import RatingConflict, rating_draft_save, rating_submit, scoring_task_create
 

@@ -17,7 +17,7 @@ from annotation.models import Dataset
 from annotation.services import expression_import
 from evaluation import agreement
 from evaluation.models import HumanRating, ModelConfig, PromptTemplate, RatingStatus, Run, RunItem
-from evaluation.selectors_report import human_report
+from evaluation.selectors.report import human_report
 from tests.conftest import make_user
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 
 from evaluation.models import Run
-from evaluation.selectors_report import human_report
+from evaluation.selectors.report import human_report
 
 from . import test_judge_agreement as data
 

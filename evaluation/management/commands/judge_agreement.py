@@ -3,7 +3,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from evaluation.models import Run, RunKind
-from evaluation.selectors_report import human_report, human_report_csv
+from evaluation.selectors.report import human_report, human_report_csv
 
 
 class Command(BaseCommand):

@@ -12,8 +12,8 @@ from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.db.models import Count, Max, Sum
 
-from . import agreement
-from .models import HumanRating, RatingStatus, Run, RunItem, RunKind, RunStatus
+from .. import agreement
+from ..models import HumanRating, RatingStatus, Run, RunItem, RunKind, RunStatus
 
 DIMENSIONS = ("accuracy", "completeness", "native_alignment")
 CACHE_SECONDS = 24 * 3600
@@ -42,7 +42,11 @@ CSV_COLUMNS = [
 
 def report_judge_runs(*, run: Run):
     """The judge runs the report compares with humans: finished ones on this generation run."""
-    return Run.objects.filter(kind=RunKind.JUDGE, source_run=run, status=RunStatus.DONE).select_related("model").order_by("id")
+    return (
+        Run.objects.filter(kind=RunKind.JUDGE, source_run=run, status=RunStatus.DONE)
+        .select_related("model")
+        .order_by("id")
+    )
 
 
 def _fingerprint(run: Run, seed: int, n_resamples: int) -> str:
@@ -56,7 +60,9 @@ def _fingerprint(run: Run, seed: int, n_resamples: int) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def human_report(*, run: Run, seed: int = agreement.SEED, n_resamples: int = agreement.N_RESAMPLES, use_cache: bool = True) -> dict:
+def human_report(
+    *, run: Run, seed: int = agreement.SEED, n_resamples: int = agreement.N_RESAMPLES, use_cache: bool = True
+) -> dict:
     """Every figure of the report as plain JSON-ready data (no NaN: undefined figures are null with a reason).
 
     Cached under a fingerprint of the judge runs and the submitted ratings, so a new rating
@@ -146,7 +152,9 @@ def _compute(*, run: Run, seed: int, n_resamples: int) -> dict:
                 "generation_item": row["item"],
                 "judge_item": judge_item_of[judge.pk][row["item"]],
                 "expression": expressions.get(row["item"], ""),
-                "human_scores": [{**s, "rater": usernames.get(s["rater"], str(s["rater"]))} for s in row["human_scores"]],
+                "human_scores": [
+                    {**s, "rater": usernames.get(s["rater"], str(s["rater"]))} for s in row["human_scores"]
+                ],
             }
             for row in agreement.disagreements(scores, ratings)
         ]
@@ -241,7 +249,11 @@ def human_report_rows(report: dict) -> list[list]:
     """The CSV rows: one per judge run, then "human" (inter-rater figures, human mean) with the same columns."""
     rows = []
     for judge in report["judges"].values():
-        rows.append(_csv_row(judge["id"], judge, strategy=judge["strategy"], judge_model=judge["judge_model"], seed=judge["seed"]))
+        rows.append(
+            _csv_row(
+                judge["id"], judge, strategy=judge["strategy"], judge_model=judge["judge_model"], seed=judge["seed"]
+            )
+        )
     human = report["human"]
     inter = {**human["inter_rater"], "mean": human["mean"], "human_mean": human["mean"]}
     rows.append(_csv_row("human", inter, strategy="", judge_model="", seed=None))

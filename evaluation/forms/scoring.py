@@ -6,7 +6,7 @@ from django.utils.translation import gettext_lazy as _
 
 from core.roles import ANNOTATOR
 
-from .models import HumanRating, Run, RunKind, RunStatus
+from ..models import HumanRating, Run, RunKind, RunStatus
 
 SCORE_CHOICES = [(value, str(value)) for value in range(6)]
 NOTE_MAX_LENGTH = 4000

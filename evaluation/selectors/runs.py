@@ -1,4 +1,4 @@
-"""Reads of the evaluation app: progress, reports and the paper's results tables."""
+"""Reads of evaluation runs: lists, counts, progress, items and the per-run report."""
 
 from collections import defaultdict
 
@@ -8,16 +8,7 @@ from django.utils import timezone
 
 from annotation.models import Theme, Trait
 
-from .models import ItemStatus, ModelConfig, PromptTemplate, Run, RunItem, RunKind, RunStatus
-
-
-def model_list() -> QuerySet[ModelConfig]:
-    return ModelConfig.objects.annotate(n_runs=Count("runs")).order_by("name")
-
-
-def prompt_list(*, kind: str | None = None) -> QuerySet[PromptTemplate]:
-    prompts = PromptTemplate.objects.all()
-    return prompts.filter(kind=kind) if kind else prompts
+from ..models import ItemStatus, Run, RunItem, RunKind, RunStatus
 
 
 def run_list(*, kind: str | None = None) -> QuerySet[Run]:
@@ -140,63 +131,3 @@ def _scores_by_label(scores: list[tuple[int, int]]) -> tuple[dict, dict]:
         code: _mean(per_trait[code]) for code in Trait.objects.order_by("number").values_list("code", flat=True)
     }
     return by_theme, by_trait
-
-
-def results_table(*, table: str, judge_model: ModelConfig | None = None, strategy: str = "aspect") -> dict:
-    """The paper's Tables 3-5 across runs.
-
-    theme / trait: one row per generation run's model x prompt, scored by the latest
-    finished judge run (optionally of one judge model and strategy); the best value
-    of each column is flagged for bold. classification: accuracy per model for topic
-    and traits (Table 5).
-    """
-    if table in ("theme", "trait"):
-        judges = Run.objects.filter(kind=RunKind.JUDGE, status=RunStatus.DONE, strategy=strategy).select_related(
-            "source_run__model", "source_run__prompt"
-        )
-        if judge_model is not None:
-            judges = judges.filter(model=judge_model)
-        latest = {}
-        for judge in judges.order_by("created_at"):
-            latest[(judge.source_run.model.name, judge.source_run.strategy)] = judge
-        columns = list((Theme if table == "theme" else Trait).objects.order_by("number").values_list("code", flat=True))
-        rows = []
-        for (model_name, prompt_name), judge in sorted(latest.items()):
-            report = run_report(run=judge)
-            values = report["by_theme"] if table == "theme" else report["by_trait"]
-            row = {"model": model_name, "prompt": prompt_name, "judge_run": judge.pk, "values": values}
-            if table == "theme":
-                row["average"] = report["average"]
-            rows.append(row)
-        keys = columns + (["average"] if table == "theme" else [])
-        best = {}
-        for key in keys:
-            candidates = [(r["values"].get(key) if key != "average" else r["average"]) for r in rows]
-            candidates = [c for c in candidates if c is not None]
-            best[key] = max(candidates) if candidates else None
-        return {"table": table, "columns": keys, "rows": rows, "best": best}
-    if table == "classification":
-        runs = Run.objects.filter(kind=RunKind.CLASSIFICATION, status=RunStatus.DONE).select_related("model")
-        latest = {}
-        for run in runs.order_by("created_at"):
-            latest[(run.model.name, run.strategy)] = run
-        models = sorted({name for name, _ in latest})
-        rows = []
-        for name in models:
-            values = {}
-            for task in ("topic", "traits"):
-                run = latest.get((name, task))
-                if run is not None:
-                    done = run.items.filter(status=ItemStatus.DONE).aggregate(
-                        n=Count("id"), ok=Count("id", filter=Q(correct=True))
-                    )
-                    values[task] = round(done["ok"] / done["n"], 4) if done["n"] else None
-                else:
-                    values[task] = None
-            rows.append({"model": name, "values": values})
-        best = {
-            task: max((r["values"][task] for r in rows if r["values"][task] is not None), default=None)
-            for task in ("topic", "traits")
-        }
-        return {"table": table, "columns": ["topic", "traits"], "rows": rows, "best": best}
-    raise ValueError(f"unknown table {table}")
