@@ -269,20 +269,3 @@ class HumanRating(models.Model):
 
     def __str__(self):
         return f"{self.item_id} by {self.rater_id}"
-
-
-# The artwork pipeline's models live in their own module; Django finds models through this one.
-from .models_artwork import (  # noqa: E402, F401
-    ArtworkCollection,
-    ArtworkElement,
-    ArtworkPipelineRun,
-    ArtworkQuestion,
-    ArtworkQuestionType,
-    CollectionArtwork,
-    ListenerAnswer,
-    ListenerCondition,
-    PipelineItem,
-    PipelineStep,
-    SpeakerCandidate,
-    SpeakerKind,
-)

@@ -15,19 +15,3 @@ def run_execute_task(run_id: int) -> None:
 @shared_task(name="evaluation.run_chunk")
 def run_chunk_task(run_id: int, item_ids: list[int]) -> None:
     run_chunk(run_id=run_id, item_ids=item_ids)
-
-
-# A pipeline run is a chain of short tasks (a few items each, see ARTWORK_TASK_BUDGET_SECONDS),
-# so none can outlive the Celery time limit; this one only claims the run and starts the chain.
-@shared_task(name="evaluation.artwork_pipeline")
-def artwork_pipeline_task(run_id: int) -> None:
-    from .services.artwork_pipeline import artwork_run_dispatch
-
-    artwork_run_dispatch(run_id=run_id)
-
-
-@shared_task(name="evaluation.artwork_pipeline_step")
-def artwork_pipeline_step_task(run_id: int, token: str) -> None:
-    from .services.artwork_pipeline import artwork_run_step
-
-    artwork_run_step(run_id=run_id, token=token)

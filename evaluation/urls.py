@@ -3,13 +3,7 @@
 from django.urls import path
 
 from . import apis
-from .apis import artwork_report as artwork_report_apis
-from .apis import artwork_runs as artwork_run_apis
-from .apis import artworks as artwork_apis
 from .apis import scoring as scoring_apis
-from .views import artwork_report as artwork_report_views
-from .views import artwork_runs as artwork_run_views
-from .views import artworks as artwork_views
 from .views import registry, report, results, runs
 from .views import scoring as scoring_views
 
@@ -38,20 +32,6 @@ urlpatterns = [
     path("scoring/<int:task_pk>/ratings/<int:pk>/draft/", scoring_views.draft, name="scoring_draft"),
     path("runs/<int:pk>/human-report/", report.human_report, name="human_report"),
     path("runs/<int:pk>/human-report/repeat/", report.human_report_repeat, name="human_report_repeat"),
-    # Artwork pipeline runs
-    path("artwork-runs/", artwork_run_views.artwork_run_list_page, name="artwork_run_list"),
-    path("artwork-runs/<int:pk>/", artwork_run_views.artwork_run_detail, name="artwork_run_detail"),
-    path("artwork-runs/<int:pk>/artworks/<int:artwork_pk>/", artwork_run_views.artwork_run_artwork,
-         name="artwork_run_artwork"),
-    # Artwork report
-    path("artwork-runs/<int:pk>/report/", artwork_report_views.artwork_report_page, name="artwork_report"),
-    path("artwork-runs/<int:pk>/export/", artwork_report_views.artwork_export, name="artwork_export"),
-    # Artwork collections
-    path("collections/", artwork_views.collection_list, name="collection_list"),
-    path("collections/import/", artwork_views.collection_import, name="collection_import"),
-    path("collections/<int:pk>/", artwork_views.collection_detail, name="collection_detail"),
-    path("collections/<int:pk>/artworks/<int:artwork_pk>/", artwork_views.artwork_detail, name="artwork_detail"),
-    path("collections/<int:pk>/artworks/<int:artwork_pk>/image/", artwork_views.artwork_image, name="artwork_image"),
 ]
 
 # Included by vivid_site under /api/evaluation/ with the namespace "evaluation-api".
@@ -72,16 +52,6 @@ api_urlpatterns = (
         path("scoring/tasks/<int:pk>/ratings/", scoring_apis.MyRatingListApi.as_view(), name="scoring_my_ratings"),
         path("scoring/ratings/<int:pk>/", scoring_apis.RatingSubmitApi.as_view(), name="scoring_rating"),
         path("runs/<int:pk>/human-report/", apis.HumanReportApi.as_view(), name="human_report"),
-        # Artwork collections
-        path("collections/", artwork_apis.CollectionListApi.as_view(), name="collection_list"),
-        path("collections/<int:pk>/", artwork_apis.CollectionDetailApi.as_view(), name="collection_detail"),
-        # Artwork pipeline runs
-        path("artwork-runs/", artwork_run_apis.ArtworkRunListApi.as_view(), name="artwork_run_list"),
-        path("artwork-runs/<int:pk>/", artwork_run_apis.ArtworkRunDetailApi.as_view(), name="artwork_run_detail"),
-        path("artwork-runs/<int:pk>/cancel/", artwork_run_apis.ArtworkRunCancelApi.as_view(), name="artwork_run_cancel"),
-        path("artwork-runs/<int:pk>/resume/", artwork_run_apis.ArtworkRunResumeApi.as_view(), name="artwork_run_resume"),
-        # Artwork report
-        path("artwork-runs/<int:pk>/report/", artwork_report_apis.ArtworkReportApi.as_view(), name="artwork_report"),
     ],
     "evaluation-api",
 )

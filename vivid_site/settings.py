@@ -103,6 +103,7 @@ INSTALLED_APPS = [
     "core",
     "annotation",
     "evaluation",
+    "artworks",
     "study",
     "vivid_site",
 ]

@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from annotation.urls import api_urlpatterns as annotation_api
+from artworks.urls import api_urlpatterns as artworks_api
 from core.apis.schema import SchemaApi, SchemaDocsApi
 from core.urls import api_urlpatterns as core_api
 from evaluation.urls import api_urlpatterns as evaluation_api
@@ -19,8 +20,10 @@ urlpatterns = [
     path("", include("core.urls")),
     path("", include("annotation.urls")),
     path("evaluation/", include("evaluation.urls")),
+    path("evaluation/", include("artworks.urls")),
     path("", include("study.urls")),
     path("api/evaluation/", include(evaluation_api)),
+    path("api/evaluation/", include(artworks_api)),
     path("api/study/", include((study_api, "study_api"))),
     path("api/", include((core_api + annotation_api, "api"))),
     path("api/schema/", SchemaApi.as_view(), name="api-schema"),

@@ -10,7 +10,7 @@ the same bytes, so writing it again changes nothing.
 import json
 from pathlib import Path
 
-from evaluation.demo.drawings import DRAWINGS, png
+from artworks.demo.drawings import DRAWINGS, png
 
 SLUG = "demo-artworks"
 LABEL = "DEMO ARTWORK – drawn by code"

@@ -1,0 +1,173 @@
+"""Artwork pipeline runs over the API: start, list, follow, cancel and resume (researchers only)."""
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import ValidationError
+from rest_framework.parsers import JSONParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from core.apis.common import MAX_INT32, ApiMixin, error_responses, paginated
+from core.apis.pagination import PageNumberPagination
+from core.permissions import IsResearcher
+from evaluation.models import ModelConfig
+
+from ..models import ArtworkCollection, ArtworkPipelineRun
+from ..selectors.pipeline import artwork_run_list, artwork_run_progress, artwork_runs_progress
+from ..services.pipeline import PipelineError, artwork_run_cancel, artwork_run_resume, artwork_run_start
+
+
+class ArtworkRunStepSerializer(serializers.Serializer):
+    step = serializers.CharField()
+    label = serializers.CharField()
+    total = serializers.IntegerField()
+    done = serializers.IntegerField()
+    failed = serializers.IntegerField()
+    pending = serializers.IntegerField()
+
+
+class ArtworkRunProgressSerializer(serializers.Serializer):
+    steps = ArtworkRunStepSerializer(many=True)
+    n_items = serializers.IntegerField()
+    n_finished = serializers.IntegerField()
+    n_failed = serializers.IntegerField()
+    percent = serializers.IntegerField()
+
+
+class ArtworkRunSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    collection = serializers.CharField(source="collection.name")
+    speaker = serializers.CharField(source="speaker.name")
+    listener = serializers.CharField(source="listener.name")
+    builder = serializers.CharField(
+        source="construction_model.name", help_text="Builds symbols, background, questions."
+    )
+    groups = serializers.ListField(child=serializers.CharField())
+    samples = serializers.IntegerField()
+    temperature = serializers.FloatField()
+    lam = serializers.FloatField(help_text="Eq. 5 lambda (0 = Eq. 4).")
+    word_limit = serializers.IntegerField()
+    limit = serializers.IntegerField(allow_null=True)
+    status = serializers.CharField()
+    error = serializers.CharField()
+    reproducibility = serializers.DictField(
+        help_text="Models, prompt hash, package versions, whether images were seen."
+    )
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    stalled = serializers.BooleanField(
+        source="progress.stalled",
+        help_text="Running, but nothing started or finished for EVAL_STALL_SECONDS "
+        "(its worker died): it can be resumed.",
+    )
+    progress = ArtworkRunProgressSerializer()
+
+
+class ArtworkRunCreateSerializer(serializers.Serializer):
+    collection = serializers.SlugRelatedField(slug_field="name", queryset=ArtworkCollection.objects.all())
+    speaker = serializers.SlugRelatedField(slug_field="name", queryset=ModelConfig.objects.all())
+    listener = serializers.SlugRelatedField(slug_field="name", queryset=ModelConfig.objects.all())
+    builder = serializers.SlugRelatedField(
+        slug_field="name",
+        queryset=ModelConfig.objects.all(),
+        required=False,
+        allow_null=True,
+        help_text="Default: the speaker.",
+    )
+    samples = serializers.IntegerField(min_value=1, max_value=50, default=10)
+    lam = serializers.FloatField(min_value=0.0, max_value=1.0, default=0.0)
+    limit = serializers.IntegerField(min_value=1, max_value=MAX_INT32, required=False, allow_null=True)
+    groups = serializers.ListField(child=serializers.CharField(), required=False)
+    max_tokens = serializers.IntegerField(min_value=1, max_value=8192, required=False, allow_null=True)
+
+
+class ArtworkRunResumeSerializer(serializers.Serializer):
+    retry_failed = serializers.BooleanField(default=False)
+
+
+def _detail(run: ArtworkPipelineRun, progress: dict | None = None) -> dict:
+    run.progress = progress if progress is not None else artwork_run_progress(run=run)
+    return ArtworkRunSerializer(run).data
+
+
+def _run_or_404(pk: int) -> ArtworkPipelineRun:
+    return get_object_or_404(artwork_run_list(), pk=pk)
+
+
+class ArtworkRunListApi(ApiMixin, APIView):
+    permission_classes = [IsResearcher]
+    # Nested lists and nulls have no form encoding: JSON only, so the schema promises no other body.
+    parser_classes = [JSONParser]
+
+    @extend_schema(
+        operation_id="evaluation_artwork_runs_list",
+        responses={200: paginated(ArtworkRunSerializer), **error_responses(401, 403, 404)},
+    )
+    def get(self, request):
+        paginator = PageNumberPagination()
+        runs = paginator.paginate_queryset(artwork_run_list(), request, view=self)
+        progress = artwork_runs_progress(runs=runs)
+        return paginator.get_paginated_response([_detail(run, progress[run.pk]) for run in runs])
+
+    @extend_schema(
+        operation_id="evaluation_artwork_runs_create",
+        request=ArtworkRunCreateSerializer,
+        responses={201: ArtworkRunSerializer, **error_responses(400, 401, 403)},
+        description="Start a pipeline run on a collection: every step not done yet, queued to a Celery worker.",
+    )
+    def post(self, request):
+        serializer = ArtworkRunCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            run = artwork_run_start(**serializer.validated_data, user=request.user)
+        except DjangoValidationError as exc:
+            raise ValidationError(exc.message_dict) from exc
+        return Response(_detail(_run_or_404(run.pk)), status=status.HTTP_201_CREATED)
+
+
+class ArtworkRunDetailApi(ApiMixin, APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        operation_id="evaluation_artwork_runs_retrieve",
+        responses={200: ArtworkRunSerializer, **error_responses(401, 403, 404)},
+    )
+    def get(self, request, pk: int):
+        return Response(_detail(_run_or_404(pk)))
+
+
+class ArtworkRunCancelApi(ApiMixin, APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        operation_id="evaluation_artwork_runs_cancel",
+        request=None,
+        responses={200: ArtworkRunSerializer, **error_responses(400, 401, 403, 404)},
+    )
+    def post(self, request, pk: int):
+        try:
+            run = artwork_run_cancel(run=_run_or_404(pk), user=request.user)
+        except PipelineError as exc:
+            raise ValidationError({"status": [str(exc)]}) from exc
+        return Response(_detail(run))
+
+
+class ArtworkRunResumeApi(ApiMixin, APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        operation_id="evaluation_artwork_runs_resume",
+        request=ArtworkRunResumeSerializer,
+        responses={200: ArtworkRunSerializer, **error_responses(400, 401, 403, 404)},
+    )
+    def post(self, request, pk: int):
+        serializer = ArtworkRunResumeSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            run = artwork_run_resume(run=_run_or_404(pk), user=request.user, **serializer.validated_data)
+        except PipelineError as exc:
+            raise ValidationError({"status": [str(exc)]}) from exc
+        return Response(_detail(run))

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ArtworksConfig(AppConfig):
+    name = "artworks"
+    verbose_name = "Artworks"

@@ -1,0 +1,1 @@
+"""Reads of the artworks app: collections, pipeline runs and their progress, the report (Table 1)."""

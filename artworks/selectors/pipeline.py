@@ -1,0 +1,128 @@
+"""Reads of the artwork pipeline runs: the list, progress per step, one artwork's candidates."""
+
+from django.conf import settings
+from django.db.models import Count, Max, Q
+from django.utils import timezone
+
+from evaluation.models import ItemStatus, RunStatus
+from evaluation.selectors import run_waiting_for_worker
+
+from ..models import ArtworkPipelineRun, ListenerAnswer, PipelineItem, PipelineStep, SpeakerCandidate
+
+
+def artwork_run_list():
+    return ArtworkPipelineRun.objects.select_related("collection", "speaker", "listener").order_by("-created_at")
+
+
+def artwork_run_progress(*, run: ArtworkPipelineRun) -> dict:
+    """Counts per step in pipeline order, and the totals."""
+    return artwork_runs_progress(runs=[run])[run.pk]
+
+
+def artwork_runs_progress(*, runs) -> dict[int, dict]:
+    """The progress of several runs in one query (the run list)."""
+    runs = list(runs)
+    by_run: dict[int, dict] = {run.pk: {} for run in runs}
+    counts = (
+        PipelineItem.objects.filter(run__in=list(by_run))
+        .values("run_id", "step")
+        .annotate(
+            total=Count("id"),
+            done=Count("id", filter=Q(status=ItemStatus.DONE)),
+            failed=Count("id", filter=Q(status=ItemStatus.FAILED)),
+            last_finished=Max("finished_at"),
+        )
+    )
+    for row in counts:
+        by_run[row["run_id"]][row["step"]] = row
+    progress = {pk: _progress(rows) for pk, rows in by_run.items()}
+    for run in runs:
+        progress[run.pk]["stalled"] = _stalled(run, by_run[run.pk], progress[run.pk])
+    return progress
+
+
+def _stalled(run: ArtworkPipelineRun, rows: dict, progress: dict) -> bool:
+    """The rule of evaluation runs (services.runs.run_is_stalled): running, items pending, and
+    nothing finished nor started for EVAL_STALL_SECONDS, which is what a dead worker looks like."""
+    if run.status != RunStatus.RUNNING or progress["n_finished"] >= progress["n_items"]:
+        return False
+    times = [row["last_finished"] for row in rows.values() if row["last_finished"]]
+    times += [t for t in (run.heartbeat_at, run.started_at, run.created_at) if t]
+    return (timezone.now() - max(times)).total_seconds() > settings.EVAL_STALL_SECONDS
+
+
+def artwork_run_waiting_for_worker(*, run: ArtworkPipelineRun) -> bool:
+    # Pipeline runs share the evaluation runs' statuses and queue times, so one rule serves both.
+    return run_waiting_for_worker(run=run)
+
+
+def artwork_run_is_stalled(*, run: ArtworkPipelineRun) -> bool:
+    return artwork_run_progress(run=run)["stalled"]
+
+
+def _progress(rows: dict) -> dict:
+    steps = []
+    for value, label in PipelineStep.choices:
+        row = rows.get(value)
+        if row:
+            steps.append(
+                {
+                    "step": value,
+                    "label": label,
+                    "total": row["total"],
+                    "done": row["done"],
+                    "failed": row["failed"],
+                    "pending": row["total"] - row["done"] - row["failed"],
+                }
+            )
+    total = sum(s["total"] for s in steps)
+    finished = sum(s["done"] + s["failed"] for s in steps)
+    return {
+        "steps": steps,
+        "n_items": total,
+        "n_finished": finished,
+        "n_failed": sum(s["failed"] for s in steps),
+        "percent": int(100 * finished / total) if total else 0,
+    }
+
+
+def artwork_run_failed_items(*, run: ArtworkPipelineRun):
+    return run.items.filter(status=ItemStatus.FAILED).select_related("artwork").order_by("id")
+
+
+def artwork_run_artworks(*, run: ArtworkPipelineRun):
+    ids = PipelineItem.objects.filter(run=run).values("artwork_id")
+    return run.collection.artworks.filter(pk__in=ids).order_by("position", "id")
+
+
+def artwork_run_artwork_detail(*, run: ArtworkPipelineRun, artwork) -> dict:
+    """Per listener group: the base description, every pragmatic sample with its scores,
+    and the listener's option scores per question and condition."""
+    candidates = list(SpeakerCandidate.objects.filter(run=run, artwork=artwork).order_by("group", "speaker", "index"))
+    answers = list(
+        ListenerAnswer.objects.filter(run=run, question__artwork=artwork)
+        .select_related("question")
+        .order_by("group", "question__type", "question__position", "condition")
+    )
+    items = list(PipelineItem.objects.filter(run=run, artwork=artwork).order_by("id"))
+    groups = []
+    for group in run.groups:
+        questions: dict = {}
+        for answer in (a for a in answers if a.group == group):
+            questions.setdefault(answer.question_id, {"question": answer.question, "answers": []})["answers"].append(
+                answer
+            )
+        groups.append(
+            {
+                "group": group,
+                "base": next((c for c in candidates if c.group == group and c.speaker == "base"), None),
+                "pragmatic": [c for c in candidates if c.group == group and c.speaker == "pragmatic"],
+                "questions": list(questions.values()),
+            }
+        )
+    return {
+        "groups": groups,
+        "items": items,
+        "elements": list(artwork.elements.order_by("position")),
+        "questions": list(artwork.questions.order_by("type", "position")),
+    }

@@ -1,0 +1,345 @@
+"""Starting, executing, cancelling and resuming an artwork pipeline run."""
+
+import logging
+import time
+import uuid
+
+from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Case, IntegerField, Value, When
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from evaluation.model_guard import model_refusal
+from evaluation.models import ItemStatus, ModelConfig, RunStatus
+from evaluation.providers import ProviderError, RetryableError
+from evaluation.services.runs import _package_versions
+
+from ... import prompts as artwork_prompts
+from ...models import ArtworkCollection, ArtworkPipelineRun, ArtworkQuestionType, PipelineItem, PipelineStep
+from ...selectors.pipeline import artwork_run_is_stalled
+from .messages import sees_images
+from .steps import CONSTRUCTION, ORDER, STEPS, StepError, unmet_need
+
+logger = logging.getLogger(__name__)
+DEFAULT_GROUPS = ("american", "chinese")
+
+
+class PipelineError(Exception):
+    pass
+
+
+def _model_facts(model: ModelConfig) -> dict:
+    return {"name": model.name, "provider": model.provider, "model_id": model.model_id, "base_url": model.base_url}
+
+
+@transaction.atomic
+def artwork_run_start(
+    *,
+    collection: ArtworkCollection,
+    speaker: ModelConfig,
+    listener: ModelConfig,
+    builder: ModelConfig | None = None,
+    samples: int = 10,
+    lam: float = 0.0,
+    limit: int | None = None,
+    groups=DEFAULT_GROUPS,
+    temperature: float = 1.0,
+    word_limit: int = 75,
+    max_tokens: int | None = None,
+    enqueue: bool = True,
+    user=None,
+) -> ArtworkPipelineRun:
+    """Create a run with an item for every step not done yet, and queue it.
+
+    Construction steps are skipped for an artwork that already has what they build
+    (elements, background, attuned or agnostic questions), e.g. reviewed by a researcher;
+    the speaker and listener steps run for every artwork and listener group.
+    ``max_tokens`` caps every request (a slow local model in a test or a demo). With
+    ``enqueue=False`` the caller executes the run itself (the CLI's --wait).
+    """
+    groups = [g.strip().lower() for g in groups if g and g.strip()]
+    errors = {}
+    if not groups:
+        errors["groups"] = _("at least one listener group")
+    if samples < 1:
+        errors["samples"] = _("at least 1")
+    if not 0 <= lam <= 1:
+        errors["lam"] = _("between 0 and 1")
+    if limit is not None and limit < 1:
+        errors["limit"] = _("at least 1")
+    if word_limit < 1:
+        errors["word_limit"] = _("at least 1")
+    for field, model in (("speaker", speaker), ("listener", listener), ("builder", builder)):
+        refusal = model_refusal(model) if model is not None else None
+        if refusal:
+            errors[field] = refusal
+    if errors:
+        raise ValidationError(errors)
+    artworks = list(collection.artworks.order_by("position", "id"))
+    if limit:
+        artworks = artworks[:limit]
+    if not artworks:
+        raise ValidationError({"collection": _("the collection has no artworks")})
+    run = ArtworkPipelineRun.objects.create(
+        collection=collection,
+        speaker=speaker,
+        listener=listener,
+        builder=builder,
+        groups=groups,
+        samples=samples,
+        temperature=temperature,
+        lam=lam,
+        word_limit=word_limit,
+        limit=limit,
+        created_by=user,
+        queued_at=timezone.now(),
+        reproducibility={
+            "speaker": _model_facts(speaker),
+            "listener": _model_facts(listener),
+            "builder": _model_facts(builder or speaker),
+            "image_seen": {
+                "builder": sees_images(builder or speaker),
+                "speaker": sees_images(speaker),
+                "listener": sees_images(listener),
+            },
+            "prompts_hash": artwork_prompts.prompts_hash(),
+            "max_tokens": max_tokens,
+            "packages": _package_versions(),
+        },
+    )
+    items = []
+    for artwork in artworks:
+        kinds = set(artwork.questions.values_list("type", flat=True))
+        todo = {
+            PipelineStep.SYMBOLS: not artwork.elements.exists(),
+            PipelineStep.BACKGROUND: not artwork.background.strip(),
+            PipelineStep.ATTUNED_QUESTIONS: ArtworkQuestionType.ATTUNED not in kinds,
+            PipelineStep.AGNOSTIC_QUESTIONS: ArtworkQuestionType.AGNOSTIC not in kinds,
+        }
+        items += [PipelineItem(run=run, artwork=artwork, step=step) for step, needed in todo.items() if needed]
+        for group in groups:
+            items += [
+                PipelineItem(run=run, artwork=artwork, step=step, group=group)
+                for step in (PipelineStep.BASE, PipelineStep.PRAGMATIC, PipelineStep.LISTENER)
+            ]
+    PipelineItem.objects.bulk_create(items)
+    if enqueue:
+        transaction.on_commit(lambda: _enqueue(run.pk))
+    return run
+
+
+def _enqueue(run_id: int) -> None:
+    from ...tasks import artwork_pipeline_task
+
+    artwork_pipeline_task.delay(run_id)
+
+
+def _next_pending(run_id: int) -> PipelineItem | None:
+    """The first pending item in step order, artworks in collection order within a step."""
+    rank = Case(*[When(step=step, then=Value(n)) for n, step in enumerate(ORDER)], output_field=IntegerField())
+    return (
+        PipelineItem.objects.filter(run_id=run_id, status=ItemStatus.PENDING)
+        .select_related("artwork")
+        .annotate(rank=rank)
+        .order_by("rank", "artwork__position", "artwork_id", "id")
+        .first()
+    )
+
+
+def _claim(run_id: int) -> str | None:
+    """Take a queued run for a new worker token; None when it is not queued (a redelivery)."""
+    token = uuid.uuid4().hex
+    now = timezone.now()
+    claimed = ArtworkPipelineRun.objects.filter(pk=run_id, status=RunStatus.QUEUED).update(
+        status=RunStatus.RUNNING, worker_token=token, heartbeat_at=now
+    )
+    if not claimed:
+        return None
+    ArtworkPipelineRun.objects.filter(pk=run_id, started_at=None).update(started_at=now)
+    return token
+
+
+def artwork_run_dispatch(*, run_id: int) -> None:
+    """Claim a queued run and start its chain of short step tasks (the Celery path)."""
+    token = _claim(run_id)
+    if token is not None:
+        _enqueue_step(run_id, token)
+
+
+def _enqueue_step(run_id: int, token: str) -> None:
+    from ...tasks import artwork_pipeline_step_task
+
+    artwork_pipeline_step_task.delay(run_id, token)
+
+
+def artwork_run_step(*, run_id: int, token: str) -> None:
+    """One short task of a run: items in order until ARTWORK_TASK_BUDGET_SECONDS is spent
+    (never past a quarter of the Celery soft time limit), then a fresh task takes over."""
+    budget = min(settings.ARTWORK_TASK_BUDGET_SECONDS, settings.CELERY_TASK_SOFT_TIME_LIMIT / 4)
+    if _work(run_id, token, budget=budget):
+        _enqueue_step(run_id, token)
+
+
+def artwork_run_execute(*, run_id: int, progress=None) -> ArtworkPipelineRun:
+    """Claim a queued run and process all its pending items in this process (the CLI's --wait).
+
+    ``progress`` (optional) is called with each finished item, for a command's progress bar.
+    """
+    token = _claim(run_id)
+    if token is not None:
+        _work(run_id, token, budget=None, progress=progress)
+    return ArtworkPipelineRun.objects.get(pk=run_id)
+
+
+def _work(run_id: int, token: str, *, budget: float | None, progress=None) -> bool:
+    """Process pending items until none is left or the budget is spent; True when more remain.
+
+    Before each item the heartbeat is written, which also checks the run is still running
+    and still this worker's: a cancel, or a resume that started another chain, stops it.
+    """
+    started = time.monotonic()
+    run = ArtworkPipelineRun.objects.select_related("speaker", "listener", "builder", "collection").get(pk=run_id)
+    while True:
+        owned = ArtworkPipelineRun.objects.filter(pk=run_id, status=RunStatus.RUNNING, worker_token=token).update(
+            heartbeat_at=timezone.now()
+        )
+        if not owned:
+            return False
+        item = _next_pending(run_id)
+        if item is None:
+            _finish(run_id)
+            return False
+        try:
+            _process(run, item)
+        except SoftTimeLimitExceeded:
+            # The item stays pending; the run fails at once (rather than waiting to look
+            # stalled), so Resume is offered and tries the item again.
+            ArtworkPipelineRun.objects.filter(pk=run_id, status=RunStatus.RUNNING, worker_token=token).update(
+                status=RunStatus.FAILED,
+                finished_at=timezone.now(),
+                error=_("The step “%(step)s” of artwork %(key)s ran past the task time limit; resume to try it again.")
+                % {"step": PipelineStep(item.step).label, "key": item.artwork.key},
+            )
+            raise
+        if progress is not None:
+            progress(item)
+        if budget is not None and time.monotonic() - started >= budget:
+            return True
+
+
+def _process(run: ArtworkPipelineRun, item: PipelineItem) -> None:
+    unmet = unmet_need(item)
+    if unmet:
+        _item_write(item, status=ItemStatus.FAILED, error=unmet, attempts=0)
+        return
+    try:
+        result = STEPS[item.step](run, item)
+    except StepError as exc:
+        _item_write(
+            item,
+            status=ItemStatus.FAILED,
+            error=str(exc),
+            response=exc.response,
+            messages=exc.messages,
+            attempts=exc.attempts,
+        )
+    except RetryableError as exc:
+        _item_write(item, status=ItemStatus.FAILED, error=_("gave up: %(error)s") % {"error": exc})
+    except ProviderError as exc:
+        _item_write(item, status=ItemStatus.FAILED, error=str(exc))
+    except SoftTimeLimitExceeded:
+        raise  # the task must end now; the item stays pending for a resume
+    except Exception as exc:  # noqa: BLE001 - one broken item must not stop the others
+        logger.exception("artwork pipeline item %s failed", item.pk)
+        _item_write(item, status=ItemStatus.FAILED, error=f"{type(exc).__name__}: {exc}")
+    else:
+        _item_write(
+            item,
+            status=ItemStatus.DONE,
+            response=result.response,
+            messages=result.messages,
+            attempts=result.attempts,
+            image_seen=result.image_seen,
+        )
+
+
+def _item_write(
+    item: PipelineItem,
+    *,
+    status: str,
+    error: str = "",
+    response: str = "",
+    messages=None,
+    attempts: int = 1,
+    image_seen: bool | None = None,
+) -> None:
+    PipelineItem.objects.filter(pk=item.pk, status=ItemStatus.PENDING).update(
+        status=status,
+        error=error[:4000],
+        response=response,
+        messages=messages or [],
+        attempts=attempts,
+        image_seen=image_seen,
+        finished_at=timezone.now(),
+    )
+
+
+def _finish(run_id: int) -> ArtworkPipelineRun:
+    """Done when nothing is pending; failed when a construction step failed for every artwork."""
+    items = PipelineItem.objects.filter(run_id=run_id)
+    if items.filter(status=ItemStatus.PENDING).exists():
+        return ArtworkPipelineRun.objects.get(pk=run_id)
+    error = ""
+    for step in CONSTRUCTION:
+        of_step = items.filter(step=step)
+        if of_step.exists() and not of_step.exclude(status=ItemStatus.FAILED).exists():
+            error = _("the step “%(step)s” failed for every artwork") % {"step": PipelineStep(step).label}
+            break
+    ArtworkPipelineRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
+        status=RunStatus.FAILED if error else RunStatus.DONE, error=error, finished_at=timezone.now()
+    )
+    return ArtworkPipelineRun.objects.get(pk=run_id)
+
+
+def artwork_run_cancel(*, run: ArtworkPipelineRun, user=None) -> ArtworkPipelineRun:
+    """Stop a queued or running run after the item in progress; finished items stay."""
+    changed = ArtworkPipelineRun.objects.filter(pk=run.pk, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).update(
+        status=RunStatus.CANCELLED, finished_at=timezone.now()
+    )
+    run.refresh_from_db()
+    if not changed:
+        raise PipelineError(
+            _("the run is %(status)s and cannot be cancelled") % {"status": run.get_status_display().lower()}
+        )
+    return run
+
+
+def artwork_run_resume(*, run: ArtworkPipelineRun, user=None, retry_failed: bool = False) -> ArtworkPipelineRun:
+    """Queue a cancelled, failed or stalled run again: its pending items (and with ``retry_failed``
+    its failed ones) are processed; every request answered before comes from the cache. The
+    new worker token stops a chain of a stalled run that was only slow."""
+    with transaction.atomic():
+        changed = ArtworkPipelineRun.objects.filter(
+            pk=run.pk, status__in=[RunStatus.CANCELLED, RunStatus.FAILED]
+        ).update(status=RunStatus.QUEUED, finished_at=None, error="", queued_at=timezone.now())
+        if not changed and artwork_run_is_stalled(run=run):
+            # A worker killed mid-run leaves it running; a live run is never executed twice.
+            changed = ArtworkPipelineRun.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(
+                status=RunStatus.QUEUED, queued_at=timezone.now()
+            )
+        if not changed and retry_failed:
+            changed = ArtworkPipelineRun.objects.filter(pk=run.pk, status=RunStatus.DONE).update(
+                status=RunStatus.QUEUED, finished_at=None, error="", queued_at=timezone.now()
+            )
+        run.refresh_from_db()
+        if not changed:
+            raise PipelineError(
+                _("the run is %(status)s and cannot be resumed") % {"status": run.get_status_display().lower()}
+            )
+        if retry_failed:
+            run.items.filter(status=ItemStatus.FAILED).update(status=ItemStatus.PENDING, error="")
+        transaction.on_commit(lambda: _enqueue(run.pk))
+    return run

@@ -1,0 +1,142 @@
+"""Artwork pipeline runs: the list with the new-run form, the live progress page (cancel,
+resume, failed items with their kept replies) and one artwork's candidates and scores."""
+
+from django import forms
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_GET, require_http_methods
+
+from core.decorators import role_required
+from core.http import add_service_errors
+from core.roles import RESEARCHER
+from evaluation.models import ModelConfig, RunStatus
+from evaluation.views.runs import worker_hint_context
+
+from ..models import ArtworkCollection
+from ..selectors.pipeline import (
+    artwork_run_artwork_detail,
+    artwork_run_artworks,
+    artwork_run_failed_items,
+    artwork_run_list,
+    artwork_run_progress,
+    artwork_run_waiting_for_worker,
+    artwork_runs_progress,
+)
+from ..services.pipeline import PipelineError, artwork_run_cancel, artwork_run_resume, artwork_run_start
+
+ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
+
+
+class ArtworkRunForm(forms.Form):
+    collection = forms.ModelChoiceField(
+        queryset=ArtworkCollection.objects.order_by("name"), label=gettext_lazy("Collection")
+    )
+    speaker = forms.ModelChoiceField(
+        queryset=ModelConfig.objects.order_by("name"),
+        label=gettext_lazy("Speaker model"),
+        help_text=gettext_lazy("Writes the descriptions."),
+    )
+    listener = forms.ModelChoiceField(
+        queryset=ModelConfig.objects.order_by("name"),
+        label=gettext_lazy("Listener model"),
+        help_text=gettext_lazy("The simulated listener; the paper uses another model."),
+    )
+    builder = forms.ModelChoiceField(
+        queryset=ModelConfig.objects.order_by("name"),
+        required=False,
+        label=gettext_lazy("Question builder model"),
+        help_text=gettext_lazy(
+            "Builds the symbols, background and questions the artworks do not have yet; empty: the speaker."
+        ),
+    )
+    samples = forms.IntegerField(min_value=1, max_value=50, initial=10, label=gettext_lazy("Pragmatic samples"))
+    lam = forms.FloatField(
+        min_value=0,
+        max_value=1,
+        initial=0.0,
+        label=gettext_lazy("Lambda (Eq. 5)"),
+        help_text=gettext_lazy("Weight of the description's own likelihood; 0 is Eq. 4."),
+    )
+    limit = forms.IntegerField(min_value=1, required=False, label=gettext_lazy("Only the first N artworks"))
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(RESEARCHER)
+def artwork_run_list_page(request):
+    form = ArtworkRunForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            run = artwork_run_start(
+                collection=data["collection"],
+                speaker=data["speaker"],
+                listener=data["listener"],
+                builder=data["builder"],
+                samples=data["samples"],
+                lam=data["lam"],
+                limit=data["limit"],
+                user=request.user,
+            )
+        except ValidationError as exc:
+            add_service_errors(form, exc)
+        else:
+            messages.success(request, _("Pipeline run #%(id)s started.") % {"id": run.pk})
+            return redirect("evaluation:artwork_run_detail", pk=run.pk)
+    runs = list(artwork_run_list()[:100])
+    progress = artwork_runs_progress(runs=runs)
+    rows = [{"run": run, **progress[run.pk]} for run in runs]
+    status = 400 if request.method == "POST" else 200
+    return render(request, "evaluation/artwork_run_list.html", {"rows": rows, "form": form}, status=status)
+
+
+def _detail_context(run) -> dict:
+    """Everything on the run page that a worker changes: progress, hints, times and failed items."""
+    progress = artwork_run_progress(run=run)
+    progress["no_worker"] = artwork_run_waiting_for_worker(run=run)
+    return {
+        "run": run,
+        "progress": progress,
+        "polling": run.status in ACTIVE,
+        **worker_hint_context(),
+        "failed_items": artwork_run_failed_items(run=run)[:200],
+    }
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(RESEARCHER)
+def artwork_run_detail(request, pk: int):
+    run = get_object_or_404(artwork_run_list(), pk=pk)
+    if request.method == "POST":
+        action = request.POST.get("action")
+        try:
+            if action == "cancel":
+                artwork_run_cancel(run=run, user=request.user)
+                messages.success(request, _("The run was cancelled."))
+            elif action == "resume":
+                artwork_run_resume(run=run, user=request.user, retry_failed=bool(request.POST.get("retry_failed")))
+                messages.success(request, _("The run was queued again."))
+            else:
+                messages.error(request, _("Unknown action."))
+        except PipelineError as exc:
+            messages.error(request, str(exc))
+        return redirect("evaluation:artwork_run_detail", pk=run.pk)
+    context = _detail_context(run)
+    if request.htmx and not request.htmx.history_restore_request:
+        # The poll: the progress section, and out of band the times and failed items, so no
+        # part of the page waits for a reload; the answer after the run ends has no trigger.
+        context["finished_now"] = not context["polling"]
+        return render(request, "evaluation/artwork_run_detail.html#artwork-run-live", context)
+    context["artworks"] = artwork_run_artworks(run=run)
+    return render(request, "evaluation/artwork_run_detail.html", context)
+
+
+@require_GET
+@role_required(RESEARCHER)
+def artwork_run_artwork(request, pk: int, artwork_pk: int):
+    run = get_object_or_404(artwork_run_list(), pk=pk)
+    artwork = get_object_or_404(artwork_run_artworks(run=run), pk=artwork_pk)
+    context = {"run": run, "artwork": artwork, **artwork_run_artwork_detail(run=run, artwork=artwork)}
+    return render(request, "evaluation/artwork_run_artwork.html", context)
