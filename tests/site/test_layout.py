@@ -1,0 +1,111 @@
+"""The shape every app keeps (README, Layout): one-way dependencies, the same modules, queries in selectors.
+
+Read from the source with ``ast``, so a new module is held to the rules the day it is written.
+"""
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+# Lowest first: an app may import the apps before it, never one after it.
+LAYERS = ("core", "annotation", "evaluation", "artworks", "study")
+# The survey needs no corpus: study skips annotation although it sits above it.
+FORBIDDEN = {("study", "annotation")}
+DOMAIN_MODULES = ("models", "services", "selectors", "views", "apis", "forms", "tasks", "urls", "admin")
+CORE_MODULES = ("models", "services", "selectors", "views", "apis", "forms", "urls")
+LAYER_MODULES = set(DOMAIN_MODULES)
+FLAT_SUFFIXED = re.compile(rf"^({'|'.join(DOMAIN_MODULES)})_\w+\.py$")
+
+
+def _modules(app: str):
+    for path in sorted((ROOT / app).rglob("*.py")):
+        if "migrations" in path.parts:
+            continue
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        yield path, name, path.name == "__init__.py"
+
+
+def _imports(path: Path, module: str, is_package: bool):
+    """(absolute module imported, names imported from it, line) for every import of a file."""
+    package = module if is_package else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, [], node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, base] if base else anchor)
+            yield base, [alias.name for alias in node.names], node.lineno
+
+
+def _all_imports():
+    for app in LAYERS:
+        for path, module, is_package in _modules(app):
+            for target, names, line in _imports(path, module, is_package):
+                yield app, path.relative_to(ROOT), module, target, names, line
+
+
+def test_it_keeps_every_app_dependency_one_way():
+    wrong = []
+    for app, path, _module, target, _names, line in _all_imports():
+        top = target.split(".")[0]
+        if top not in LAYERS or top == app:
+            continue
+        if LAYERS.index(top) > LAYERS.index(app) or (app, top) in FORBIDDEN:
+            wrong.append(f"{path}:{line} ({app} imports {target})")
+    assert wrong == []
+
+
+def test_it_gives_every_app_the_same_modules():
+    missing = []
+    for app in LAYERS:
+        wanted = CORE_MODULES if app == "core" else DOMAIN_MODULES
+        for module in wanted:
+            if not (ROOT / app / f"{module}.py").exists() and not (ROOT / app / module / "__init__.py").exists():
+                missing.append(f"{app}.{module}")
+    assert missing == []
+
+
+def test_it_has_no_flat_suffixed_modules():
+    flat = [str(path.relative_to(ROOT)) for app in LAYERS for path in (ROOT / app).glob("*.py")]
+    assert [path for path in flat if FLAT_SUFFIXED.match(Path(path).name)] == []
+
+
+def test_it_never_lets_an_api_import_a_view():
+    wrong = [
+        f"{path}:{line} imports {target}"
+        for _app, path, module, target, _names, line in _all_imports()
+        if ".apis" in f".{module}" and target.split(".")[0] in LAYERS and re.search(r"(^|\.)views(\.|$)", target)
+    ]
+    assert wrong == []
+
+
+def test_it_never_imports_another_modules_private_names():
+    wrong = [
+        f"{path}:{line} imports {name} from {target}"
+        for _app, path, module, target, names, line in _all_imports()
+        for name in names
+        if name.startswith("_") and not name.startswith("__") and target != module
+    ]
+    assert wrong == []
+
+
+@pytest.mark.parametrize("layer", ["views", "apis"])
+def test_it_keeps_queries_in_selectors(layer):
+    """A view or API asks a selector; ``Model.objects`` there means a query written in the wrong place."""
+    wrong = []
+    for app in LAYERS:
+        for path, module, _is_package in _modules(app):
+            if f".{layer}" not in f".{module}":
+                continue
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Attribute) and node.attr == "objects":
+                    wrong.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert wrong == []
