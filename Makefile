@@ -65,7 +65,9 @@ test-postgres:
 	  echo "REQUIRE_SERVICES=1 but PostgreSQL is not reachable at $(PG_URL)"; exit 1; \
 	else echo "PostgreSQL not reachable at $(PG_URL): skipping the PostgreSQL run"; fi
 
+# CI runs this before the tests: the formatting and the wider rule set of pyproject.toml.
 lint: install
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/ruff check .
 
 bench: install
