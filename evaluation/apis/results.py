@@ -14,7 +14,7 @@ from core.permissions import IsResearcher
 
 from .. import selectors
 from ..models import ModelConfig
-from ..services.runs import JUDGE_STRATEGIES
+from ..prompts import JUDGE_STRATEGIES
 from ..views.tables import results_csv
 
 TABLES = ("theme", "trait", "classification")

@@ -25,7 +25,7 @@ from core.permissions import IsResearcher
 
 from .. import selectors, services
 from ..models import ItemStatus, ModelConfig, Run, RunItem, RunKind, RunStatus
-from ..services.runs import CLASSIFICATION_TASKS, GENERATION_PROMPTS, JUDGE_STRATEGIES
+from ..prompts import CLASSIFICATION_TASKS, GENERATION_PROMPTS, JUDGE_STRATEGIES
 from ..views.tables import report_csv
 
 PROMPT_NAMES = {

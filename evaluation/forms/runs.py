@@ -6,7 +6,8 @@ from django.utils.translation import gettext_lazy as _
 from annotation.models import Dataset, DatasetVersion
 
 from ..models import ModelConfig, Run, RunKind
-from ..services.runs import CLASSIFICATION_TASKS, GENERATION_DEFAULTS, GENERATION_PROMPTS, JUDGE_STRATEGIES
+from ..prompts import CLASSIFICATION_TASKS, GENERATION_PROMPTS, JUDGE_STRATEGIES
+from ..services.runs import GENERATION_DEFAULTS
 
 
 class _RunForm(forms.Form):

@@ -5,6 +5,7 @@ model's concurrency lease and requests-per-minute pacing shared with every worke
 retries with exponential backoff and full jitter that honour Retry-After.
 """
 
+import contextlib
 import hashlib
 import math
 import time
@@ -15,7 +16,8 @@ from django.db import IntegrityError
 from ..model_guard import model_refusal
 from ..models import ModelConfig, ResponseCache
 from ..providers import ClientError, Completion, RetryableError, provider_for
-from .runs import SlotLease, _cache_store, backoff_delay, cache_key, model_throttle_wait
+from .runs.cache import cache_key, response_cache_store
+from .runs.throttle import SlotLease, backoff_delay, model_throttle_wait
 
 
 def model_complete(
@@ -54,7 +56,7 @@ def model_completion(
     if cached is not None:
         return Completion(**cached), True
     completion = _request(model, messages, params)
-    _cache_store(key, completion)
+    response_cache_store(key, completion)
     return completion, False
 
 
@@ -72,10 +74,8 @@ def model_choice_logprobs(*, model: ModelConfig, messages: list[dict], choices: 
     found = _request(model, messages, params, choices=choices)
     # JSON (and PostgreSQL's jsonb) has no -Infinity: an unseen choice is stored as null.
     stored = {c: (None if v == -math.inf else v) for c, v in found.items()}
-    try:
+    with contextlib.suppress(IntegrityError):  # another worker asked the same first
         ResponseCache.objects.create(key=key, response={"choices": stored})
-    except IntegrityError:
-        pass  # another worker asked the same first
     return found
 
 

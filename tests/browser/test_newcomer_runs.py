@@ -15,7 +15,7 @@ from annotation.models import Dataset
 from annotation.services import expression_import
 from evaluation.models import ItemStatus, Run, RunItem, RunKind, RunPhase, RunStatus
 from evaluation.services import model_add, run_execute, run_start
-from evaluation.services import runs as runs_module
+from evaluation.services.runs import lifecycle as runs_lifecycle
 from evaluation.views.runs import WORKER_COMMAND
 from tests.evaluation.fake_openai import FakeOpenAI
 
@@ -38,7 +38,7 @@ def dataset():
 @pytest.fixture
 def no_worker(monkeypatch):
     """Runs start queued and stay so: nothing is sent to a broker, as when no worker listens."""
-    monkeypatch.setattr(runs_module, "_enqueue_execute", lambda run_id: None)
+    monkeypatch.setattr(runs_lifecycle, "run_execute_enqueue", lambda run_id: None)
 
 
 def _queued_run(dataset, base_url: str) -> Run:

@@ -14,7 +14,7 @@ from annotation.services import expression_import
 from evaluation.models import ItemStatus, ModelConfig, PromptTemplate, Run, RunItem, RunKind, RunStatus
 from evaluation.providers import Completion
 from evaluation.services import model_add, run_start
-from evaluation.services import runs as runs_module
+from evaluation.services.runs import execution as runs_execution
 
 pytestmark = pytest.mark.django_db
 
@@ -68,7 +68,7 @@ def dataset(db):
 @pytest.fixture
 def provider(monkeypatch):
     fake = FakeProvider()
-    monkeypatch.setattr(runs_module, "provider_for", lambda model: fake)
+    monkeypatch.setattr(runs_execution, "provider_for", lambda model: fake)
     return fake
 
 

@@ -13,7 +13,8 @@ from annotation.models import Dataset
 from annotation.services import expression_import
 from evaluation.models import ItemStatus, Run, RunItem, RunStatus
 from evaluation.services import model_add, run_chunk, run_execute, run_resume, run_start
-from evaluation.services import runs as runs_module
+from evaluation.services.runs import execution as runs_execution
+from evaluation.services.runs import lifecycle as runs_lifecycle
 from evaluation.services.runs import run_fingerprint_record
 
 pytestmark = pytest.mark.django_db
@@ -42,7 +43,7 @@ def run(dataset, fake_openai):
 
 def hook_first_request(monkeypatch, action):
     """Call ``action`` once, from inside the first request a chunk sends (the chunk holds its claims then)."""
-    real_provider_for = runs_module.provider_for
+    real_provider_for = runs_execution.provider_for
     fired = []
 
     def provider_for(model):
@@ -58,7 +59,7 @@ def hook_first_request(monkeypatch, action):
         provider.complete = hooked
         return provider
 
-    monkeypatch.setattr(runs_module, "provider_for", provider_for)
+    monkeypatch.setattr(runs_execution, "provider_for", provider_for)
     return fired
 
 
@@ -136,7 +137,7 @@ def test_it_records_a_fingerprint_without_losing_one_written_meanwhile(eager, ru
         facts = Run.objects.get(pk=run.pk).reproducibility
         Run.objects.filter(pk=run.pk).update(reproducibility={**facts, "fingerprints": ["fp_other"]})
 
-    real_provider_for = runs_module.provider_for
+    real_provider_for = runs_execution.provider_for
 
     def provider_for(model):
         provider = real_provider_for(model)
@@ -149,7 +150,7 @@ def test_it_records_a_fingerprint_without_losing_one_written_meanwhile(eager, ru
         provider.describe = hooked
         return provider
 
-    monkeypatch.setattr(runs_module, "provider_for", provider_for)
+    monkeypatch.setattr(runs_execution, "provider_for", provider_for)
     run_execute(run_id=run.pk)
     facts = Run.objects.get(pk=run.pk).reproducibility
     assert sorted(facts["fingerprints"]) == ["fp_fake_0001", "fp_other"]
@@ -168,7 +169,7 @@ def test_it_records_each_fingerprint_once(run):
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_it_keeps_every_fingerprint_recorded_by_concurrent_chunks(dataset, fake_openai, monkeypatch):
-    monkeypatch.setattr(runs_module, "_enqueue_execute", lambda run_id: None)
+    monkeypatch.setattr(runs_lifecycle, "run_execute_enqueue", lambda run_id: None)
     model = model_add(name="concurrent", provider="openai", base_url=fake_openai.base_url, model_id="m")
     run = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=dataset)
     n = 8

@@ -13,7 +13,8 @@ from evaluation import selectors
 from evaluation.models import ItemStatus, Run, RunItem, RunKind, RunPhase, RunStatus
 from evaluation.providers import Completion
 from evaluation.services import model_add, run_cancel, run_resume, run_start
-from evaluation.services import runs as runs_module
+from evaluation.services.runs import execution as runs_execution
+from evaluation.services.runs import lifecycle as runs_lifecycle
 
 CORPUS = "expression,explanation\nNước chảy đá mòn,Kiên trì\nĂn cháo đá bát,Vô ơn\n"
 
@@ -87,7 +88,7 @@ def test_it_says_no_worker_has_picked_the_run_up_only_after_the_setting(research
 
 
 def test_it_counts_the_wait_for_a_worker_from_a_resume_not_from_the_runs_creation(queued_run, settings, monkeypatch):
-    monkeypatch.setattr(runs_module, "_enqueue_execute", lambda run_id: None)
+    monkeypatch.setattr(runs_lifecycle, "run_execute_enqueue", lambda run_id: None)
     Run.objects.filter(pk=queued_run.pk).update(created_at=timezone.now() - timedelta(hours=1))
     run_cancel(run=queued_run)
     run = run_resume(run=queued_run)
@@ -124,9 +125,9 @@ def test_it_records_the_model_loading_phase_on_the_run_while_the_worker_loads(
     queued_run, monkeypatch, researcher_client
 ):
     provider = LoadingProvider(queued_run.pk)
-    monkeypatch.setattr(runs_module, "provider_for", lambda model: provider)
+    monkeypatch.setattr(runs_execution, "provider_for", lambda model: provider)
     Run.objects.filter(pk=queued_run.pk).update(status=RunStatus.RUNNING)
-    runs_module.run_chunk(run_id=queued_run.pk, item_ids=list(queued_run.items.values_list("id", flat=True)))
+    runs_execution.run_chunk(run_id=queued_run.pk, item_ids=list(queued_run.items.values_list("id", flat=True)))
     queued_run.refresh_from_db()
     assert provider.phase_while_loading == RunPhase.LOADING_MODEL
     assert queued_run.phase == RunPhase.NONE and queued_run.status == RunStatus.DONE

@@ -15,7 +15,7 @@ from evaluation.models import ItemStatus, ModelConfig, ResponseCache, Run, RunSt
 from evaluation.providers import ClientError, Completion, RetryableError
 from evaluation.selectors import run_progress, run_report
 from evaluation.services import model_add, run_cancel, run_chunk, run_resume, run_start
-from evaluation.services import runs as runs_module
+from evaluation.services.runs import execution as runs_execution
 
 pytestmark = pytest.mark.django_db
 
@@ -89,9 +89,9 @@ def dataset():
 @pytest.fixture
 def provider(monkeypatch):
     fake = FakeProvider()
-    monkeypatch.setattr(runs_module, "provider_for", lambda model: fake)
+    monkeypatch.setattr(runs_execution, "provider_for", lambda model: fake)
     monkeypatch.setattr(
-        runs_module.time, "sleep", lambda seconds: fake.calls.append({"slept": seconds}) if seconds >= 0.05 else None
+        time, "sleep", lambda seconds: fake.calls.append({"slept": seconds}) if seconds >= 0.05 else None
     )
     return fake
 

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from evaluation.models import ModelConfig, Run, RunKind
-from evaluation.services.runs import JUDGE_STRATEGIES
+from evaluation.prompts import JUDGE_STRATEGIES
 
 from ._runs import add_common_arguments, prepare, wait_for
 from .run_generation import lookup, start

@@ -1,242 +1,33 @@
-"""Runs: generation, judging and classification, executed by Celery workers.
+"""Run execution: a run's items fan out in chunks that workers claim, and each item is sent once.
 
-A run's items fan out in chunks. Each request goes through the persistent
-response cache, a concurrency lease shared by every worker, requests-per-minute
-pacing, and retries with exponential backoff and jitter that honour
-Retry-After. Each item is written once (guarded by its status), so a worker
-killed mid-run leaves nothing half done and a resume sends no request twice.
+Each request goes through the persistent response cache, a concurrency lease shared by every
+worker, requests-per-minute pacing, and retries with exponential backoff and jitter that honour
+Retry-After. Each item is written once (guarded by its status), so a worker killed mid-run leaves
+nothing half done and a resume sends no request twice.
 """
 
 import collections
-import hashlib
 import json
-import logging
-import random
 import threading
 import time
 import uuid
 from datetime import timedelta
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
-from django.db import IntegrityError, connection, connections, transaction
-from django.db.models import Q, Subquery, Sum
+from django.db import connection, connections
+from django.db.models import Q, Sum
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from annotation.models import Dataset, DatasetVersion, Expression
+from annotation.models import Expression
 
-from ..model_guard import model_refusal
-from ..models import (
-    ItemStatus,
-    ModelConfig,
-    ModelSlot,
-    ModelThrottle,
-    PromptKind,
-    PromptTemplate,
-    ResponseCache,
-    Run,
-    RunItem,
-    RunKind,
-    RunPhase,
-    RunStatus,
-)
-from ..providers import ClientError, Completion, ProviderError, RetryableError, provider_for
-
-logger = logging.getLogger(__name__)
-
-JUDGE_STRATEGIES = ("zero-shot", "demonstration", "cot", "aspect")
-GENERATION_PROMPTS = ("zero-shot", "few-shot")
-CLASSIFICATION_TASKS = ("topic", "traits")
-# Appendix C: generation at temperature 0.7 and 150 tokens; the judge at temperature 0.
-GENERATION_DEFAULTS = {"temperature": 0.7, "max_tokens": 150, "seed": 0}
-JUDGE_DEFAULTS = {"temperature": 0.0, "max_tokens": 10, "seed": 0}
-COT_MAX_TOKENS = 400
-CLASSIFICATION_DEFAULTS = {"temperature": 0.0, "max_tokens": 10, "seed": 0}
+from ...models import ItemStatus, Run, RunItem, RunKind, RunPhase, RunStatus
+from ...providers import ClientError, Completion, ProviderError, RetryableError, provider_for
+from .cache import cache_key, response_cache_lookup, response_cache_store
+from .throttle import SlotLease, backoff_delay, model_throttle_wait
 
 
-class RunError(Exception):
-    pass
-
-
-def _latest_prompt(kind: str, name: str) -> PromptTemplate:
-    prompt = PromptTemplate.objects.filter(kind=kind, name=name).order_by("-builtin", "-created_at").first()
-    if prompt is None:
-        raise ValidationError({"prompt": _("no %(kind)s prompt named '%(name)s'") % {"kind": kind, "name": name}})
-    return prompt
-
-
-def _package_versions() -> dict:
-    from importlib.metadata import PackageNotFoundError, version
-
-    versions = {}
-    for package in ("django", "celery", "openai", "transformers", "torch"):
-        try:
-            versions[package] = version(package)
-        except PackageNotFoundError:
-            continue
-    return versions
-
-
-@transaction.atomic
-def run_start(
-    *,
-    kind: str,
-    model: ModelConfig,
-    prompt_name: str,
-    dataset: Dataset | None = None,
-    version: DatasetVersion | None = None,
-    source_run: Run | None = None,
-    params: dict | None = None,
-    limit: int | None = None,
-    user=None,
-) -> Run:
-    """Create a run and its items, and queue it.
-
-    generation: ``prompt_name`` zero-shot|few-shot over a dataset or a frozen version;
-    judge: ``prompt_name`` is the strategy, over the done items of ``source_run``;
-    classification: ``prompt_name`` is the task, topic|traits, over items with gold labels.
-    """
-    if kind == RunKind.GENERATION:
-        if prompt_name not in GENERATION_PROMPTS:
-            raise ValidationError({"prompt": _("zero-shot or few-shot")})
-        prompt = _latest_prompt(PromptKind.GENERATION, prompt_name)
-        defaults = GENERATION_DEFAULTS
-    elif kind == RunKind.JUDGE:
-        if prompt_name not in JUDGE_STRATEGIES:
-            raise ValidationError({"strategy": _("one of %(values)s") % {"values": ", ".join(JUDGE_STRATEGIES)}})
-        if source_run is None or source_run.kind != RunKind.GENERATION:
-            raise ValidationError({"source_run": _("a judge run scores a generation run")})
-        prompt = _latest_prompt(PromptKind.JUDGE, prompt_name)
-        defaults = {**JUDGE_DEFAULTS, "max_tokens": COT_MAX_TOKENS if prompt_name == "cot" else 10}
-        dataset = source_run.dataset
-    elif kind == RunKind.CLASSIFICATION:
-        if prompt_name not in CLASSIFICATION_TASKS:
-            raise ValidationError({"task": _("topic or traits")})
-        prompt = _latest_prompt(PromptKind.CLASSIFICATION, prompt_name)
-        defaults = CLASSIFICATION_DEFAULTS
-    else:
-        raise ValidationError({"kind": _("one of %(values)s") % {"values": ", ".join(RunKind.values)}})
-    if version is not None:
-        dataset = version.round.dataset
-    if dataset is None:
-        raise ValidationError({"dataset": _("a run needs a dataset or a frozen version")})
-    if limit is not None and limit < 1:
-        raise ValidationError({"limit": _("at least 1")})
-    refusal = model_refusal(model)
-    if refusal:
-        raise ValidationError({"model": refusal})
-
-    run = Run.objects.create(
-        kind=kind,
-        model=model,
-        prompt=prompt,
-        dataset=dataset,
-        version=version,
-        source_run=source_run,
-        strategy=prompt_name,
-        params={**defaults, **(params or {})},
-        limit=limit,
-        created_by=user,
-        queued_at=timezone.now(),
-        reproducibility={
-            "model_name": model.name,
-            "provider": model.provider,
-            "model_id": model.model_id,
-            "base_url": model.base_url,
-            "prompt_hash": prompt.content_hash,
-            "prompt_reference": prompt.reference,
-            "packages": _package_versions(),
-        },
-    )
-    if kind == RunKind.JUDGE:
-        sources = source_run.items.filter(status=ItemStatus.DONE).order_by("id")
-        if limit:
-            sources = sources[:limit]
-        RunItem.objects.bulk_create(
-            [RunItem(run=run, expression_id=s.expression_id, source_item=s) for s in sources], batch_size=1000
-        )
-    else:
-        expressions = _run_expressions(dataset=dataset, version=version, kind=kind, task=prompt_name)
-        if limit:
-            expressions = expressions[:limit]
-        RunItem.objects.bulk_create([RunItem(run=run, expression_id=eid) for eid in expressions], batch_size=1000)
-    if not run.items.exists():
-        raise ValidationError({"items": _("the run would have no items")})
-    transaction.on_commit(lambda: _enqueue_execute(run.pk))
-    return run
-
-
-def _run_expressions(*, dataset, version, kind, task) -> list[int]:
-    if version is not None:
-        ids = list(version.items.exclude(expression=None).order_by("id").values_list("expression_id", flat=True))
-    else:
-        ids = list(dataset.expressions.order_by("id").values_list("id", flat=True))
-    if kind == RunKind.CLASSIFICATION and task == "topic" and version is None:
-        with_theme = set(Expression.objects.filter(pk__in=ids, theme__isnull=False).values_list("id", flat=True))
-        ids = [i for i in ids if i in with_theme]
-    return ids
-
-
-def _enqueue_execute(run_id: int) -> None:
-    from ..tasks import run_execute_task
-
-    run_execute_task.delay(run_id)
-
-
-def run_cancel(*, run: Run, user=None) -> Run:
-    """Stop a queued or running run; items already written stay."""
-    changed = Run.objects.filter(pk=run.pk, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).update(
-        status=RunStatus.CANCELLED, finished_at=timezone.now()
-    )
-    run.refresh_from_db()
-    if not changed:
-        raise RunError(
-            _("the run is %(status)s and cannot be cancelled") % {"status": run.get_status_display().lower()}
-        )
-    return run
-
-
-def run_resume(*, run: Run, user=None, retry_failed: bool = False) -> Run:
-    """Queue a run again: only its pending items are sent (the cache covers the rest).
-
-    A cancelled or failed run resumes at once; a running run only when it has
-    stalled (no item finished for EVAL_STALL_SECONDS), which is what a worker
-    killed mid-run looks like, so a live run is never fanned out twice.
-    """
-    with transaction.atomic():
-        changed = Run.objects.filter(pk=run.pk, status__in=[RunStatus.CANCELLED, RunStatus.FAILED]).update(
-            status=RunStatus.QUEUED, finished_at=None, error="", queued_at=timezone.now(), phase=RunPhase.NONE
-        )
-        if not changed and run_is_stalled(run=run):
-            changed = Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(
-                status=RunStatus.QUEUED, queued_at=timezone.now(), phase=RunPhase.NONE
-            )
-        run.refresh_from_db()
-        if not changed:
-            raise RunError(
-                _("the run is %(status)s and cannot be resumed") % {"status": run.get_status_display().lower()}
-            )
-        if retry_failed:
-            run.items.filter(status=ItemStatus.FAILED).update(status=ItemStatus.PENDING, error="")
-        # Claims a dead chunk left behind, judged by this process's EVAL_STALL_SECONDS: the
-        # worker that fans out may be configured otherwise. Live chunks renew theirs.
-        expired = timezone.now() - timedelta(seconds=settings.EVAL_STALL_SECONDS)
-        run.items.filter(status=ItemStatus.PENDING, claimed_at__lt=expired).update(claim_token="", claimed_at=None)
-        transaction.on_commit(lambda: _enqueue_execute(run.pk))
-    return run
-
-
-def run_is_stalled(*, run: Run) -> bool:
-    """A running run with pending items and no item finished for EVAL_STALL_SECONDS."""
-    if run.status != RunStatus.RUNNING or not run.items.filter(status=ItemStatus.PENDING).exists():
-        return False
-    last = run.items.exclude(finished_at=None).order_by("-finished_at").values_list("finished_at", flat=True).first()
-    since = last or run.started_at or run.created_at
-    return (timezone.now() - since).total_seconds() > settings.EVAL_STALL_SECONDS
-
-
-def _claimable() -> Q:
+def claimable_items() -> Q:
     """A pending item no live chunk works on: never claimed, released, or claimed by a chunk
     that has not renewed its claim for EVAL_STALL_SECONDS (its worker died)."""
     expired = timezone.now() - timedelta(seconds=settings.EVAL_STALL_SECONDS)
@@ -254,18 +45,18 @@ def run_execute(*, run_id: int) -> None:
     run = Run.objects.get(pk=run_id)
     if not claimed and run.status != RunStatus.RUNNING:
         return
-    pending = list(run.items.filter(_claimable()).order_by("id").values_list("id", flat=True))
+    pending = list(run.items.filter(claimable_items()).order_by("id").values_list("id", flat=True))
     if not pending:
-        _run_finish(run_id)
+        run_finish(run_id)
         return
-    from ..tasks import run_chunk_task
+    from ...tasks import run_chunk_task
 
     size = settings.EVAL_CHUNK_SIZE
     for start in range(0, len(pending), size):
         run_chunk_task.delay(run_id, pending[start : start + size])
 
 
-def _run_finish(run_id: int) -> None:
+def run_finish(run_id: int) -> None:
     """Mark a run done once nothing is pending (only a running run: a cancel stays a cancel)."""
     if RunItem.objects.filter(run_id=run_id, status=ItemStatus.PENDING).exists():
         return
@@ -289,17 +80,17 @@ def run_chunk(*, run_id: int, item_ids: list[int]) -> None:
     if run.status != RunStatus.RUNNING:
         return
     token = uuid.uuid4().hex
-    claimed = RunItem.objects.filter(_claimable(), run_id=run_id, pk__in=item_ids).update(
+    claimed = RunItem.objects.filter(claimable_items(), run_id=run_id, pk__in=item_ids).update(
         claim_token=token, claimed_at=timezone.now()
     )
     if not claimed:
-        _run_finish(run_id)
+        run_finish(run_id)
         return
     try:
         _run_claimed(run, token)
     finally:
         run_claims_release(token=token)
-    _run_finish(run_id)
+    run_finish(run_id)
 
 
 def run_claims_release(*, token: str) -> int:
@@ -358,7 +149,7 @@ class _RunContext:
     """What every item of a chunk shares: the run, its provider and its shots."""
 
     def __init__(self, run: Run, *, claim_token: str = ""):
-        from ..prompts import render
+        from ...prompts import render
 
         self.run = run
         self.claim_token = claim_token
@@ -423,7 +214,7 @@ class _RunContext:
         if self.run.kind == RunKind.JUDGE:
             values["response"] = values["candidate"] = item.source_item.response
         if self.run.kind == RunKind.CLASSIFICATION:
-            from ..prompts import classification_messages, gold_answer, select_shots
+            from ...prompts import classification_messages, gold_answer, select_shots
 
             shots = select_shots(
                 self.shot_pool, expression.pk, seed=self.params.get("seed", 0), item_text=expression.text
@@ -439,7 +230,7 @@ class _RunContext:
             messages, gold = self.messages_for(item)
             self._prepared[item.pk] = (messages, gold, cache_key(self.model, messages, self.params))
         keys = [key for _, _, key in self._prepared.values()]
-        self._cached = dict(ResponseCache.objects.filter(key__in=keys).values_list("key", "response"))
+        self._cached = response_cache_lookup(keys)
 
     def process(self, item: RunItem) -> None:
         messages, gold, key = self._prepared[item.pk]
@@ -462,7 +253,7 @@ class _RunContext:
                     attempts=settings.EVAL_MAX_ATTEMPTS,
                 )
                 return
-            _cache_store(key, completion)
+            response_cache_store(key, completion)
         self._write(item, messages, gold, completion, cached=cached is not None, attempts=attempts, started=started)
 
     def process_batch(self, items: list[RunItem]) -> None:
@@ -491,7 +282,7 @@ class _RunContext:
             return
         for item, completion in zip(fresh, completions, strict=True):
             messages, gold, key = self._prepared[item.pk]
-            _cache_store(key, completion)
+            response_cache_store(key, completion)
             self._write(item, messages, gold, completion, cached=False, attempts=1, started=started)
 
     def _write(
@@ -509,14 +300,14 @@ class _RunContext:
             "finished_at": timezone.now(),
         }
         if self.run.kind == RunKind.JUDGE:
-            from ..scoring import parse_judge_score
+            from ...scoring import parse_judge_score
 
             fields["score"] = parse_judge_score(completion.text)
         elif self.run.kind == RunKind.CLASSIFICATION:
-            from ..scoring import exact_match, normalise_topic, normalise_traits
+            from ...scoring import score_classification
 
-            prediction = (normalise_topic if self.run.strategy == "topic" else normalise_traits)(completion.text)
-            fields.update(prediction=prediction[:100], gold=gold, correct=exact_match(prediction, gold))
+            prediction, correct = score_classification(self.run.strategy, completion.text, gold)
+            fields.update(prediction=prediction[:100], gold=gold, correct=correct)
         # Token totals are summed from the items (see run_progress): one shared
         # counter row updated by every thread would serialise them on its lock.
         written = RunItem.objects.filter(pk=item.pk, status=ItemStatus.PENDING).update(**fields)
@@ -592,127 +383,15 @@ def run_fingerprint_record(*, run_id: int, fingerprint: str, provider_facts: dic
         return cursor.rowcount == 1
 
 
-def _cache_store(key: str, completion: Completion) -> None:
-    try:
-        ResponseCache.objects.create(key=key, response=_completion_json(completion))
-    except IntegrityError:
-        pass  # another worker cached the same request first
-
-
-def _completion_json(completion: Completion) -> dict:
-    return {
-        "text": completion.text,
-        "tokens_in": completion.tokens_in,
-        "tokens_out": completion.tokens_out,
-        "fingerprint": completion.fingerprint,
-        "logprobs": completion.logprobs,
-    }
-
-
 def _item_fail(item: RunItem, messages: list[dict], error: str, *, attempts: int) -> None:
     RunItem.objects.filter(pk=item.pk, status=ItemStatus.PENDING).update(
         status=ItemStatus.FAILED, messages=messages, error=error[:2000], attempts=attempts, finished_at=timezone.now()
     )
 
 
-def backoff_delay(error: RetryableError, attempt: int) -> float:
-    """The server's Retry-After when it sent one (up to EVAL_RETRY_AFTER_CAP_S), else capped
-    exponential backoff with full jitter."""
-    if error.retry_after is not None:
-        return min(error.retry_after, float(settings.EVAL_RETRY_AFTER_CAP_S))
-    return random.uniform(0, min(settings.EVAL_BACKOFF_CAP, settings.EVAL_BACKOFF_BASE * 2 ** (attempt - 1)))
-
-
-def cache_key(model: ModelConfig, messages: list[dict], params: dict) -> str:
-    """Identifies a request: the model config that answers it, the messages and the sampling parameters."""
-    payload = {
-        "provider": model.provider,
-        "model_id": model.model_id,
-        "base_url": model.base_url,
-        "messages": messages,
-        "temperature": params.get("temperature"),
-        "max_tokens": params.get("max_tokens"),
-        "seed": params.get("seed"),
-        "top_logprobs": params.get("top_logprobs"),
-    }
-    return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
-
-
 def _classification_pool(run: Run) -> list:
     """The gold-labelled expressions of the dataset that 3-shot demonstrations are drawn from."""
-    from ..prompts import shot_pool
+    from ...prompts import shot_pool
 
     candidates = Expression.objects.filter(dataset=run.dataset).select_related("theme").prefetch_related("traits")
     return shot_pool(run.strategy, candidates.order_by("id"))
-
-
-class SlotLease:
-    """A concurrency lease on a model, honoured by every worker through the database.
-
-    A lease expires a margin after the model's timeout, so a killed worker
-    cannot hold a slot for ever; a live holder renews it before that, between
-    requests (a request cannot outlive its timeout).
-    """
-
-    MARGIN_SECONDS = 5
-    POLL_SECONDS = 0.01
-
-    def __init__(self, model: ModelConfig):
-        self.model = model
-        self.holder = uuid.uuid4().hex
-        self.expires_at = None
-
-    def _lifetime(self) -> timedelta:
-        return timedelta(seconds=self.model.timeout + self.MARGIN_SECONDS)
-
-    def ensure(self) -> None:
-        """Hold a slot for the next request: renew a lease about to lapse, or take a free slot."""
-        now = timezone.now()
-        if self.expires_at is not None:
-            if self.expires_at - now > timedelta(seconds=self.MARGIN_SECONDS):
-                return
-            renewed = ModelSlot.objects.filter(model=self.model, holder=self.holder, expires_at__gt=now).update(
-                expires_at=now + self._lifetime()
-            )
-            if renewed:
-                self.expires_at = now + self._lifetime()
-                return
-        self._acquire()
-
-    def _acquire(self) -> None:
-        from .models import model_slots_ensure
-
-        if not ModelSlot.objects.filter(model=self.model).exists():
-            model_slots_ensure(model=self.model)  # a model created without model_add
-        while True:
-            now = timezone.now()
-            free = Q(expires_at__isnull=True) | Q(expires_at__lt=now)
-            candidate = ModelSlot.objects.filter(free, model=self.model).order_by("?").values("pk")[:1]
-            # One statement picks and takes a free slot; the repeated condition makes
-            # a race between two takers end with one winner.
-            expires = now + self._lifetime()
-            if ModelSlot.objects.filter(free, pk=Subquery(candidate)).update(holder=self.holder, expires_at=expires):
-                self.expires_at = expires
-                return
-            time.sleep(self.POLL_SECONDS)
-
-    def release(self) -> None:
-        if self.expires_at is not None:
-            ModelSlot.objects.filter(model=self.model, holder=self.holder).update(holder="", expires_at=None)
-            self.expires_at = None
-
-
-def model_throttle_wait(model: ModelConfig) -> None:
-    """Requests-per-minute pacing: reserve the next start time, then wait for it."""
-    if not model.requests_per_minute:
-        return
-    interval = timedelta(seconds=60.0 / model.requests_per_minute)
-    with transaction.atomic():
-        throttle, _ = ModelThrottle.objects.select_for_update().get_or_create(model=model)
-        now = timezone.now()
-        start = max(now, throttle.next_request_at or now)
-        throttle.next_request_at = start + interval
-        throttle.save(update_fields=["next_request_at"])
-    wait = (start - timezone.now()).total_seconds()
-    if wait > 0:
-        time.sleep(wait)

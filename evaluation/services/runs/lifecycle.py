@@ -1,0 +1,230 @@
+"""Run lifecycle: create and queue a run, cancel it, resume it, and tell a stalled run from a live one."""
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from annotation.models import Dataset, DatasetVersion, Expression
+from core.services.idempotency import idempotent_create
+
+from ...model_guard import model_refusal
+from ...models import ItemStatus, ModelConfig, PromptKind, PromptTemplate, Run, RunItem, RunKind, RunPhase, RunStatus
+from ...prompts import CLASSIFICATION_TASKS, GENERATION_PROMPTS, JUDGE_STRATEGIES
+
+# Appendix C: generation at temperature 0.7 and 150 tokens; the judge at temperature 0.
+GENERATION_DEFAULTS = {"temperature": 0.7, "max_tokens": 150, "seed": 0}
+JUDGE_DEFAULTS = {"temperature": 0.0, "max_tokens": 10, "seed": 0}
+COT_MAX_TOKENS = 400
+CLASSIFICATION_DEFAULTS = {"temperature": 0.0, "max_tokens": 10, "seed": 0}
+RUN_IDEMPOTENCY_SCOPE = "evaluation.run"
+
+
+class RunError(Exception):
+    pass
+
+
+def _latest_prompt(kind: str, name: str) -> PromptTemplate:
+    prompt = PromptTemplate.objects.filter(kind=kind, name=name).order_by("-builtin", "-created_at").first()
+    if prompt is None:
+        raise ValidationError({"prompt": _("no %(kind)s prompt named '%(name)s'") % {"kind": kind, "name": name}})
+    return prompt
+
+
+def package_versions() -> dict:
+    from importlib.metadata import PackageNotFoundError, version
+
+    versions = {}
+    for package in ("django", "celery", "openai", "transformers", "torch"):
+        try:
+            versions[package] = version(package)
+        except PackageNotFoundError:
+            continue
+    return versions
+
+
+def run_start(
+    *,
+    kind: str,
+    model: ModelConfig,
+    prompt_name: str,
+    dataset: Dataset | None = None,
+    version: DatasetVersion | None = None,
+    source_run: Run | None = None,
+    params: dict | None = None,
+    limit: int | None = None,
+    user=None,
+    idempotency_key: str | None = None,
+) -> Run:
+    """Create a run and its items, and queue it.
+
+    generation: ``prompt_name`` zero-shot|few-shot over a dataset or a frozen version;
+    judge: ``prompt_name`` is the strategy, over the done items of ``source_run``;
+    classification: ``prompt_name`` is the task, topic|traits, over items with gold labels.
+
+    A second request with the same ``idempotency_key`` (a double submit, a retried API call)
+    returns the run the first one created, with ``run.idempotent_repeat`` set, and starts nothing.
+    """
+    run, created = idempotent_create(
+        scope=RUN_IDEMPOTENCY_SCOPE,
+        key=idempotency_key,
+        user=user,
+        model=Run,
+        create=lambda: _run_create(
+            kind=kind,
+            model=model,
+            prompt_name=prompt_name,
+            dataset=dataset,
+            version=version,
+            source_run=source_run,
+            params=params,
+            limit=limit,
+            user=user,
+        ),
+    )
+    run.idempotent_repeat = not created
+    return run
+
+
+@transaction.atomic
+def _run_create(*, kind, model, prompt_name, dataset, version, source_run, params, limit, user) -> Run:
+    if kind == RunKind.GENERATION:
+        if prompt_name not in GENERATION_PROMPTS:
+            raise ValidationError({"prompt": _("zero-shot or few-shot")})
+        prompt = _latest_prompt(PromptKind.GENERATION, prompt_name)
+        defaults = GENERATION_DEFAULTS
+    elif kind == RunKind.JUDGE:
+        if prompt_name not in JUDGE_STRATEGIES:
+            raise ValidationError({"strategy": _("one of %(values)s") % {"values": ", ".join(JUDGE_STRATEGIES)}})
+        if source_run is None or source_run.kind != RunKind.GENERATION:
+            raise ValidationError({"source_run": _("a judge run scores a generation run")})
+        prompt = _latest_prompt(PromptKind.JUDGE, prompt_name)
+        defaults = {**JUDGE_DEFAULTS, "max_tokens": COT_MAX_TOKENS if prompt_name == "cot" else 10}
+        dataset = source_run.dataset
+    elif kind == RunKind.CLASSIFICATION:
+        if prompt_name not in CLASSIFICATION_TASKS:
+            raise ValidationError({"task": _("topic or traits")})
+        prompt = _latest_prompt(PromptKind.CLASSIFICATION, prompt_name)
+        defaults = CLASSIFICATION_DEFAULTS
+    else:
+        raise ValidationError({"kind": _("one of %(values)s") % {"values": ", ".join(RunKind.values)}})
+    if version is not None:
+        dataset = version.round.dataset
+    if dataset is None:
+        raise ValidationError({"dataset": _("a run needs a dataset or a frozen version")})
+    if limit is not None and limit < 1:
+        raise ValidationError({"limit": _("at least 1")})
+    refusal = model_refusal(model)
+    if refusal:
+        raise ValidationError({"model": refusal})
+
+    run = Run.objects.create(
+        kind=kind,
+        model=model,
+        prompt=prompt,
+        dataset=dataset,
+        version=version,
+        source_run=source_run,
+        strategy=prompt_name,
+        params={**defaults, **(params or {})},
+        limit=limit,
+        created_by=user,
+        queued_at=timezone.now(),
+        reproducibility={
+            "model_name": model.name,
+            "provider": model.provider,
+            "model_id": model.model_id,
+            "base_url": model.base_url,
+            "prompt_hash": prompt.content_hash,
+            "prompt_reference": prompt.reference,
+            "packages": package_versions(),
+        },
+    )
+    if kind == RunKind.JUDGE:
+        sources = source_run.items.filter(status=ItemStatus.DONE).order_by("id")
+        if limit:
+            sources = sources[:limit]
+        RunItem.objects.bulk_create(
+            [RunItem(run=run, expression_id=s.expression_id, source_item=s) for s in sources], batch_size=1000
+        )
+    else:
+        expressions = _run_expressions(dataset=dataset, version=version, kind=kind, task=prompt_name)
+        if limit:
+            expressions = expressions[:limit]
+        RunItem.objects.bulk_create([RunItem(run=run, expression_id=eid) for eid in expressions], batch_size=1000)
+    if not run.items.exists():
+        raise ValidationError({"items": _("the run would have no items")})
+    transaction.on_commit(lambda: run_execute_enqueue(run.pk))
+    return run
+
+
+def _run_expressions(*, dataset, version, kind, task) -> list[int]:
+    if version is not None:
+        ids = list(version.items.exclude(expression=None).order_by("id").values_list("expression_id", flat=True))
+    else:
+        ids = list(dataset.expressions.order_by("id").values_list("id", flat=True))
+    if kind == RunKind.CLASSIFICATION and task == "topic" and version is None:
+        with_theme = set(Expression.objects.filter(pk__in=ids, theme__isnull=False).values_list("id", flat=True))
+        ids = [i for i in ids if i in with_theme]
+    return ids
+
+
+def run_execute_enqueue(run_id: int) -> None:
+    from ...tasks import run_execute_task
+
+    run_execute_task.delay(run_id)
+
+
+def run_cancel(*, run: Run, user=None) -> Run:
+    """Stop a queued or running run; items already written stay."""
+    changed = Run.objects.filter(pk=run.pk, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).update(
+        status=RunStatus.CANCELLED, finished_at=timezone.now()
+    )
+    run.refresh_from_db()
+    if not changed:
+        raise RunError(
+            _("the run is %(status)s and cannot be cancelled") % {"status": run.get_status_display().lower()}
+        )
+    return run
+
+
+def run_resume(*, run: Run, user=None, retry_failed: bool = False) -> Run:
+    """Queue a run again: only its pending items are sent (the cache covers the rest).
+
+    A cancelled or failed run resumes at once; a running run only when it has
+    stalled (no item finished for EVAL_STALL_SECONDS), which is what a worker
+    killed mid-run looks like, so a live run is never fanned out twice.
+    """
+    with transaction.atomic():
+        changed = Run.objects.filter(pk=run.pk, status__in=[RunStatus.CANCELLED, RunStatus.FAILED]).update(
+            status=RunStatus.QUEUED, finished_at=None, error="", queued_at=timezone.now(), phase=RunPhase.NONE
+        )
+        if not changed and run_is_stalled(run=run):
+            changed = Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(
+                status=RunStatus.QUEUED, queued_at=timezone.now(), phase=RunPhase.NONE
+            )
+        run.refresh_from_db()
+        if not changed:
+            raise RunError(
+                _("the run is %(status)s and cannot be resumed") % {"status": run.get_status_display().lower()}
+            )
+        if retry_failed:
+            run.items.filter(status=ItemStatus.FAILED).update(status=ItemStatus.PENDING, error="")
+        # Claims a dead chunk left behind, judged by this process's EVAL_STALL_SECONDS: the
+        # worker that fans out may be configured otherwise. Live chunks renew theirs.
+        expired = timezone.now() - timedelta(seconds=settings.EVAL_STALL_SECONDS)
+        run.items.filter(status=ItemStatus.PENDING, claimed_at__lt=expired).update(claim_token="", claimed_at=None)
+        transaction.on_commit(lambda: run_execute_enqueue(run.pk))
+    return run
+
+
+def run_is_stalled(*, run: Run) -> bool:
+    """A running run with pending items and no item finished for EVAL_STALL_SECONDS."""
+    if run.status != RunStatus.RUNNING or not run.items.filter(status=ItemStatus.PENDING).exists():
+        return False
+    last = run.items.exclude(finished_at=None).order_by("-finished_at").values_list("finished_at", flat=True).first()
+    since = last or run.started_at or run.created_at
+    return (timezone.now() - since).total_seconds() > settings.EVAL_STALL_SECONDS
