@@ -7,6 +7,9 @@ pragmatic description, and finally the simulated listener's answers that Table 1
 The exported study package is the only thing the study app sees of it.
 """
 
+# These models were born in the evaluation app: each keeps its table there (``db_table``), so moving
+# them to this app moved no row (artworks/migrations/0001_initial.py changes the state only).
+
 from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
@@ -23,6 +26,7 @@ class ArtworkCollection(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        db_table = "evaluation_artworkcollection"
         ordering = ["name"]
 
     def __str__(self):
@@ -49,6 +53,7 @@ class CollectionArtwork(models.Model):
     position = models.PositiveIntegerField(default=0)
 
     class Meta:
+        db_table = "evaluation_collectionartwork"
         ordering = ["collection", "position"]
         constraints = [models.UniqueConstraint(fields=["collection", "key"], name="collection_artwork_unique_key")]
 
@@ -69,6 +74,7 @@ class ArtworkElement(models.Model):
     )
 
     class Meta:
+        db_table = "evaluation_artworkelement"
         ordering = ["artwork", "position"]
         constraints = [models.UniqueConstraint(fields=["artwork", "name"], name="artwork_element_unique_name")]
 
@@ -95,6 +101,7 @@ class ArtworkQuestion(models.Model):
     )
 
     class Meta:
+        db_table = "evaluation_artworkquestion"
         ordering = ["artwork", "type", "position"]
         constraints = [models.UniqueConstraint(fields=["artwork", "key"], name="artwork_question_unique_key")]
 
@@ -144,6 +151,7 @@ class ArtworkPipelineRun(models.Model):
     heartbeat_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        db_table = "evaluation_artworkpipelinerun"
         ordering = ["-created_at"]
 
     def __str__(self):
@@ -171,6 +179,7 @@ class PipelineItem(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        db_table = "evaluation_pipelineitem"
         ordering = ["run", "id"]
         constraints = [
             models.UniqueConstraint(fields=["run", "artwork", "step", "group"], name="pipeline_item_unique_step")
@@ -205,6 +214,7 @@ class SpeakerCandidate(models.Model):
     chosen = models.BooleanField(default=False)
 
     class Meta:
+        db_table = "evaluation_speakercandidate"
         ordering = ["run", "artwork", "group", "speaker", "index"]
         constraints = [
             models.UniqueConstraint(fields=["run", "artwork", "group", "speaker", "index"], name="candidate_unique")
@@ -234,6 +244,7 @@ class ListenerAnswer(models.Model):
     correct = models.BooleanField()
 
     class Meta:
+        db_table = "evaluation_listeneranswer"
         ordering = ["run", "question", "group", "condition"]
         constraints = [
             models.UniqueConstraint(fields=["run", "question", "group", "condition"], name="listener_answer_unique")

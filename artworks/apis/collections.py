@@ -57,7 +57,7 @@ class ArtworkSerializer(serializers.Serializer):
     questions = QuestionSerializer(many=True)
 
     def get_image_url(self, artwork) -> str:
-        return reverse("evaluation:artwork_image", args=[artwork.collection_id, artwork.pk])
+        return reverse("artworks:artwork_image", args=[artwork.collection_id, artwork.pk])
 
     def get_reviewed_by(self, artwork) -> str | None:
         return artwork.reviewed_by.get_username() if artwork.reviewed_by_id else None

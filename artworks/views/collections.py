@@ -29,7 +29,7 @@ from ..services.imports import ArtworkImportError, artworks_import
 @require_GET
 @role_required(RESEARCHER)
 def collection_list(request):
-    return render(request, "evaluation/artwork_collection_list.html", {"collections": selectors.collection_list()})
+    return render(request, "artworks/artwork_collection_list.html", {"collections": selectors.collection_list()})
 
 
 @require_http_methods(["GET", "POST"])
@@ -51,11 +51,11 @@ def collection_import(request):
                 _("Collection “%(name)s” imported with %(n)s artworks.")
                 % {"name": collection.name, "n": collection.artworks.count()},
             )
-            return redirect("evaluation:collection_detail", pk=collection.pk)
+            return redirect("artworks:collection_detail", pk=collection.pk)
     status = 400 if form.is_bound and (form.errors or import_errors) else 200
     return render(
         request,
-        "evaluation/artwork_collection_import.html",
+        "artworks/artwork_collection_import.html",
         {"form": form, "import_errors": import_errors},
         status=status,
     )
@@ -68,7 +68,7 @@ def collection_detail(request, pk: int):
     artworks = list(selectors.collection_artworks(collection=collection))
     return render(
         request,
-        "evaluation/artwork_collection_detail.html",
+        "artworks/artwork_collection_detail.html",
         {"collection": collection, "artworks": artworks, "n_reviewed": sum(1 for a in artworks if a.reviewed_at)},
     )
 
@@ -154,7 +154,7 @@ def _errors_text(exc: ArtworkEditError) -> str:
 
 
 def _page_url(artwork: CollectionArtwork, anchor: str = "") -> str:
-    url = reverse("evaluation:artwork_detail", args=[artwork.collection_id, artwork.pk])
+    url = reverse("artworks:artwork_detail", args=[artwork.collection_id, artwork.pk])
     return f"{url}#{anchor}" if anchor else url
 
 
@@ -169,7 +169,7 @@ def artwork_detail(request, pk: int, artwork_pk: int):
             messages.error(request, _("Unknown action."))
             return redirect(_page_url(artwork))
         return handler(request, artwork)
-    return render(request, "evaluation/artwork_detail.html", _page_context(artwork))
+    return render(request, "artworks/artwork_detail.html", _page_context(artwork))
 
 
 def _element_values(request) -> dict:
@@ -199,7 +199,7 @@ def _element_save(request, artwork):
         if request.htmx:
             return render(
                 request,
-                "evaluation/_artwork_element_row.html",
+                "artworks/_artwork_element_row.html",
                 {
                     "row": _element_row(element, values, [m for ms in exc.errors.values() for m in ms]),
                     "artwork": artwork,
@@ -213,7 +213,7 @@ def _element_save(request, artwork):
             return HttpResponse(headers={"HX-Refresh": "true"})
         return render(
             request,
-            "evaluation/_artwork_element_row.html",
+            "artworks/_artwork_element_row.html",
             {"row": _element_row(element, saved=_("Saved.")), "artwork": artwork},
         )
     messages.success(request, _("“%(name)s” saved.") % {"name": element.name})
@@ -228,7 +228,7 @@ def _element_delete(request, artwork):
         if request.htmx:
             return render(
                 request,
-                "evaluation/_artwork_element_row.html",
+                "artworks/_artwork_element_row.html",
                 {"row": _element_row(element, errors=[_errors_text(exc)]), "artwork": artwork},
             )
         messages.error(request, _errors_text(exc))
@@ -249,11 +249,11 @@ def _element_add(request, artwork):
             context = _page_context(
                 artwork, element_add=_element_add_state(values, [m for ms in exc.errors.values() for m in ms])
             )
-            return render(request, "evaluation/_artwork_elements.html", context)
+            return render(request, "artworks/_artwork_elements.html", context)
         messages.error(request, _errors_text(exc))
         return redirect(_page_url(artwork, "elements"))
     if request.htmx:
-        return render(request, "evaluation/_artwork_elements.html", _page_context(artwork))
+        return render(request, "artworks/_artwork_elements.html", _page_context(artwork))
     messages.success(request, _("“%(name)s” added.") % {"name": values["name"]})
     return redirect(_page_url(artwork, "elements"))
 
@@ -310,12 +310,12 @@ def _question_save(request, artwork):
     except ArtworkEditError as exc:
         if request.htmx:
             block = _question_block(question, _question_values(request), exc.errors)
-            return render(request, "evaluation/_artwork_question.html", _question_context(artwork, block))
+            return render(request, "artworks/_artwork_question.html", _question_context(artwork, block))
         messages.error(request, f"{question.key}: {_errors_text(exc)}")
         return redirect(_page_url(artwork, f"question-{question.pk}"))
     if request.htmx:
         block = _question_block(question, saved=_("Saved."))
-        return render(request, "evaluation/_artwork_question.html", _question_context(artwork, block))
+        return render(request, "artworks/_artwork_question.html", _question_context(artwork, block))
     messages.success(request, _("Question %(key)s saved.") % {"key": question.key})
     return redirect(_page_url(artwork, f"question-{question.pk}"))
 
@@ -335,11 +335,11 @@ def _question_add(request, artwork):
     except ArtworkEditError as exc:
         if request.htmx:
             add = _question_block(None, _question_values(request), exc.errors)
-            return render(request, "evaluation/_artwork_questions.html", _page_context(artwork, question_add=add))
+            return render(request, "artworks/_artwork_questions.html", _page_context(artwork, question_add=add))
         messages.error(request, _errors_text(exc))
         return redirect(_page_url(artwork, "questions"))
     if request.htmx:
-        return render(request, "evaluation/_artwork_questions.html", _page_context(artwork))
+        return render(request, "artworks/_artwork_questions.html", _page_context(artwork))
     messages.success(request, _("Question added."))
     return redirect(_page_url(artwork, "questions"))
 

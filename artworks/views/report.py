@@ -131,7 +131,7 @@ def artwork_report_page(request, pk: int):
             for group, conditions in report["by_group"].items()
         ],
     }
-    return render(request, "evaluation/artwork_report.html", context)
+    return render(request, "artworks/artwork_report.html", context)
 
 
 @require_POST
@@ -145,7 +145,7 @@ def artwork_export(request, pk: int):
             path = artwork_study_package(run=run, out=target)
         except ArtworkExportError as exc:
             messages.error(request, " ".join(exc.messages))
-            return redirect("evaluation:artwork_report", pk=run.pk)
+            return redirect("artworks:report", pk=run.pk)
         body = path.read_bytes()
     response = untrusted_file_response(
         HttpResponse(

@@ -84,12 +84,12 @@ def artwork_run_list_page(request):
             add_service_errors(form, exc)
         else:
             messages.success(request, _("Pipeline run #%(id)s started.") % {"id": run.pk})
-            return redirect("evaluation:artwork_run_detail", pk=run.pk)
+            return redirect("artworks:run_detail", pk=run.pk)
     runs = list(artwork_run_list()[:100])
     progress = artwork_runs_progress(runs=runs)
     rows = [{"run": run, **progress[run.pk]} for run in runs]
     status = 400 if request.method == "POST" else 200
-    return render(request, "evaluation/artwork_run_list.html", {"rows": rows, "form": form}, status=status)
+    return render(request, "artworks/artwork_run_list.html", {"rows": rows, "form": form}, status=status)
 
 
 def _detail_context(run) -> dict:
@@ -122,15 +122,15 @@ def artwork_run_detail(request, pk: int):
                 messages.error(request, _("Unknown action."))
         except PipelineError as exc:
             messages.error(request, str(exc))
-        return redirect("evaluation:artwork_run_detail", pk=run.pk)
+        return redirect("artworks:run_detail", pk=run.pk)
     context = _detail_context(run)
     if request.htmx and not request.htmx.history_restore_request:
         # The poll: the progress section, and out of band the times and failed items, so no
         # part of the page waits for a reload; the answer after the run ends has no trigger.
         context["finished_now"] = not context["polling"]
-        return render(request, "evaluation/artwork_run_detail.html#artwork-run-live", context)
+        return render(request, "artworks/artwork_run_detail.html#artwork-run-live", context)
     context["artworks"] = artwork_run_artworks(run=run)
-    return render(request, "evaluation/artwork_run_detail.html", context)
+    return render(request, "artworks/artwork_run_detail.html", context)
 
 
 @require_GET
@@ -139,4 +139,4 @@ def artwork_run_artwork(request, pk: int, artwork_pk: int):
     run = get_object_or_404(artwork_run_list(), pk=pk)
     artwork = get_object_or_404(artwork_run_artworks(run=run), pk=artwork_pk)
     context = {"run": run, "artwork": artwork, **artwork_run_artwork_detail(run=run, artwork=artwork)}
-    return render(request, "evaluation/artwork_run_artwork.html", context)
+    return render(request, "artworks/artwork_run_artwork.html", context)

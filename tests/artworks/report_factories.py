@@ -10,16 +10,18 @@ import io
 
 from django.core.files.base import ContentFile
 
-from evaluation.models import (
+from artworks.models import (
     ArtworkCollection,
     ArtworkElement,
     ArtworkPipelineRun,
     ArtworkQuestion,
     CollectionArtwork,
-    ModelConfig,
-    RunStatus,
+    ListenerAnswer,
+    PipelineItem,
+    PipelineStep,
+    SpeakerCandidate,
 )
-from evaluation.models_artwork import ListenerAnswer, PipelineItem, PipelineStep, SpeakerCandidate
+from evaluation.models import ModelConfig, RunStatus
 
 GROUPS = ["american", "chinese"]
 BASE_SCORE = 0.4
@@ -57,14 +59,25 @@ def model(name: str) -> ModelConfig:
     return ModelConfig.objects.create(name=name, provider="openai", base_url="http://127.0.0.1:9/v1", model_id=name)
 
 
-def make_pipeline_run(*, per_culture: int = 5, correct: dict | None = None, unique_question_keys: bool = True,
-                      name: str = "Demo artworks", image_seen: bool = False) -> ArtworkPipelineRun:
+def make_pipeline_run(
+    *,
+    per_culture: int = 5,
+    correct: dict | None = None,
+    unique_question_keys: bool = True,
+    name: str = "Demo artworks",
+    image_seen: bool = False,
+) -> ArtworkPipelineRun:
     correct = CORRECT if correct is None else correct
     collection = ArtworkCollection.objects.create(name=name)
     speaker, listener = model("speaker-vlm"), model("listener-vlm")
     run = ArtworkPipelineRun.objects.create(
-        collection=collection, speaker=speaker, listener=listener, groups=list(GROUPS), samples=3,
-        status=RunStatus.DONE, reproducibility={"speaker_model_id": "speaker-vlm", "image_seen": image_seen},
+        collection=collection,
+        speaker=speaker,
+        listener=listener,
+        groups=list(GROUPS),
+        samples=3,
+        status=RunStatus.DONE,
+        reproducibility={"speaker_model_id": "speaker-vlm", "image_seen": image_seen},
     )
     artworks = []
     position = 0
@@ -72,8 +85,14 @@ def make_pipeline_run(*, per_culture: int = 5, correct: dict | None = None, uniq
         for n in range(1, per_culture + 1):
             key = f"{prefix}{n}"
             artwork = CollectionArtwork(
-                collection=collection, key=key, title=f"Artwork {key}", artist="A painter", date="1900",
-                culture=culture, comment="A comment.", position=position,
+                collection=collection,
+                key=key,
+                title=f"Artwork {key}",
+                artist="A painter",
+                date="1900",
+                culture=culture,
+                comment="A comment.",
+                position=position,
             )
             position += 1
             artwork.image.save(f"{key}.png", ContentFile(png_bytes(key)), save=False)
@@ -85,27 +104,49 @@ def make_pipeline_run(*, per_culture: int = 5, correct: dict | None = None, uniq
             ArtworkElement.objects.create(artwork=artwork, name=f"{key} river", position=2)
             prefix_q = f"{key}-" if unique_question_keys else ""
             ArtworkQuestion.objects.create(
-                artwork=artwork, key=f"{prefix_q}q1", symbol=symbol, type="attuned", question=f"What does the {symbol} mean?",
-                answer="Luck", distractors=["Grief", "War", "Harvest", "Winter", "Silence"], position=0,
+                artwork=artwork,
+                key=f"{prefix_q}q1",
+                symbol=symbol,
+                type="attuned",
+                question=f"What does the {symbol} mean?",
+                answer="Luck",
+                distractors=["Grief", "War", "Harvest", "Winter", "Silence"],
+                position=0,
             )
             for q in (2, 3):
                 ArtworkQuestion.objects.create(
-                    artwork=artwork, key=f"{prefix_q}q{q}", type="agnostic", question=f"How many trees ({q})?",
-                    answer="One", distractors=["Two", "Three", "Four", "Five", "Six"], position=q,
+                    artwork=artwork,
+                    key=f"{prefix_q}q{q}",
+                    type="agnostic",
+                    question=f"How many trees ({q})?",
+                    answer="One",
+                    distractors=["Two", "Three", "Four", "Five", "Six"],
+                    position=q,
                 )
             for group in GROUPS:
-                PipelineItem.objects.create(run=run, artwork=artwork, step=PipelineStep.BASE, group=group,
-                                            status="done", image_seen=image_seen)
+                PipelineItem.objects.create(
+                    run=run, artwork=artwork, step=PipelineStep.BASE, group=group, status="done", image_seen=image_seen
+                )
                 SpeakerCandidate.objects.create(
-                    run=run, artwork=artwork, group=group, speaker="base", index=0,
+                    run=run,
+                    artwork=artwork,
+                    group=group,
+                    speaker="base",
+                    index=0,
                     text=f"Base description of {key} for the {group} listener. It shows a {symbol}.",
                     listener_score=BASE_SCORE,
                 )
                 for index, score in enumerate(PRAGMATIC_SCORES):
                     SpeakerCandidate.objects.create(
-                        run=run, artwork=artwork, group=group, speaker="pragmatic", index=index,
+                        run=run,
+                        artwork=artwork,
+                        group=group,
+                        speaker="pragmatic",
+                        index=index,
                         text=f"Pragmatic sample {index} of {key} for the {group} listener. The {symbol} means luck.",
-                        listener_score=score, combined=score, chosen=index == 1,
+                        listener_score=score,
+                        combined=score,
+                        chosen=index == 1,
                     )
     used = dict.fromkeys(correct, 0)
     for artwork in artworks:
@@ -117,8 +158,12 @@ def make_pipeline_run(*, per_culture: int = 5, correct: dict | None = None, uniq
                     is_correct = used.get(cell, 0) < correct.get(cell, 0)
                     used[cell] = used.get(cell, 0) + 1
                     ListenerAnswer.objects.create(
-                        run=run, question=question, group=group, familiar=familiarity == "familiar",
-                        condition=condition, chosen=question.answer if is_correct else question.distractors[0],
+                        run=run,
+                        question=question,
+                        group=group,
+                        familiar=familiarity == "familiar",
+                        condition=condition,
+                        chosen=question.answer if is_correct else question.distractors[0],
                         correct=is_correct,
                         option_scores=[{"option": question.answer, "p_correct": 0.9 if is_correct else 0.1}],
                     )

@@ -9,15 +9,25 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 from PIL import Image
 
-from evaluation.models_artwork import ArtworkQuestion, SpeakerCandidate
-from evaluation.services.artwork_export import ArtworkExportError, artwork_study_package
-from tests.evaluation.artwork_report_factories import BASE_SCORE, make_pipeline_run
+from artworks.models import ArtworkQuestion, SpeakerCandidate
+from artworks.services.export import ArtworkExportError, artwork_study_package
+from tests.artworks.report_factories import BASE_SCORE, make_pipeline_run
 
 pytestmark = pytest.mark.django_db
 
 TOP_KEYS = {
-    "slug", "title", "groups", "artworks_per_participant", "qc_per_participant", "qc_threshold", "quota_per_group",
-    "completion_code", "screenout_code", "no_consent_code", "similarity_threshold", "artworks",
+    "slug",
+    "title",
+    "groups",
+    "artworks_per_participant",
+    "qc_per_participant",
+    "qc_threshold",
+    "quota_per_group",
+    "completion_code",
+    "screenout_code",
+    "no_consent_code",
+    "similarity_threshold",
+    "artworks",
 }
 ARTWORK_KEYS = {"id", "title", "artist", "date", "culture", "image", "qc", "elements", "questions", "descriptions"}
 
@@ -45,7 +55,12 @@ def test_it_writes_a_folder_in_the_study_package_format(tmp_path):
     assert [a["id"] for a in regular] == ["am1", "am2", "cn1", "cn2"]
     am1 = regular[0]
     assert set(am1) == ARTWORK_KEYS
-    assert (am1["title"], am1["artist"], am1["date"], am1["culture"]) == ("Artwork am1", "A painter", "1900", "american")
+    assert (am1["title"], am1["artist"], am1["date"], am1["culture"]) == (
+        "Artwork am1",
+        "A painter",
+        "1900",
+        "american",
+    )
     assert am1["image"] == "images/am1.png"
     with Image.open(path / am1["image"]) as image:
         assert image.format == "PNG"
@@ -55,16 +70,29 @@ def test_it_writes_a_folder_in_the_study_package_format(tmp_path):
         {"name": "am1 river", "is_symbol": False},
     ]
     assert am1["questions"][0] == {
-        "id": "am1-q1", "symbol": "am1 symbol", "type": "attuned", "question": "What does the am1 symbol mean?",
-        "answer": "Luck", "distractors": ["Grief", "War", "Harvest", "Winter", "Silence"],
+        "id": "am1-q1",
+        "symbol": "am1 symbol",
+        "type": "attuned",
+        "question": "What does the am1 symbol mean?",
+        "answer": "Luck",
+        "distractors": ["Grief", "War", "Harvest", "Winter", "Silence"],
     }
     assert [q["type"] for q in am1["questions"]] == ["attuned", "agnostic", "agnostic"]
     descriptions = {d["id"]: d for d in am1["descriptions"]}
-    assert set(descriptions) == {"am1-american-base", "am1-american-pragmatic", "am1-chinese-base", "am1-chinese-pragmatic"}
+    assert set(descriptions) == {
+        "am1-american-base",
+        "am1-american-pragmatic",
+        "am1-chinese-base",
+        "am1-chinese-pragmatic",
+    }
     pragmatic = descriptions["am1-chinese-pragmatic"]
     assert pragmatic == {
-        "id": "am1-chinese-pragmatic", "speaker": "pragmatic", "listener": "chinese", "model": "speaker-vlm",
-        "text": "Pragmatic sample 1 of am1 for the chinese listener. The am1 symbol means luck.", "self_eval_score": 0.9,
+        "id": "am1-chinese-pragmatic",
+        "speaker": "pragmatic",
+        "listener": "chinese",
+        "model": "speaker-vlm",
+        "text": "Pragmatic sample 1 of am1 for the chinese listener. The am1 symbol means luck.",
+        "self_eval_score": 0.9,
     }
     assert descriptions["am1-american-base"]["self_eval_score"] == BASE_SCORE
 
@@ -104,7 +132,9 @@ def test_it_uses_self_eval_score_null_for_a_base_description_without_a_score(tmp
 
 def test_it_leaves_out_artworks_missing_a_description_or_questions_with_warnings(tmp_path):
     run = make_pipeline_run(per_culture=2)
-    SpeakerCandidate.objects.filter(run=run, artwork__key="am2", group="chinese", speaker="pragmatic").update(chosen=False)
+    SpeakerCandidate.objects.filter(run=run, artwork__key="am2", group="chinese", speaker="pragmatic").update(
+        chosen=False
+    )
     ArtworkQuestion.objects.filter(artwork__key="cn2").delete()
     path = artwork_study_package(run=run, out=tmp_path / "package")
     data = json.loads((path / "study.json").read_text())
@@ -167,17 +197,17 @@ def test_it_exports_from_the_command_line(tmp_path):
 
 def test_it_downloads_the_package_as_a_zip_from_the_report_page(researcher_client):
     run = make_pipeline_run(per_culture=1)
-    response = researcher_client.post(reverse("evaluation:artwork_export", args=[run.pk]))
+    response = researcher_client.post(reverse("artworks:export", args=[run.pk]))
     assert response.status_code == 200 and response["Content-Type"] == "application/zip"
     assert f"demo-artworks-run-{run.pk}.zip" in response["Content-Disposition"]
     with zipfile.ZipFile(io.BytesIO(response.content)) as archive:
         assert json.loads(archive.read("study.json"))["slug"] == f"demo-artworks-run-{run.pk}"
-    assert researcher_client.get(reverse("evaluation:artwork_export", args=[run.pk])).status_code == 405
+    assert researcher_client.get(reverse("artworks:export", args=[run.pk])).status_code == 405
 
 
 def test_it_shows_the_reason_when_the_package_cannot_be_exported(researcher_client):
     run = make_pipeline_run(per_culture=1)
     SpeakerCandidate.objects.filter(run=run).delete()
-    response = researcher_client.post(reverse("evaluation:artwork_export", args=[run.pk]), follow=True)
+    response = researcher_client.post(reverse("artworks:export", args=[run.pk]), follow=True)
     assert response.status_code == 200
     assert "no base description" in response.content.decode()

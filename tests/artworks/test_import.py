@@ -11,9 +11,9 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from PIL import Image
 
-from evaluation.demo import COLLECTION_NAME, LABEL, demo_collection_ensure, write_demo_folder
-from evaluation.models_artwork import ArtworkCollection, CollectionArtwork
-from evaluation.services.artworks import ArtworkImportError, artworks_import
+from artworks.demo import COLLECTION_NAME, LABEL, demo_collection_ensure, write_demo_folder
+from artworks.models import ArtworkCollection, CollectionArtwork
+from artworks.services.imports import ArtworkImportError, artworks_import
 
 pytestmark = pytest.mark.django_db
 
@@ -69,7 +69,11 @@ def test_it_imports_a_folder_with_a_csv(tmp_path, media):
     assert [a.key for a in artworks] == ["cn-1", "am-1"]
     lotus, eagle = artworks
     assert (lotus.title, lotus.artist, lotus.date, lotus.culture, lotus.comment) == (
-        "Lotus", "Wu, Anon", "1850", "chinese", "A pond, with lotus."
+        "Lotus",
+        "Wu, Anon",
+        "1850",
+        "chinese",
+        "A pond, with lotus.",
     )
     # Text stays text ("007"), and the culture is lowercased.
     assert (eagle.date, eagle.culture, eagle.artist) == ("007", "american", "")
@@ -87,7 +91,15 @@ def test_it_imports_the_csv_file_itself_with_images_beside_it(tmp_path):
 
 def test_it_imports_a_jsonl_file(tmp_path):
     rows = [
-        {"id": "cn-1", "title": "Lotus", "artist": None, "date": 1850, "culture": "chinese", "comment": "c", "image": "images/a.png"},
+        {
+            "id": "cn-1",
+            "title": "Lotus",
+            "artist": None,
+            "date": 1850,
+            "culture": "chinese",
+            "comment": "c",
+            "image": "images/a.png",
+        },
         {"id": "am-1", "title": "Eagle", "culture": "american", "image": "images/b.jpg"},
     ]
     collection = artworks_import(name="Lines", source=make_folder(tmp_path / "src", jsonl=rows))
@@ -130,7 +142,9 @@ def test_it_imports_a_zip_with_or_without_a_top_folder(tmp_path, nested):
 def test_it_names_the_row_and_column_of_each_error_and_writes_nothing(tmp_path, media, row, expected):
     (tmp_path / "outside.png").write_bytes(image_bytes())
     csv_text = HEADER + "cn-1,Lotus,,,chinese,,images/a.png\n" + row + "\n"
-    folder = make_folder(tmp_path / "src", csv_text, images={"images/a.png": image_bytes(), "images/fake.png": b"not an image"})
+    folder = make_folder(
+        tmp_path / "src", csv_text, images={"images/a.png": image_bytes(), "images/fake.png": b"not an image"}
+    )
 
     with pytest.raises(ArtworkImportError) as caught:
         artworks_import(name="Broken", source=folder)
@@ -145,8 +159,13 @@ def test_it_collects_every_error_at_once(tmp_path, media):
     with pytest.raises(ArtworkImportError) as caught:
         artworks_import(name="Many", source=folder)
     errors = caught.value.errors
-    for expected in ("row 2, column 'id'", "row 2, column 'title'", "row 2, column 'culture'", "row 2, column 'image'",
-                     "row 3, column 'image'"):
+    for expected in (
+        "row 2, column 'id'",
+        "row 2, column 'title'",
+        "row 2, column 'culture'",
+        "row 2, column 'image'",
+        "row 3, column 'image'",
+    ):
         assert any(error.startswith(expected) for error in errors), (expected, errors)
     assert_nothing_written(media)
 
@@ -158,7 +177,9 @@ def test_it_reports_missing_columns_and_bad_jsonl_lines(tmp_path, media):
     assert "artworks.csv: column 'culture' is missing" in caught.value.errors
     assert "artworks.csv: column 'image' is missing" in caught.value.errors
 
-    folder = make_folder(tmp_path / "lines", jsonl=[{"id": "a", "title": "T", "culture": "chinese", "image": "images/a.png"}])
+    folder = make_folder(
+        tmp_path / "lines", jsonl=[{"id": "a", "title": "T", "culture": "chinese", "image": "images/a.png"}]
+    )
     with (folder / "artworks.jsonl").open("a") as handle:
         handle.write("{not json\n")
         handle.write(json.dumps({"id": "b", "title": ["list"], "culture": "chinese", "image": "images/a.png"}) + "\n")
@@ -256,8 +277,8 @@ def test_the_demo_folder_is_deterministic_and_labelled(tmp_path):
 
 
 def test_it_ships_reviewed_elements_and_questions_with_the_demo_collection(settings, tmp_path):
-    from evaluation.demo import demo_collection_ensure
-    from evaluation.models import ArtworkQuestion
+    from artworks.demo import demo_collection_ensure
+    from artworks.models import ArtworkQuestion
 
     settings.MEDIA_ROOT = tmp_path / "media"
     collection, created = demo_collection_ensure(folder=tmp_path / "demo")

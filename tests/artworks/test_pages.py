@@ -9,8 +9,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from PIL import Image
 
-from evaluation.models_artwork import ArtworkCollection, ArtworkElement, ArtworkQuestion, CollectionArtwork
-from evaluation.services.artworks import ArtworkEditError, element_save, question_save
+from artworks.models import ArtworkCollection, ArtworkElement, ArtworkQuestion, CollectionArtwork
+from artworks.services.editing import ArtworkEditError, element_save, question_save
 
 pytestmark = pytest.mark.django_db
 
@@ -32,24 +32,37 @@ def _media(settings, tmp_path):
 @pytest.fixture
 def artwork(db):
     collection = ArtworkCollection.objects.create(name="Museum")
-    artwork = CollectionArtwork(collection=collection, key="cn-lotus", title="Lotus Pond", culture="chinese",
-                                comment="Lotus flowers on a pond.")
+    artwork = CollectionArtwork(
+        collection=collection, key="cn-lotus", title="Lotus Pond", culture="chinese", comment="Lotus flowers on a pond."
+    )
     artwork.image.save(f"{collection.pk}/cn-lotus.png", ContentFile(png()), save=False)
     artwork.save()
     lotus = ArtworkElement.objects.create(artwork=artwork, name="lotus", is_symbol=True, meaning="purity", position=1)
     ArtworkElement.objects.create(artwork=artwork, name="pond", is_symbol=False, position=2)
-    ArtworkQuestion.objects.create(artwork=artwork, key="cn-lotus-q1", type="attuned", symbol=lotus.name,
-                                   question="What does the lotus stand for?", answer="Purity", distractors=DISTRACTORS)
+    ArtworkQuestion.objects.create(
+        artwork=artwork,
+        key="cn-lotus-q1",
+        type="attuned",
+        symbol=lotus.name,
+        question="What does the lotus stand for?",
+        answer="Purity",
+        distractors=DISTRACTORS,
+    )
     return artwork
 
 
 def page(artwork) -> str:
-    return reverse("evaluation:artwork_detail", args=[artwork.collection_id, artwork.pk])
+    return reverse("artworks:artwork_detail", args=[artwork.collection_id, artwork.pk])
 
 
 def question_post(instance=None, **overrides) -> dict:
-    data = {"action": "question_save" if instance else "question_add", "type": "attuned", "symbol": "lotus",
-            "question": "What does the lotus mean?", "answer": "Purity"}
+    data = {
+        "action": "question_save" if instance else "question_add",
+        "type": "attuned",
+        "symbol": "lotus",
+        "question": "What does the lotus mean?",
+        "answer": "Purity",
+    }
     if instance is not None:
         data["question_pk"] = instance.pk
     for n, text in enumerate(overrides.pop("distractors", DISTRACTORS), start=1):
@@ -61,11 +74,11 @@ def question_post(instance=None, **overrides) -> dict:
 def urls(artwork) -> list[str]:
     c, a = artwork.collection_id, artwork.pk
     return [
-        reverse("evaluation:collection_list"),
-        reverse("evaluation:collection_import"),
-        reverse("evaluation:collection_detail", args=[c]),
-        reverse("evaluation:artwork_detail", args=[c, a]),
-        reverse("evaluation:artwork_image", args=[c, a]),
+        reverse("artworks:collection_list"),
+        reverse("artworks:collection_import"),
+        reverse("artworks:collection_detail", args=[c]),
+        reverse("artworks:artwork_detail", args=[c, a]),
+        reverse("artworks:artwork_image", args=[c, a]),
     ]
 
 
@@ -84,10 +97,10 @@ def test_it_sends_anonymous_visitors_to_the_login_page(artwork, anonymous_client
 
 
 def test_it_lists_collections_and_their_artworks_with_counts(artwork, researcher_client):
-    listing = researcher_client.get(reverse("evaluation:collection_list"))
+    listing = researcher_client.get(reverse("artworks:collection_list"))
     assert listing.status_code == 200 and "Museum" in listing.content.decode()
 
-    detail = researcher_client.get(reverse("evaluation:collection_detail", args=[artwork.collection_id]))
+    detail = researcher_client.get(reverse("artworks:collection_detail", args=[artwork.collection_id]))
     html = detail.content.decode()
     assert detail.status_code == 200 and "Lotus Pond" in html
     row = detail.context["artworks"][0]
@@ -101,7 +114,7 @@ def test_it_shows_the_artwork_and_serves_its_image(artwork, researcher_client):
     assert response.status_code == 200
     for text in ("Lotus Pond", "Lotus flowers on a pond.", "purity", "cn-lotus-q1", "Mark reviewed"):
         assert text in html
-    image = researcher_client.get(reverse("evaluation:artwork_image", args=[artwork.collection_id, artwork.pk]))
+    image = researcher_client.get(reverse("artworks:artwork_image", args=[artwork.collection_id, artwork.pk]))
     assert image.status_code == 200 and b"".join(image.streaming_content) == png()
 
 
@@ -112,10 +125,12 @@ def test_it_imports_an_uploaded_zip(researcher_client, researcher):
         archive.writestr("img/e.png", png())
     upload = SimpleUploadedFile("c.zip", buffer.getvalue(), content_type="application/zip")
 
-    response = researcher_client.post(reverse("evaluation:collection_import"), {"name": "Uploaded", "file": upload})
+    response = researcher_client.post(reverse("artworks:collection_import"), {"name": "Uploaded", "file": upload})
 
     collection = ArtworkCollection.objects.get(name="Uploaded")
-    assert response.status_code == 302 and response["Location"] == reverse("evaluation:collection_detail", args=[collection.pk])
+    assert response.status_code == 302 and response["Location"] == reverse(
+        "artworks:collection_detail", args=[collection.pk]
+    )
     assert collection.created_by == researcher and collection.artworks.get().key == "am-1"
 
 
@@ -125,7 +140,7 @@ def test_it_lists_every_import_error_and_imports_nothing(researcher_client):
         archive.writestr("artworks.csv", "id,title,culture,image\nam-1,,american,img/missing.png\n")
     upload = SimpleUploadedFile("c.zip", buffer.getvalue(), content_type="application/zip")
 
-    response = researcher_client.post(reverse("evaluation:collection_import"), {"name": "Broken", "file": upload})
+    response = researcher_client.post(reverse("artworks:collection_import"), {"name": "Broken", "file": upload})
 
     html = response.content.decode()
     assert response.status_code == 400
@@ -148,8 +163,10 @@ def test_it_edits_an_element_in_place_with_htmx(artwork, researcher_client, rese
 
 def test_it_edits_an_element_without_javascript(artwork, researcher_client):
     pond = artwork.elements.get(name="pond")
-    response = researcher_client.post(page(artwork), {"action": "element_save", "element": pond.pk, "name": "lake",
-                                                      "is_symbol": "on", "meaning": "depth"})
+    response = researcher_client.post(
+        page(artwork),
+        {"action": "element_save", "element": pond.pk, "name": "lake", "is_symbol": "on", "meaning": "depth"},
+    )
     assert response.status_code == 302 and response["Location"].endswith(f"#element-{pond.pk}")
     pond.refresh_from_db()
     assert (pond.name, pond.is_symbol) == ("lake", True)
@@ -157,7 +174,9 @@ def test_it_edits_an_element_without_javascript(artwork, researcher_client):
 
 def test_it_keeps_the_input_and_shows_the_error_of_a_refused_element_edit(artwork, researcher_client):
     pond = artwork.elements.get(name="pond")
-    response = researcher_client.post(page(artwork), {"action": "element_save", "element": pond.pk, "name": "LOTUS"}, **HTMX)
+    response = researcher_client.post(
+        page(artwork), {"action": "element_save", "element": pond.pk, "name": "LOTUS"}, **HTMX
+    )
     html = response.content.decode()
     assert "already has an element" in html and 'value="LOTUS"' in html
     pond.refresh_from_db()
@@ -175,8 +194,9 @@ def test_it_refuses_to_drop_a_symbol_that_questions_use(artwork, researcher_clie
 
 def test_renaming_a_symbol_renames_it_in_its_questions(artwork, researcher_client):
     lotus = artwork.elements.get(name="lotus")
-    response = researcher_client.post(page(artwork), {"action": "element_save", "element": lotus.pk, "name": "pink lotus",
-                                                      "is_symbol": "on"}, **HTMX)
+    response = researcher_client.post(
+        page(artwork), {"action": "element_save", "element": lotus.pk, "name": "pink lotus", "is_symbol": "on"}, **HTMX
+    )
     assert response.headers.get("HX-Refresh") == "true"
     assert artwork.questions.get().symbol == "pink lotus"
 
@@ -199,7 +219,9 @@ def test_it_adds_and_deletes_elements(artwork, researcher_client):
 def test_it_saves_a_question_in_place(artwork, researcher_client, researcher):
     question = artwork.questions.get()
     new = ["Gold", "Fire", "Rain", "Jade", "Iron"]
-    response = researcher_client.post(page(artwork), question_post(question, answer="Purity out of mud", distractors=new), **HTMX)
+    response = researcher_client.post(
+        page(artwork), question_post(question, answer="Purity out of mud", distractors=new), **HTMX
+    )
     html = response.content.decode()
     assert response.status_code == 200 and html.lstrip().startswith(f'<article id="question-{question.pk}"')
     question.refresh_from_db()
@@ -234,8 +256,11 @@ def test_it_refuses_an_invalid_question_and_says_why(artwork, researcher_client,
 
 
 def test_it_adds_an_agnostic_question_without_a_symbol_and_deletes_it(artwork, researcher_client):
-    response = researcher_client.post(page(artwork), question_post(None, type="agnostic", symbol="lotus",
-                                                                   question="What insect flies?", answer="A dragonfly"), **HTMX)
+    response = researcher_client.post(
+        page(artwork),
+        question_post(None, type="agnostic", symbol="lotus", question="What insect flies?", answer="A dragonfly"),
+        **HTMX,
+    )
     assert response.status_code == 200 and 'id="questions"' in response.content.decode()
     added = artwork.questions.get(type="agnostic")
     assert (added.key, added.symbol) == ("cn-lotus-q2", "")
@@ -259,7 +284,7 @@ def test_it_saves_the_background_and_marks_the_artwork_reviewed(artwork, researc
     artwork.refresh_from_db()
     assert artwork.background == "Song dynasty ponds." and artwork.reviewed_by == researcher and artwork.reviewed_at
 
-    detail = researcher_client.get(reverse("evaluation:collection_detail", args=[artwork.collection_id]))
+    detail = researcher_client.get(reverse("artworks:collection_detail", args=[artwork.collection_id]))
     assert "reviewed" in detail.content.decode() and detail.context["n_reviewed"] == 1
 
     researcher_client.post(page(artwork), {"action": "review", "reviewed": "0"})
@@ -268,31 +293,42 @@ def test_it_saves_the_background_and_marks_the_artwork_reviewed(artwork, researc
 
 
 def test_it_answers_404_for_an_element_of_another_artwork(artwork, researcher_client):
-    other = CollectionArtwork.objects.create(collection=artwork.collection, key="x", title="X", culture="american", image="x.png")
+    other = CollectionArtwork.objects.create(
+        collection=artwork.collection, key="x", title="X", culture="american", image="x.png"
+    )
     element = ArtworkElement.objects.create(artwork=other, name="thing")
     response = researcher_client.post(page(artwork), {"action": "element_delete", "element": element.pk})
     assert response.status_code == 404
-    url = reverse("evaluation:artwork_detail", args=[artwork.collection_id + 999, artwork.pk])
+    url = reverse("artworks:artwork_detail", args=[artwork.collection_id + 999, artwork.pk])
     assert researcher_client.get(url).status_code == 404
 
 
 def test_the_api_lists_collections_and_returns_one_with_everything(artwork, researcher_client):
     listing = researcher_client.get("/api/evaluation/collections/")
     assert listing.status_code == 200
-    assert listing.json() == [{"id": artwork.collection_id, "name": "Museum", "description": "",
-                               "created_at": listing.json()[0]["created_at"], "n_artworks": 1, "n_reviewed": 0}]
+    assert listing.json() == [
+        {
+            "id": artwork.collection_id,
+            "name": "Museum",
+            "description": "",
+            "created_at": listing.json()[0]["created_at"],
+            "n_artworks": 1,
+            "n_reviewed": 0,
+        }
+    ]
 
     detail = researcher_client.get(f"/api/evaluation/collections/{artwork.collection_id}/").json()
     (item,) = detail["artworks"]
     assert item["key"] == "cn-lotus" and item["culture"] == "chinese"
-    assert item["image_url"] == reverse("evaluation:artwork_image", args=[artwork.collection_id, artwork.pk])
+    assert item["image_url"] == reverse("artworks:artwork_image", args=[artwork.collection_id, artwork.pk])
     assert [e["name"] for e in item["elements"]] == ["lotus", "pond"]
     assert item["questions"][0]["distractors"] == DISTRACTORS
     assert researcher_client.get("/api/evaluation/collections/999999/").status_code == 404
 
 
-def test_the_api_refuses_outsiders_annotators_and_anonymous_callers(artwork, outsider_client, annotator_client,
-                                                                     anonymous_client):
+def test_the_api_refuses_outsiders_annotators_and_anonymous_callers(
+    artwork, outsider_client, annotator_client, anonymous_client
+):
     for url in ("/api/evaluation/collections/", f"/api/evaluation/collections/{artwork.collection_id}/"):
         assert outsider_client.get(url).status_code == 403
         assert annotator_client.get(url).status_code == 403

@@ -8,27 +8,24 @@ import pytest
 from django.core.files.base import ContentFile
 from django.core.management import call_command
 
-from evaluation.artwork_replies import ReplyError, parse_agnostic_questions, truncate_description
-from evaluation.models import (
+from artworks.models import (
     ArtworkCollection,
     ArtworkQuestion,
     CollectionArtwork,
-    ItemStatus,
     ListenerAnswer,
-    ModelConfig,
     PipelineItem,
     PipelineStep,
-    Provider,
-    RunStatus,
     SpeakerCandidate,
 )
-from evaluation.services.artwork_pipeline import (
+from artworks.replies import ReplyError, parse_agnostic_questions, truncate_description
+from artworks.services.pipeline import (
     artwork_run_cancel,
     artwork_run_execute,
     artwork_run_resume,
     artwork_run_start,
 )
-from evaluation.services.artwork_pipeline.steps import combined_score
+from artworks.services.pipeline.steps import combined_score
+from evaluation.models import ItemStatus, ModelConfig, Provider, RunStatus
 from tests.evaluation.fake_openai import FakeOpenAI, _first_user_text, pipeline_reply, pipeline_top_tokens
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
@@ -44,8 +41,16 @@ def media(settings, tmp_path):
 def collection(db, media):
     collection = ArtworkCollection.objects.create(name="demo")
     for n, culture in enumerate(["chinese", "american"][:1]):
-        artwork = CollectionArtwork(collection=collection, key=f"a{n}", title="Lotus Pond", artist="Wu",
-                                    date="1650", culture=culture, comment="A pond with lotus.", position=n)
+        artwork = CollectionArtwork(
+            collection=collection,
+            key=f"a{n}",
+            title="Lotus Pond",
+            artist="Wu",
+            date="1650",
+            culture=culture,
+            comment="A pond with lotus.",
+            position=n,
+        )
         artwork.image.save(f"a{n}.png", ContentFile(PNG), save=False)
         artwork.save()
     return collection
@@ -59,8 +64,9 @@ def server():
 
 
 def _model(name, fake):
-    return ModelConfig.objects.create(name=name, provider=Provider.OPENAI, base_url=fake.base_url,
-                                      model_id="fake-vlm", timeout=5.0, max_concurrency=2)
+    return ModelConfig.objects.create(
+        name=name, provider=Provider.OPENAI, base_url=fake.base_url, model_id="fake-vlm", timeout=5.0, max_concurrency=2
+    )
 
 
 @pytest.fixture
@@ -74,8 +80,9 @@ def listener(db, server):
 
 
 def run_pipeline(collection, speaker, listener, **kwargs):
-    run = artwork_run_start(collection=collection, speaker=speaker, listener=listener, enqueue=False,
-                            **{"samples": 3, **kwargs})
+    run = artwork_run_start(
+        collection=collection, speaker=speaker, listener=listener, enqueue=False, **{"samples": 3, **kwargs}
+    )
     return artwork_run_execute(run_id=run.pk)
 
 
@@ -109,8 +116,9 @@ def test_it_runs_every_step_end_to_end_and_sends_the_image_as_a_data_url(collect
     assert any("Imagine you are an American" in t for t in listener_texts)
 
 
-def test_it_retries_a_reply_that_is_not_json_then_fails_the_item_keeping_the_reply(collection, speaker, listener,
-                                                                                    server):
+def test_it_retries_a_reply_that_is_not_json_then_fails_the_item_keeping_the_reply(
+    collection, speaker, listener, server
+):
     def reply(body):
         if "classify them into two categories" in _first_user_text(body):
             return "I think the lotus is a symbol of purity."
@@ -133,8 +141,10 @@ def test_it_retries_a_reply_that_is_not_json_then_fails_the_item_keeping_the_rep
 
 
 def test_it_rejects_a_question_with_fewer_than_five_distractors(collection, speaker, listener, server):
-    short = [{"question": "Q1?", "answer": "A", "type": "easy", "plausible_answers": ["B", "C", "D", "E"]},
-             {"question": "Q2?", "answer": "A", "type": "easy", "plausible_answers": ["B", "C", "D", "E", "F"]}]
+    short = [
+        {"question": "Q1?", "answer": "A", "type": "easy", "plausible_answers": ["B", "C", "D", "E"]},
+        {"question": "Q2?", "answer": "A", "type": "easy", "plausible_answers": ["B", "C", "D", "E", "F"]},
+    ]
     with pytest.raises(ReplyError, match="exactly 5 plausible answers, not 4"):
         parse_agnostic_questions(json.dumps(short))
 
@@ -173,8 +183,7 @@ def test_it_truncates_the_base_description_to_the_last_sentence_within_75_words(
     assert truncate_description("One. two three four", 3) == "One."
 
 
-def test_it_picks_the_pragmatic_argmax_and_mixes_in_the_likelihood_with_lambda(collection, speaker, listener,
-                                                                                server):
+def test_it_picks_the_pragmatic_argmax_and_mixes_in_the_likelihood_with_lambda(collection, speaker, listener, server):
     def reply(body):
         text = _first_user_text(body)
         if "write an English description" in text and body.get("seed") == 3:
@@ -198,7 +207,7 @@ def test_it_picks_the_pragmatic_argmax_and_mixes_in_the_likelihood_with_lambda(c
     mixed = run_pipeline(collection, speaker, listener, groups=["american"], lam=1.0)
     chosen = SpeakerCandidate.objects.get(run=mixed, speaker="pragmatic", chosen=True)
     assert chosen.index == 3 and chosen.combined == pytest.approx(chosen.likelihood)
-    assert combined_score(lam=0.5, likelihood=-1.0, listener_score=0.5) == pytest.approx(0.5 * -1 + 0.5 * math.log(.5))
+    assert combined_score(lam=0.5, likelihood=-1.0, listener_score=0.5) == pytest.approx(0.5 * -1 + 0.5 * math.log(0.5))
 
 
 def test_it_answers_with_the_listener_argmax(collection, speaker, listener, server):
@@ -235,8 +244,20 @@ def test_it_sends_no_duplicate_request_on_resume_or_a_second_run(collection, spe
 
 
 def test_it_prints_the_run_id_first_and_waits(collection, speaker, listener, capsys):
-    call_command("run_artwork_pipeline", "--collection", "demo", "--speaker", "speaker", "--listener", "listener",
-                 "--samples", "2", "--limit", "1", "--wait")
+    call_command(
+        "run_artwork_pipeline",
+        "--collection",
+        "demo",
+        "--speaker",
+        "speaker",
+        "--listener",
+        "listener",
+        "--samples",
+        "2",
+        "--limit",
+        "1",
+        "--wait",
+    )
     lines = capsys.readouterr().out.splitlines()
     run_id = int(lines[0])
     assert PipelineItem.objects.filter(run_id=run_id, status=ItemStatus.DONE).exists()
@@ -245,8 +266,9 @@ def test_it_prints_the_run_id_first_and_waits(collection, speaker, listener, cap
 
 def test_it_runs_on_the_builtin_smollm2_and_fails_cleanly(smollm2, collection):
     model = ModelConfig.objects.get(name="smollm2-135m")
-    run = artwork_run_start(collection=collection, speaker=model, listener=model, samples=2, limit=1,
-                            max_tokens=24, enqueue=False)
+    run = artwork_run_start(
+        collection=collection, speaker=model, listener=model, samples=2, limit=1, max_tokens=24, enqueue=False
+    )
     run = artwork_run_execute(run_id=run.pk)
 
     assert run.status in (RunStatus.DONE, RunStatus.FAILED)
@@ -259,14 +281,24 @@ def test_it_runs_on_the_builtin_smollm2_and_fails_cleanly(smollm2, collection):
 
 
 def test_it_builds_the_questions_with_the_builder_model_when_one_is_chosen(collection, speaker, listener, server):
-    builder = ModelConfig.objects.create(name="builder", provider=Provider.OPENAI, base_url=server.base_url,
-                                         model_id="fake-builder", timeout=5.0, max_concurrency=2)
+    builder = ModelConfig.objects.create(
+        name="builder",
+        provider=Provider.OPENAI,
+        base_url=server.base_url,
+        model_id="fake-builder",
+        timeout=5.0,
+        max_concurrency=2,
+    )
     run = run_pipeline(collection, speaker, listener, builder=builder, samples=1, limit=1)
     assert run.status == RunStatus.DONE, run.error
     by_model = {}
     for body in server.bodies():
         text = str(body["messages"])
-        kind = "construction" if ("plausible_answers" in text or "Non-symbols" in text or "Art Comment" in text) else "other"
+        kind = (
+            "construction"
+            if ("plausible_answers" in text or "Non-symbols" in text or "Art Comment" in text)
+            else "other"
+        )
         by_model.setdefault(kind, set()).add(body["model"])
     assert by_model["construction"] == {"fake-builder"}
     assert "fake-builder" not in by_model["other"]

@@ -12,15 +12,16 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from evaluation.models import ArtworkPipelineRun, ItemStatus, PipelineItem, PipelineStep, RunStatus
-from evaluation.services.artwork_pipeline import (
+from artworks.models import ArtworkPipelineRun, PipelineItem, PipelineStep
+from artworks.services.pipeline import (
     artwork_run_resume,
     artwork_run_start,
     artwork_run_step,
     lifecycle,
     steps,
 )
-from tests.evaluation.test_artwork_pipeline import collection, listener, media, server, speaker  # noqa: F401
+from evaluation.models import ItemStatus, RunStatus
+from tests.artworks.test_pipeline import collection, listener, media, server, speaker  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parents[2]
@@ -149,9 +150,9 @@ def test_it_shows_a_run_whose_worker_died_as_stalled_with_resume(
     broker.queue.clear()  # the worker dies: its next task is lost with it
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=researcher).key}")
-    detail_url = reverse("evaluation:artwork_run_detail", args=[run.pk])
-    api_url = reverse("evaluation-api:artwork_run_detail", args=[run.pk])
-    resume_url = reverse("evaluation-api:artwork_run_resume", args=[run.pk])
+    detail_url = reverse("artworks:run_detail", args=[run.pk])
+    api_url = reverse("artworks-api:run_detail", args=[run.pk])
+    resume_url = reverse("artworks-api:run_resume", args=[run.pk])
 
     # A live run (heartbeat fresh) is not stalled, and is not resumed.
     assert api.get(api_url).json()["stalled"] is False
@@ -160,7 +161,7 @@ def test_it_shows_a_run_whose_worker_died_as_stalled_with_resume(
 
     _age(run, 61)
     assert api.get(api_url).json()["stalled"] is True
-    listed = api.get(reverse("evaluation-api:artwork_run_list")).json()["results"]
+    listed = api.get(reverse("artworks-api:run_list")).json()["results"]
     assert [row["stalled"] for row in listed] == [True]
     page = researcher_client.get(detail_url).content.decode()
     assert 'data-testid="stalled"' in page and 'value="resume"' in page

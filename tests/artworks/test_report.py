@@ -10,8 +10,8 @@ from django.core.management import call_command
 from django.urls import reverse
 from scipy.stats import ttest_ind
 
-from evaluation.selectors_artwork_report import artwork_report, artwork_report_csv, welch_test
-from tests.evaluation.artwork_report_factories import BASE_SCORE, CORRECT, make_pipeline_run
+from artworks.selectors.report import artwork_report, artwork_report_csv, welch_test
+from tests.artworks.report_factories import BASE_SCORE, CORRECT, make_pipeline_run
 
 pytestmark = pytest.mark.django_db
 Z = 1.959963984540054
@@ -51,8 +51,9 @@ def test_it_computes_accuracy_and_wilson_intervals_per_cell():
 def test_it_runs_welch_t_tests_that_match_scipy_and_flags_significance():
     report = artwork_report(run=make_pipeline_run())
     test = report["t_test"]["unfamiliar"]["attuned"]["pragmatic_vs_base"]
-    expected = ttest_ind(outcomes(("pragmatic", "unfamiliar", "attuned")), outcomes(("base", "unfamiliar", "attuned")),
-                         equal_var=False)
+    expected = ttest_ind(
+        outcomes(("pragmatic", "unfamiliar", "attuned")), outcomes(("base", "unfamiliar", "attuned")), equal_var=False
+    )
     assert test["t"] == pytest.approx(expected.statistic)
     assert test["p_value"] == pytest.approx(expected.pvalue)
     assert test["p_value"] < 0.05 and test["significant"] is True
@@ -95,7 +96,7 @@ def test_it_keeps_the_json_key_contract():
 
 
 def test_it_reports_empty_cells_as_null_rather_than_zero():
-    from evaluation.models_artwork import ListenerAnswer
+    from artworks.models import ListenerAnswer
 
     run = make_pipeline_run(per_culture=1)
     ListenerAnswer.objects.filter(run=run, condition="pragmatic").delete()
@@ -127,7 +128,7 @@ def test_it_prints_the_report_from_the_command_line():
 
 def test_it_shows_the_report_page_with_markers_chart_and_provenance(researcher_client):
     run = make_pipeline_run()
-    response = researcher_client.get(reverse("evaluation:artwork_report", args=[run.pk]))
+    response = researcher_client.get(reverse("artworks:report", args=[run.pk]))
     assert response.status_code == 200
     html = response.content.decode()
     assert 'data-testid="table1"' in html and "eval-chart" in html
@@ -138,12 +139,12 @@ def test_it_shows_the_report_page_with_markers_chart_and_provenance(researcher_c
     assert "†" not in html.split('data-cell="pragmatic-familiar-attuned"')[1].split("</td>")[0]
     assert "speaker-vlm" in html and "listener-vlm" in html
     assert 'data-testid="image-seen"' in html and "title, artist, date and comment" in html
-    assert reverse("evaluation:artwork_export", args=[run.pk]) in html
+    assert reverse("artworks:export", args=[run.pk]) in html
 
 
 def test_it_downloads_the_report_as_json_and_csv(researcher_client):
     run = make_pipeline_run(per_culture=1)
-    url = reverse("evaluation:artwork_report", args=[run.pk])
+    url = reverse("artworks:report", args=[run.pk])
     response = researcher_client.get(url, {"format": "json"})
     assert response.status_code == 200 and response["Content-Type"].startswith("application/json")
     assert "attachment" in response["Content-Disposition"]
@@ -155,7 +156,7 @@ def test_it_downloads_the_report_as_json_and_csv(researcher_client):
 
 def test_it_serves_the_report_over_the_api(researcher_client):
     run = make_pipeline_run(per_culture=1)
-    url = reverse("evaluation-api:artwork_report", args=[run.pk])
+    url = reverse("artworks-api:report", args=[run.pk])
     assert url == f"/api/evaluation/artwork-runs/{run.pk}/report/"
     response = researcher_client.get(url)
     assert response.status_code == 200
@@ -163,24 +164,24 @@ def test_it_serves_the_report_over_the_api(researcher_client):
     csv = researcher_client.get(url, {"format": "csv"})
     assert csv.status_code == 200 and csv["Content-Type"].startswith("text/csv")
     assert researcher_client.get(url, {"format": "xml"}).status_code == 400
-    assert researcher_client.get(reverse("evaluation-api:artwork_report", args=[run.pk + 999])).status_code == 404
+    assert researcher_client.get(reverse("artworks-api:report", args=[run.pk + 999])).status_code == 404
 
 
 def test_it_refuses_the_report_page_and_the_export_to_non_researchers(annotator_client, outsider_client):
     run = make_pipeline_run(per_culture=1)
     for client in (annotator_client, outsider_client):
-        assert client.get(reverse("evaluation:artwork_report", args=[run.pk])).status_code == 403
-        assert client.post(reverse("evaluation:artwork_export", args=[run.pk])).status_code == 403
+        assert client.get(reverse("artworks:report", args=[run.pk])).status_code == 403
+        assert client.post(reverse("artworks:export", args=[run.pk])).status_code == 403
 
 
 def test_it_refuses_the_report_api_to_non_researchers(annotator_client, anonymous_client):
     run = make_pipeline_run(per_culture=1)
-    url = reverse("evaluation-api:artwork_report", args=[run.pk])
+    url = reverse("artworks-api:report", args=[run.pk])
     assert annotator_client.get(url).status_code == 403
     assert anonymous_client.get(url).status_code == 401
 
 
 def test_it_sends_anonymous_visitors_of_the_report_page_to_sign_in(anonymous_client):
     run = make_pipeline_run(per_culture=1)
-    response = anonymous_client.get(reverse("evaluation:artwork_report", args=[run.pk]))
+    response = anonymous_client.get(reverse("artworks:report", args=[run.pk]))
     assert response.status_code == 302 and "login" in response["Location"]

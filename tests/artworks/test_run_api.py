@@ -5,14 +5,15 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from evaluation.models import ArtworkPipelineRun, RunStatus
-from evaluation.services.artwork_pipeline import artwork_run_start
-from tests.evaluation.test_artwork_pipeline import collection, media  # noqa: F401 - fixtures
-from tests.evaluation.test_artwork_run_pages import model, server  # noqa: F401 - fixtures
+from artworks.models import ArtworkPipelineRun
+from artworks.services.pipeline import artwork_run_start
+from evaluation.models import RunStatus
+from tests.artworks.test_pipeline import collection, media  # noqa: F401 - fixtures
+from tests.artworks.test_run_pages import model, server  # noqa: F401 - fixtures
 
 
 def url(name: str, *args) -> str:
-    return reverse(f"evaluation-api:{name}", args=args)
+    return reverse(f"artworks-api:{name}", args=args)
 
 
 @pytest.fixture
@@ -22,28 +23,38 @@ def api(researcher):
     return client
 
 
-def test_it_starts_a_run_that_a_worker_executes_and_reports_its_progress(api, collection, model, eager,  # noqa: F811
-                                                                         django_capture_on_commit_callbacks):
+def test_it_starts_a_run_that_a_worker_executes_and_reports_its_progress(
+    api,
+    collection,  # noqa: F811
+    model,  # noqa: F811
+    eager,  # noqa: F811
+    django_capture_on_commit_callbacks,
+):
     with django_capture_on_commit_callbacks(execute=True):
-        response = api.post(url("artwork_run_list"), {"collection": collection.name, "speaker": "fake-vlm",
-                                                       "listener": "fake-vlm", "samples": 2, "limit": 1},
-                            format="json")
+        response = api.post(
+            url("run_list"),
+            {"collection": collection.name, "speaker": "fake-vlm", "listener": "fake-vlm", "samples": 2, "limit": 1},
+            format="json",
+        )
     assert response.status_code == 201, response.json()
     body = response.json()
     assert body["builder"] == "fake-vlm" and body["samples"] == 2 and body["limit"] == 1
     run = ArtworkPipelineRun.objects.get(pk=body["id"])
     assert run.status == RunStatus.DONE  # the eager "worker" ran it on commit
-    detail = api.get(url("artwork_run_detail", run.pk)).json()
+    detail = api.get(url("run_detail", run.pk)).json()
     assert detail["status"] == "done" and detail["progress"]["percent"] == 100
     assert {step["step"] for step in detail["progress"]["steps"]} >= {"base", "pragmatic", "listener"}
-    listed = api.get(url("artwork_run_list")).json()
+    listed = api.get(url("run_list")).json()
     assert [row["id"] for row in listed["results"]] == [run.pk]
     assert listed["results"][0]["progress"]["n_items"] == detail["progress"]["n_items"]
 
 
 def test_it_refuses_unknown_models_and_bad_parameters(api, collection, model):  # noqa: F811
-    response = api.post(url("artwork_run_list"), {"collection": collection.name, "speaker": "nope",
-                                                   "listener": "fake-vlm", "samples": 0}, format="json")
+    response = api.post(
+        url("run_list"),
+        {"collection": collection.name, "speaker": "nope", "listener": "fake-vlm", "samples": 0},
+        format="json",
+    )
     assert response.status_code == 400
     assert set(response.json()) >= {"speaker", "samples"}
     assert not ArtworkPipelineRun.objects.exists()
@@ -51,22 +62,22 @@ def test_it_refuses_unknown_models_and_bad_parameters(api, collection, model):  
 
 def test_it_cancels_a_queued_run_and_resumes_it(api, collection, model):  # noqa: F811
     run = artwork_run_start(collection=collection, speaker=model, listener=model, samples=1, enqueue=False)
-    cancelled = api.post(url("artwork_run_cancel", run.pk))
+    cancelled = api.post(url("run_cancel", run.pk))
     assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
-    assert api.post(url("artwork_run_cancel", run.pk)).status_code == 400
-    resumed = api.post(url("artwork_run_resume", run.pk), {"retry_failed": True}, format="json")
+    assert api.post(url("run_cancel", run.pk)).status_code == 400
+    resumed = api.post(url("run_resume", run.pk), {"retry_failed": True}, format="json")
     assert resumed.status_code == 200 and resumed.json()["status"] == "queued"
 
 
 def test_it_answers_only_researchers(collection, model, annotator_client, outsider_client, anonymous_client):  # noqa: F811
     run = artwork_run_start(collection=collection, speaker=model, listener=model, samples=1, enqueue=False)
     for client, expected in ((annotator_client, 403), (outsider_client, 403), (anonymous_client, 401)):
-        assert client.get(url("artwork_run_list")).status_code == expected
-        assert client.get(url("artwork_run_detail", run.pk)).status_code == expected
-        assert client.post(url("artwork_run_cancel", run.pk)).status_code == expected
-        assert client.post(url("artwork_run_resume", run.pk)).status_code == expected
+        assert client.get(url("run_list")).status_code == expected
+        assert client.get(url("run_detail", run.pk)).status_code == expected
+        assert client.post(url("run_cancel", run.pk)).status_code == expected
+        assert client.post(url("run_resume", run.pk)).status_code == expected
     assert ArtworkPipelineRun.objects.get(pk=run.pk).status == RunStatus.QUEUED
 
 
 def test_it_answers_404_for_a_missing_run(api):
-    assert api.get(url("artwork_run_detail", 999)).status_code == 404
+    assert api.get(url("run_detail", 999)).status_code == 404

@@ -8,11 +8,12 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from evaluation.models import ArtworkPipelineRun, ItemStatus, ModelConfig, Provider, RunStatus
-from evaluation.selectors_artwork_pipeline import artwork_run_waiting_for_worker
-from evaluation.services.artwork_pipeline import artwork_run_cancel, artwork_run_resume, artwork_run_start
+from artworks.models import ArtworkPipelineRun
+from artworks.selectors.pipeline import artwork_run_waiting_for_worker
+from artworks.services.pipeline import artwork_run_cancel, artwork_run_resume, artwork_run_start
+from evaluation.models import ItemStatus, ModelConfig, Provider, RunStatus
 from evaluation.views.runs import WORKER_COMMAND
-from tests.evaluation.test_artwork_pipeline import collection, media  # noqa: F401 - fixtures
+from tests.artworks.test_pipeline import collection, media  # noqa: F401 - fixtures
 
 
 @pytest.fixture
@@ -25,7 +26,7 @@ def queued_run(collection):  # noqa: F811
 
 
 def poll(client, run):
-    url = reverse("evaluation:artwork_run_detail", args=[run.pk])
+    url = reverse("artworks:run_detail", args=[run.pk])
     return client.get(url, headers={"HX-Request": "true"}).content.decode()
 
 
@@ -63,7 +64,7 @@ def test_it_stops_polling_once_the_run_ends_without_a_reload_link(researcher_cli
     assert "<a " not in progress  # nothing to reload: the poll brought every part
     assert not re.search(r'data-testid="finished">—<', html)
 
-    page = researcher_client.get(reverse("evaluation:artwork_run_detail", args=[queued_run.pk])).content.decode()
+    page = researcher_client.get(reverse("artworks:run_detail", args=[queued_run.pk])).content.decode()
     assert "hx-trigger" not in page and "The run has finished." not in page
     assert 'id="artwork-run-times"' in page and 'id="artwork-run-failed"' in page and "hx-swap-oob" not in page
 
@@ -74,7 +75,7 @@ def test_it_says_no_worker_has_picked_a_queued_run_up_after_the_setting(research
     ArtworkPipelineRun.objects.filter(pk=queued_run.pk).update(queued_at=timezone.now() - timedelta(seconds=31))
     html = poll(researcher_client, queued_run)
     assert "No worker has picked this run up after 30 seconds" in html and f"<code>{WORKER_COMMAND}</code>" in html
-    page = researcher_client.get(reverse("evaluation:artwork_run_detail", args=[queued_run.pk])).content.decode()
+    page = researcher_client.get(reverse("artworks:run_detail", args=[queued_run.pk])).content.decode()
     assert 'data-testid="no-worker"' in page
 
     # Picked up: running, the hint goes.

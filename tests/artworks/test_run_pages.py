@@ -3,10 +3,11 @@
 import pytest
 from django.urls import reverse
 
-from evaluation.models import ArtworkPipelineRun, ItemStatus, RunStatus
-from evaluation.services.artwork_pipeline import artwork_run_execute, artwork_run_start
+from artworks.models import ArtworkPipelineRun
+from artworks.services.pipeline import artwork_run_execute, artwork_run_start
+from evaluation.models import ItemStatus, RunStatus
+from tests.artworks.test_pipeline import _model, collection, media  # noqa: F401 - fixtures
 from tests.evaluation.fake_openai import FakeOpenAI, pipeline_reply, pipeline_top_tokens
-from tests.evaluation.test_artwork_pipeline import _model, collection, media  # noqa: F401 - fixtures
 
 
 @pytest.fixture
@@ -27,41 +28,55 @@ def finished(collection, model):  # noqa: F811
     return artwork_run_execute(run_id=run.pk)
 
 
-def test_it_starts_a_run_from_the_list_page(researcher_client, collection, model, eager,  # noqa: F811
-                                            django_capture_on_commit_callbacks):
-    page = researcher_client.get(reverse("evaluation:artwork_run_list"))
+def test_it_starts_a_run_from_the_list_page(
+    researcher_client,
+    collection,  # noqa: F811
+    model,
+    eager,  # noqa: F811
+    django_capture_on_commit_callbacks,
+):
+    page = researcher_client.get(reverse("artworks:run_list"))
     assert page.status_code == 200
     with django_capture_on_commit_callbacks(execute=True):
-        response = researcher_client.post(reverse("evaluation:artwork_run_list"), {
-            "collection": collection.pk, "speaker": model.pk, "listener": model.pk, "samples": 2, "lam": 0,
-            "limit": 1})
+        response = researcher_client.post(
+            reverse("artworks:run_list"),
+            {
+                "collection": collection.pk,
+                "speaker": model.pk,
+                "listener": model.pk,
+                "samples": 2,
+                "lam": 0,
+                "limit": 1,
+            },
+        )
     run = ArtworkPipelineRun.objects.get()
-    assert response.status_code == 302 and response["Location"] == reverse("evaluation:artwork_run_detail",
-                                                                             args=[run.pk])
+    assert response.status_code == 302 and response["Location"] == reverse("artworks:run_detail", args=[run.pk])
     run.refresh_from_db()
     assert run.status == RunStatus.DONE and run.samples == 2 and run.limit == 1
-    listing = researcher_client.get(reverse("evaluation:artwork_run_list"))
+    listing = researcher_client.get(reverse("artworks:run_list"))
     assert f'data-run="{run.pk}"' in listing.content.decode()
 
 
 def test_it_shows_form_errors(researcher_client, collection, model):  # noqa: F811
-    response = researcher_client.post(reverse("evaluation:artwork_run_list"), {
-        "collection": collection.pk, "speaker": model.pk, "listener": model.pk, "samples": 0, "lam": 2})
+    response = researcher_client.post(
+        reverse("artworks:run_list"),
+        {"collection": collection.pk, "speaker": model.pk, "listener": model.pk, "samples": 0, "lam": 2},
+    )
     assert response.status_code == 400
     assert not ArtworkPipelineRun.objects.exists()
 
 
 def test_it_shows_progress_per_step_and_polls_while_active(researcher_client, collection, model):  # noqa: F811
     run = artwork_run_start(collection=collection, speaker=model, listener=model, samples=2, enqueue=False)
-    page = researcher_client.get(reverse("evaluation:artwork_run_detail", args=[run.pk])).content.decode()
+    page = researcher_client.get(reverse("artworks:run_detail", args=[run.pk])).content.decode()
     assert 'hx-trigger="every 1s"' in page and 'data-step="symbols"' in page and 'data-step="listener"' in page
-    partial = researcher_client.get(reverse("evaluation:artwork_run_detail", args=[run.pk]), HTTP_HX_REQUEST="true")
+    partial = researcher_client.get(reverse("artworks:run_detail", args=[run.pk]), HTTP_HX_REQUEST="true")
     assert partial.status_code == 200 and "<html" not in partial.content.decode()
 
-    researcher_client.post(reverse("evaluation:artwork_run_detail", args=[run.pk]), {"action": "cancel"})
+    researcher_client.post(reverse("artworks:run_detail", args=[run.pk]), {"action": "cancel"})
     run.refresh_from_db()
     assert run.status == RunStatus.CANCELLED
-    assert "Resume" in researcher_client.get(reverse("evaluation:artwork_run_detail", args=[run.pk])).content.decode()
+    assert "Resume" in researcher_client.get(reverse("artworks:run_detail", args=[run.pk])).content.decode()
 
 
 def test_it_lists_failed_items_with_their_kept_reply(researcher_client, collection, model, server):  # noqa: F811
@@ -69,13 +84,13 @@ def test_it_lists_failed_items_with_their_kept_reply(researcher_client, collecti
     run = artwork_run_start(collection=collection, speaker=model, listener=model, samples=1, enqueue=False)
     run = artwork_run_execute(run_id=run.pk)
     assert run.items.filter(status=ItemStatus.FAILED).exists()
-    page = researcher_client.get(reverse("evaluation:artwork_run_detail", args=[run.pk])).content.decode()
+    page = researcher_client.get(reverse("artworks:run_detail", args=[run.pk])).content.decode()
     assert "not json at all" in page and "no valid JSON" in page
 
 
 def test_it_shows_candidates_and_scores_for_one_artwork(researcher_client, finished):
     artwork = finished.collection.artworks.get()
-    page = researcher_client.get(reverse("evaluation:artwork_run_artwork", args=[finished.pk, artwork.pk]))
+    page = researcher_client.get(reverse("artworks:run_artwork", args=[finished.pk, artwork.pk]))
     html = page.content.decode()
     assert page.status_code == 200
     assert html.count('data-candidate="') == 4  # two samples for each of two groups
@@ -85,11 +100,14 @@ def test_it_shows_candidates_and_scores_for_one_artwork(researcher_client, finis
     assert "P(Correct)" in html
 
 
-@pytest.mark.parametrize("name", ["artwork_run_list", "artwork_run_detail", "artwork_run_artwork"])
+@pytest.mark.parametrize("name", ["run_list", "run_detail", "run_artwork"])
 def test_it_forbids_non_researchers(outsider_client, annotator_client, finished, name):
-    args = {"artwork_run_list": [], "artwork_run_detail": [finished.pk],
-            "artwork_run_artwork": [finished.pk, finished.collection.artworks.get().pk]}[name]
-    url = reverse(f"evaluation:{name}", args=args)
+    args = {
+        "run_list": [],
+        "run_detail": [finished.pk],
+        "run_artwork": [finished.pk, finished.collection.artworks.get().pk],
+    }[name]
+    url = reverse(f"artworks:{name}", args=args)
     assert outsider_client.get(url).status_code == 403
     assert annotator_client.get(url).status_code == 403
     assert outsider_client.post(url, {"action": "cancel"}).status_code in (403, 405)
@@ -101,7 +119,7 @@ def test_it_lists_runs_with_their_progress_in_a_fixed_number_of_queries(research
 
     def queries() -> int:
         with CaptureQueriesContext(connection) as captured:
-            assert researcher_client.get(reverse("evaluation:artwork_run_list")).status_code == 200
+            assert researcher_client.get(reverse("artworks:run_list")).status_code == 200
         return len(captured.captured_queries)
 
     artwork_run_start(collection=collection, speaker=model, listener=model, samples=1, enqueue=False)

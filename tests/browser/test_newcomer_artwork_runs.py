@@ -11,10 +11,11 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from evaluation.models import ArtworkPipelineRun, ItemStatus, ModelConfig, Provider, RunStatus
-from evaluation.services.artwork_pipeline import artwork_run_start
+from artworks.models import ArtworkPipelineRun
+from artworks.services.pipeline import artwork_run_start
+from evaluation.models import ItemStatus, ModelConfig, Provider, RunStatus
 from evaluation.views.runs import WORKER_COMMAND
-from tests.evaluation.test_artwork_pipeline import collection, media  # noqa: F401 - fixtures
+from tests.artworks.test_pipeline import collection, media  # noqa: F401 - fixtures
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 

@@ -11,7 +11,6 @@ import sys
 
 import pytest
 from django.core.exceptions import ValidationError
-from django.core.files.base import ContentFile
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
@@ -20,21 +19,11 @@ from rest_framework.test import APIClient
 from annotation.models import Dataset
 from annotation.services import expression_import
 from evaluation import model_guard
-from evaluation.models import (
-    ArtworkCollection,
-    CollectionArtwork,
-    ItemStatus,
-    ModelConfig,
-    PipelineItem,
-    Provider,
-    Run,
-    RunStatus,
-)
+from evaluation.models import ModelConfig, Provider, Run, RunStatus
 from evaluation.providers import ClientError, RetryableError, provider_for
 from evaluation.providers.openai_provider import OpenAIProvider
 from evaluation.services import complete as complete_module
 from evaluation.services import model_add, run_execute, run_start
-from evaluation.services.artwork_pipeline import artwork_run_execute, artwork_run_start
 from evaluation.services.complete import model_complete
 from evaluation.services.runs import backoff_delay
 from tests.conftest import ROOT
@@ -258,49 +247,6 @@ def test_it_refuses_a_secret_key_model_when_the_provider_is_built(fake_openai):
     with pytest.raises(ClientError, match="DATABASE_URL is a setting of this application"):
         OpenAIProvider.for_config(config)
 
-    assert fake_openai.count == 0
-
-
-@pytest.fixture
-def collection(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    collection = ArtworkCollection.objects.create(name="demo")
-    artwork = CollectionArtwork(
-        collection=collection,
-        key="a0",
-        title="Lotus Pond",
-        artist="Wu",
-        date="1650",
-        culture="chinese",
-        comment="A pond with lotus.",
-        position=0,
-    )
-    artwork.image.save("a0.png", ContentFile(PNG), save=False)
-    artwork.save()
-    return collection
-
-
-def test_it_refuses_an_artwork_run_with_a_secret_key_model(fake_openai, collection):
-    speaker = stored_model(fake_openai, name="speaker", api_key_env="SECRET_KEY")
-    listener = stored_model(fake_openai, name="listener")
-
-    with pytest.raises(ValidationError) as caught:
-        artwork_run_start(collection=collection, speaker=speaker, listener=listener, enqueue=False)
-
-    assert "SECRET_KEY" in caught.value.message_dict["speaker"][0]
-    assert fake_openai.count == 0
-
-
-def test_it_fails_the_items_of_a_started_artwork_run_whose_model_turned_forbidden(fake_openai, collection):
-    speaker = stored_model(fake_openai, name="speaker")
-    run = artwork_run_start(collection=collection, speaker=speaker, listener=speaker, enqueue=False, samples=1)
-    ModelConfig.objects.filter(pk=speaker.pk).update(api_key_env="SECRET_KEY")
-
-    artwork_run_execute(run_id=run.pk)
-
-    items = PipelineItem.objects.filter(run=run)
-    assert not items.exclude(status=ItemStatus.FAILED).exists()
-    assert any("SECRET_KEY is a setting of this application" in item.error for item in items)
     assert fake_openai.count == 0
 
 

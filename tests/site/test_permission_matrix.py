@@ -29,7 +29,7 @@ from annotation.services import (
 from core.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER
 from evaluation.services.scoring import scoring_task_create
 from tests.conftest import make_user
-from tests.evaluation.artwork_report_factories import make_pipeline_run
+from tests.artworks.report_factories import make_pipeline_run
 from tests.evaluation.test_scoring_pages import make_generation_run
 from tests.study.factories import make_study
 
@@ -230,22 +230,22 @@ TABLE: dict[str, Row] = {
     ),
     "evaluation:human_report": Row(get=researcher_page(), kwargs=k(pk="run_pk")),
     "evaluation:human_report_repeat": Row(get=POST_ONLY, post=researcher_page(400), kwargs=k(pk="run_pk")),
-    "evaluation:artwork_run_list": Row(get=researcher_page(), post=researcher_page(400)),
-    "evaluation:artwork_run_detail": Row(get=researcher_page(), kwargs=k(pk="artwork_run_pk")),
-    "evaluation:artwork_run_artwork": Row(
+    "artworks:run_list": Row(get=researcher_page(), post=researcher_page(400)),
+    "artworks:run_detail": Row(get=researcher_page(), kwargs=k(pk="artwork_run_pk")),
+    "artworks:run_artwork": Row(
         get=researcher_page(), kwargs=k(pk="artwork_run_pk", artwork_pk="collection_artwork_pk")
     ),
-    "evaluation:artwork_report": Row(get=researcher_page(), kwargs=k(pk="artwork_run_pk")),
-    "evaluation:artwork_export": Row(get=POST_ONLY, post=researcher_page(200), kwargs=k(pk="artwork_run_pk")),
-    "evaluation:collection_list": Row(get=researcher_page()),
-    "evaluation:collection_import": Row(get=researcher_page(), post=researcher_page(200)),
-    "evaluation:collection_detail": Row(get=researcher_page(), kwargs=k(pk="collection_pk")),
-    "evaluation:artwork_detail": Row(
+    "artworks:report": Row(get=researcher_page(), kwargs=k(pk="artwork_run_pk")),
+    "artworks:export": Row(get=POST_ONLY, post=researcher_page(200), kwargs=k(pk="artwork_run_pk")),
+    "artworks:collection_list": Row(get=researcher_page()),
+    "artworks:collection_import": Row(get=researcher_page(), post=researcher_page(200)),
+    "artworks:collection_detail": Row(get=researcher_page(), kwargs=k(pk="collection_pk")),
+    "artworks:artwork_detail": Row(
         get=researcher_page(),
         post=researcher_page(REDIRECT),
         kwargs=k(pk="collection_pk", artwork_pk="collection_artwork_pk"),
     ),
-    "evaluation:artwork_image": Row(
+    "artworks:artwork_image": Row(
         get=researcher_page(), kwargs=k(pk="collection_pk", artwork_pk="collection_artwork_pk")
     ),
     # --- Evaluation API ---------------------------------------------------------------------
@@ -270,17 +270,17 @@ TABLE: dict[str, Row] = {
         kwargs=k(pk="rating_pk"),
     ),
     "evaluation-api:human_report": Row(get=researcher_api(), kwargs=k(pk="run_pk")),
-    "evaluation-api:collection_list": Row(get=researcher_api()),
-    "evaluation-api:collection_detail": Row(get=researcher_api(), kwargs=k(pk="collection_pk")),
-    "evaluation-api:artwork_run_list": Row(get=researcher_api(), post=researcher_api(400)),
-    "evaluation-api:artwork_run_detail": Row(get=researcher_api(), kwargs=k(pk="artwork_run_pk")),
-    "evaluation-api:artwork_run_cancel": Row(
+    "artworks-api:collection_list": Row(get=researcher_api()),
+    "artworks-api:collection_detail": Row(get=researcher_api(), kwargs=k(pk="collection_pk")),
+    "artworks-api:run_list": Row(get=researcher_api(), post=researcher_api(400)),
+    "artworks-api:run_detail": Row(get=researcher_api(), kwargs=k(pk="artwork_run_pk")),
+    "artworks-api:run_cancel": Row(
         get=researcher_api(405), post=researcher_api(400), kwargs=k(pk="artwork_run_pk")
     ),
-    "evaluation-api:artwork_run_resume": Row(
+    "artworks-api:run_resume": Row(
         get=researcher_api(405), post=researcher_api(400), kwargs=k(pk="artwork_run_pk")
     ),
-    "evaluation-api:artwork_report": Row(get=researcher_api(), kwargs=k(pk="artwork_run_pk")),
+    "artworks-api:report": Row(get=researcher_api(), kwargs=k(pk="artwork_run_pk")),
     # --- Study: participants -------------------------------------------------------------------
     "study:entry": Row(get=answers(400), kwargs=k(slug="study_slug")),
     "study:run": Row(

@@ -9,8 +9,8 @@ from study.models import Artwork, Description, DescriptionPair, Participant, Pre
 from study.services import simulation
 from study.services.imports import study_import
 from study.services.studies import study_launch
-from tests.evaluation.artwork_report_factories import make_pipeline_run
-from tests.evaluation.test_artwork_pipeline import collection, listener, media, server, speaker  # noqa: F401 - fixtures
+from tests.artworks.report_factories import make_pipeline_run
+from tests.artworks.test_pipeline import collection, listener, media, server, speaker  # noqa: F401 - fixtures
 
 from .factories import png_bytes
 
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_it_imports_an_exported_pipeline_package_and_synthetic_participants_finish_it(settings, tmp_path, researcher):
-    from evaluation.services.artwork_export import artwork_study_package
+    from artworks.services.export import artwork_study_package
 
     settings.MEDIA_ROOT = tmp_path / "media"
     run = make_pipeline_run(per_culture=2)
@@ -41,7 +41,7 @@ def test_it_imports_an_exported_pipeline_package_and_synthetic_participants_fini
     study = study_launch(study=Study.objects.get(pk=study.pk), user=researcher)
     assert study.status == StudyStatus.LIVE
 
-    outcomes = simulation.test_responses_generate(study=study, n=2, seed=7)
+    outcomes = simulation.synthetic_responses_generate(study=study, n=2, seed=7)
     assert [o.errors for o in outcomes] == [[], []]
     codes = {study.completion_code, study.screenout_code}
     assert all(any(code in o.final_url for code in codes) for o in outcomes)
@@ -52,9 +52,9 @@ def test_it_imports_an_exported_pipeline_package_and_synthetic_participants_fini
 def test_it_imports_the_package_of_a_real_pipeline_run(collection, speaker, listener, tmp_path, researcher):  # noqa: F811
     """The whole path: the pipeline (loopback OpenAI-compatible server) builds the questions and
     both descriptions, the export writes the package, the study imports and runs it."""
+    from artworks.services.export import artwork_study_package
+    from artworks.services.pipeline import artwork_run_execute, artwork_run_start
     from evaluation.models import RunStatus
-    from evaluation.services.artwork_export import artwork_study_package
-    from evaluation.services.artwork_pipeline import artwork_run_execute, artwork_run_start
 
     for artwork in collection.artworks.all():  # the pipeline fixture's image is a stub; the study checks images
         artwork.image.save(f"{artwork.key}.png", ContentFile(png_bytes(artwork.key)))
@@ -66,10 +66,13 @@ def test_it_imports_the_package_of_a_real_pipeline_run(collection, speaker, list
     built = Artwork.objects.get(study=study, is_qc=False)
     assert built.questions.filter(type="attuned").exists() and built.questions.filter(type="agnostic").count() == 2
     assert set(Description.objects.filter(artwork=built).values_list("speaker", "listener")) == {
-        ("base", "american"), ("pragmatic", "american"), ("base", "chinese"), ("pragmatic", "chinese")
+        ("base", "american"),
+        ("pragmatic", "american"),
+        ("base", "chinese"),
+        ("pragmatic", "chinese"),
     }
     Study.objects.filter(pk=study.pk).update(highlight_status=PrepStatus.READY, terms_status=PrepStatus.READY)
     study = study_launch(study=Study.objects.get(pk=study.pk), user=researcher)
-    outcomes = simulation.test_responses_generate(study=study, n=2, seed=3)
+    outcomes = simulation.synthetic_responses_generate(study=study, n=2, seed=3)
     assert [o.errors for o in outcomes] == [[], []]
     assert all(study.completion_code in o.final_url or study.screenout_code in o.final_url for o in outcomes)

@@ -15,7 +15,7 @@ from django.utils.translation import gettext as _
 from evaluation.model_guard import model_refusal
 from evaluation.models import ItemStatus, ModelConfig, RunStatus
 from evaluation.providers import ProviderError, RetryableError
-from evaluation.services.runs import _package_versions
+from evaluation.services.runs import package_versions
 
 from ... import prompts as artwork_prompts
 from ...models import ArtworkCollection, ArtworkPipelineRun, ArtworkQuestionType, PipelineItem, PipelineStep
@@ -107,7 +107,7 @@ def artwork_run_start(
             },
             "prompts_hash": artwork_prompts.prompts_hash(),
             "max_tokens": max_tokens,
-            "packages": _package_versions(),
+            "packages": package_versions(),
         },
     )
     items = []

@@ -11,9 +11,10 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 from PIL import Image
 
+from artworks.models import ArtworkCollection, CollectionArtwork
+from artworks.services.imports import ArtworkImportError, artworks_import
 from core.files import UNTRUSTED_FILE_CSP
-from evaluation.models_artwork import ArtworkCollection, CollectionArtwork
-from evaluation.services.artworks import ArtworkImportError, artworks_import
+from tests.artworks.report_factories import make_pipeline_run
 from tests.bombs import (
     ENTITY_JAVASCRIPT,
     NAMESPACED_SCRIPT,
@@ -23,7 +24,6 @@ from tests.bombs import (
     stored,
     zip_entries,
 )
-from tests.evaluation.artwork_report_factories import make_pipeline_run
 
 pytestmark = pytest.mark.django_db
 
@@ -63,7 +63,7 @@ def test_it_stores_an_svg_carrying_script_as_a_png_and_serves_it_sandboxed(svg, 
     assert artwork.image.name.endswith("am-1.png")
     content = artwork.image.read()
     assert content.startswith(PNG_MAGIC) and b"script" not in content.lower()
-    response = researcher_client.get(reverse("evaluation:artwork_image", args=[collection.pk, artwork.pk]))
+    response = researcher_client.get(reverse("artworks:artwork_image", args=[collection.pk, artwork.pk]))
     assert response.status_code == 200
     assert response["Content-Type"] == "image/png"
     assert response["X-Content-Type-Options"] == "nosniff"
@@ -101,7 +101,7 @@ def test_it_refuses_a_collection_that_inflates_to_a_gigabyte_on_the_page_and_com
     assert caught.value.errors[0].startswith(expected)
 
     page = researcher_client.post(
-        reverse("evaluation:collection_import"), {"name": "Bomb", "file": SimpleUploadedFile("c.zip", bomb)}
+        reverse("artworks:collection_import"), {"name": "Bomb", "file": SimpleUploadedFile("c.zip", bomb)}
     )
     assert page.status_code == 400 and expected in page.content.decode()
 
@@ -133,7 +133,7 @@ def test_it_serves_an_svg_stored_before_rasterising_as_a_download(researcher_cli
         f"{collection.pk}/am-1.svg", ContentFile(b'<svg xmlns="http://www.w3.org/2000/svg"><script>1</script></svg>')
     )
 
-    response = researcher_client.get(reverse("evaluation:artwork_image", args=[collection.pk, artwork.pk]))
+    response = researcher_client.get(reverse("artworks:artwork_image", args=[collection.pk, artwork.pk]))
 
     assert response["Content-Type"] == "application/octet-stream"
     assert response["Content-Disposition"] == 'attachment; filename="am-1.svg"'
@@ -144,8 +144,8 @@ def test_it_serves_an_svg_stored_before_rasterising_as_a_download(researcher_cli
 def test_it_serves_downloads_as_sandboxed_attachments(researcher_client):
     run = make_pipeline_run(per_culture=1)
 
-    package = researcher_client.post(reverse("evaluation:artwork_export", args=[run.pk]))
-    report = researcher_client.get(reverse("evaluation:artwork_report", args=[run.pk]), {"format": "csv"})
+    package = researcher_client.post(reverse("artworks:export", args=[run.pk]))
+    report = researcher_client.get(reverse("artworks:report", args=[run.pk]), {"format": "csv"})
 
     for response, content_type in ((package, "application/zip"), (report, "text/csv; charset=utf-8")):
         assert response.status_code == 200
