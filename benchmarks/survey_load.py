@@ -183,7 +183,7 @@ class Gunicorn:
 def recording_transport():
     """HttpTransport that remembers every page the server accepted with the data sent: a 200
     (the next page comes in the answer) or a 303 (to Prolific at the end); 422 is a refusal."""
-    from study.simulate import HttpTransport
+    from study.services.simulation import HttpTransport
 
     class RecordingTransport(HttpTransport):
         def __init__(self):
@@ -200,7 +200,7 @@ def recording_transport():
 
 
 def take_part(base: str, slug: str, key, *, index: int, tag: str, group: str, pause: float, seed: int):
-    from study.simulate import Outcome, SyntheticParticipant, entry_url
+    from study.services.simulation import Outcome, SyntheticParticipant, entry_url
 
     pid = f"BENCH-{tag}-{index:04d}"
     transport = recording_transport()
@@ -253,7 +253,7 @@ def check_stored(results) -> dict:
     from django.db.models import Count
 
     from study.models import Answer, Assignment, Criterion, Participant, Phase, Preference
-    from study.services.participants import step_parse
+    from study.selectors.participants import step_parse
 
     pids = [outcome.pid for outcome, _accepted, _seconds in results]
     participants = {p.prolific_pid: p for p in Participant.objects.filter(prolific_pid__in=pids, is_preview=False)}

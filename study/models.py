@@ -10,7 +10,12 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from evaluation.models import ArtworkQuestionType, SpeakerKind
+from artworks.models import ArtworkQuestionType, SpeakerKind
+
+# The package's one translation, for the Chinese group: the key of every ``translations`` field.
+TRANSLATION = "zh-hans"
+# Languages of a study's own consent text.
+CONSENT_LANGUAGES = ("en", TRANSLATION)
 
 
 class StudyStatus(models.TextChoices):

@@ -1,16 +1,193 @@
-"""What each participant page shows: the artwork, its elements and questions, the descriptions.
+"""What each participant page shows: the step a participant is on, the artwork, its elements and
+questions, the descriptions; and the counts the participant services decide by (places taken,
+exposures, the abandon cut-off).
 
 Everything here reads what import and preparation stored; nothing calls a model or the
 network while a participant waits.
 """
 
+import random
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db.models import Count, Q
+from django.utils import timezone
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext_lazy
 
-from ..models import Answer, Assignment, Criterion, Culture, DescriptionPair, Participant, Phase, TermStatus
-from ..services.imports import CONSENT_LANGUAGES, TRANSLATION
-from ..services.participants import Step, element_order, question_options
+from ..models import (
+    CONSENT_LANGUAGES,
+    TRANSLATION,
+    Answer,
+    Artwork,
+    Assignment,
+    Criterion,
+    Culture,
+    DescriptionPair,
+    Participant,
+    ParticipantStatus,
+    Phase,
+    Speaker,
+    Study,
+    TermStatus,
+)
 from ..text import gloss_html, markdown_html
+
+UNFINISHED = (ParticipantStatus.ENTERED, ParticipantStatus.IN_PROGRESS)
+
+
+# -- where a participant is -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Step:
+    key: str
+    kind: str  # group | consent | instructions | symbols | qa | post_symbols | post_qa | compare | done
+    order: int | None = None  # the assignment's order for artwork steps
+
+
+def step_parse(key: str) -> Step:
+    if ":" in key:
+        order, kind = key.split(":", 1)
+        return Step(key=key, kind=kind, order=int(order))
+    return Step(key=key, kind=key)
+
+
+def participant_step(participant: Participant) -> Step:
+    """The page this participant is on now."""
+    if participant.status in (ParticipantStatus.COMPLETED, ParticipantStatus.EXCLUDED_QC):
+        return Step(key="done", kind="done")
+    if participant.status == ParticipantStatus.NO_CONSENT:
+        return Step(key="declined", kind="declined")
+    if not participant.group:
+        return Step(key="group", kind="group")
+    if not participant.plan:
+        return Step(key="consent", kind="consent")
+    if participant.step_index >= len(participant.plan):
+        return Step(key="finish", kind="finish")
+    return step_parse(participant.plan[participant.step_index])
+
+
+def participant_fresh(*, participant: Participant) -> Participant:
+    """The participant as stored now, with its study."""
+    return Participant.objects.select_related("study").get(pk=participant.pk)
+
+
+def participant_current(*, slug: str, pk: int) -> Participant | None:
+    """The session a browser holds for a study, or None when it is not that study's."""
+    return Participant.objects.select_related("study").filter(pk=pk, study__slug=slug).first()
+
+
+def participant_status_counts(*, study: Study, pids: list[str]) -> dict[str, int]:
+    """How many of these Prolific ids' sessions end in each status."""
+    rows = Participant.objects.filter(study=study, prolific_pid__in=pids).values_list("status").annotate(n=Count("id"))
+    return dict(rows.values_list("status", "n"))
+
+
+def participant_missing_step(*, participant: Participant) -> str | None:
+    """The first step whose answers are not all stored, or None when everything is."""
+    assignments = {
+        a.order: a
+        for a in Assignment.objects.filter(participant=participant)
+        .annotate(
+            n_pre=Count("answers", filter=Q(answers__phase=Phase.PRE), distinct=True),
+            n_post=Count("answers", filter=Q(answers__phase=Phase.POST), distinct=True),
+            n_pref=Count("preferences", distinct=True),
+            n_questions=Count("artwork__questions", distinct=True),
+        )
+        .select_related("artwork")
+    }
+    for key in participant.plan:
+        step = step_parse(key)
+        if step.order is None:
+            continue
+        a = assignments.get(step.order)
+        if a is None:
+            return key
+        missing = {
+            "symbols": a.symbols_pre is None,
+            "post_symbols": a.symbols_post is None,
+            "qa": a.n_pre != a.n_questions,
+            "post_qa": a.n_post != a.n_questions,
+            "compare": a.n_pref != len(Criterion.values),
+        }[step.kind]
+        if missing:
+            return key
+    return None
+
+
+# -- quota places and exposures -------------------------------------------------------------------
+
+
+def participant_abandon_cutoff():
+    """Unfinished sessions not seen since this moment count as returned (STUDY_ABANDON_MINUTES)."""
+    return timezone.now() - timedelta(minutes=settings.STUDY_ABANDON_MINUTES)
+
+
+def participant_places_taken(*, study: Study, group: str, exclude_pk: int | None = None) -> int:
+    """Valid completions plus live sessions of a group: a failed or returned session takes no place."""
+    taken = Participant.objects.filter(study=study, group=group, is_preview=False, is_test=False).filter(
+        Q(status=ParticipantStatus.COMPLETED)
+        | Q(status=ParticipantStatus.IN_PROGRESS, last_seen_at__gte=participant_abandon_cutoff())
+    )
+    if exclude_pk:
+        taken = taken.exclude(pk=exclude_pk)
+    return taken.count()
+
+
+def artwork_exposure_counts(*, study: Study, group: str) -> dict:
+    """How often each artwork has been assigned to live or finished sessions of the group."""
+    rows = (
+        Assignment.objects.filter(participant__study=study, participant__group=group, participant__is_preview=False)
+        .exclude(participant__status__in=[ParticipantStatus.RETURNED, ParticipantStatus.NO_CONSENT])
+        .values("artwork_id")
+        .annotate(n=Count("id"))
+    )
+    return {row["artwork_id"]: row["n"] for row in rows}
+
+
+def artwork_speaker_counts(*, study: Study, group: str) -> dict:
+    """Per artwork, how often the group was shown each speaker and each side of the pragmatic description."""
+    rows = (
+        Assignment.objects.filter(
+            participant__study=study, participant__group=group, participant__is_preview=False, shown__isnull=False
+        )
+        .exclude(participant__status__in=[ParticipantStatus.RETURNED, ParticipantStatus.NO_CONSENT])
+        .values("artwork_id", "shown__speaker", "left__speaker")
+        .annotate(n=Count("id"))
+    )
+    counts: dict = {}
+    for row in rows:
+        c = counts.setdefault(row["artwork_id"], {})
+        c[row["shown__speaker"]] = c.get(row["shown__speaker"], 0) + row["n"]
+        side = "pragmatic_left" if row["left__speaker"] == Speaker.PRAGMATIC else "pragmatic_right"
+        c[side] = c.get(side, 0) + row["n"]
+    return counts
+
+
+def assignment_for_step(*, participant: Participant, order: int) -> Assignment:
+    """The assignment behind an artwork page, with the artwork and the descriptions it shows."""
+    return Assignment.objects.select_related("artwork", "shown", "left", "right").get(
+        participant=participant, order=order
+    )
+
+
+# -- what a page shows ----------------------------------------------------------------------------
+
+
+def question_options(*, participant: Participant, question) -> list[str]:
+    """The answer and its distractors in this participant's own order, the same on every visit."""
+    options = [question.answer, *question.distractors]
+    random.Random(f"{participant.seed}:{question.pk}").shuffle(options)
+    return options
+
+
+def element_order(*, participant: Participant, artwork: Artwork) -> list[str]:
+    names = [element["name"] for element in artwork.elements]
+    random.Random(f"{participant.seed}:elements:{artwork.pk}").shuffle(names)
+    return names
+
 
 # Matching colours of highlighted sentence pairs, in the order the pairs appear.
 HIGHLIGHT_COLOURS = 6
@@ -148,9 +325,7 @@ def consent_context(participant: Participant) -> dict:
 def step_context(participant: Participant, step: Step, *, values=None, errors=None) -> dict:
     """The template context of an artwork page; ``values`` are the answers of a rejected submit, shown again."""
     errors = errors or {}
-    assignment = Assignment.objects.select_related("artwork", "shown", "left", "right").get(
-        participant=participant, order=step.order
-    )
+    assignment = assignment_for_step(participant=participant, order=step.order)
     assignment.participant = participant
     artwork = assignment.artwork
     # Glosses only where a description is shown: the questions pages need no term query.

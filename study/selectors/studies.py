@@ -57,6 +57,15 @@ def study_list() -> list[Study]:
     return studies
 
 
+def study_find(*, slug: str) -> Study | None:
+    """The study of a slug, or None; no progress counts (the participant pages need none)."""
+    return Study.objects.filter(slug=slug).first()
+
+
+def study_artwork_find(*, study: Study, key: str) -> Artwork | None:
+    return Artwork.objects.filter(study=study, key=key).first()
+
+
 def study_get(slug: str) -> Study | None:
     """The study of a slug with its ``progress`` rows, or None."""
     study = Study.objects.select_related("created_by").filter(slug=slug).first()

@@ -8,7 +8,7 @@ Chinese-group participants get every page in Simplified Chinese.
 from csp.decorators import csp_exempt
 from django.contrib import messages
 from django.http import FileResponse, Http404, HttpResponseRedirect
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import translation
 from django.utils.translation import gettext as _
@@ -21,7 +21,16 @@ from core.files import untrusted_file_response
 from core.roles import RESEARCHER, has_role
 
 from ..models import Culture, Participant, ParticipantStatus, Study, StudyStatus
-from ..selectors.participants import consent_context, participant_progress, step_context, study_title
+from ..selectors.participants import (
+    UNFINISHED,
+    consent_context,
+    participant_current,
+    participant_progress,
+    participant_step,
+    step_context,
+    study_title,
+)
+from ..selectors.studies import study_artwork_find, study_find
 from ..services import participants as flow
 
 ENTRY_MESSAGES = {
@@ -71,6 +80,13 @@ ENTRY_MESSAGES = {
 ARTWORK_PAGES = ("symbols", "qa", "post_symbols", "post_qa")
 
 
+def _study_or_404(slug: str) -> Study:
+    study = study_find(slug=slug)
+    if study is None:
+        raise Http404
+    return study
+
+
 def _session_key(slug: str) -> str:
     return f"study:{slug}"
 
@@ -98,7 +114,7 @@ def entry(request, slug):
     """Prolific's link: /s/<slug>/?PROLIFIC_PID=…&STUDY_ID=…&SESSION_ID=…[&group=…]."""
     group = request.GET.get("group", "")
     language = _language(group)
-    study = Study.objects.filter(slug=slug).first()
+    study = study_find(slug=slug)
     if study is None:
         return _message(request, "bad_params", language=language, status=404)
     try:
@@ -108,7 +124,7 @@ def entry(request, slug):
             prolific_study_id=request.GET.get("STUDY_ID", "").strip(),
             session_id=request.GET.get("SESSION_ID", "").strip(),
             group=group,
-            is_test=flow.test_token_valid(request.GET.get("test_token", ""), slug),
+            is_test=flow.synthetic_entry_token_valid(request.GET.get("test_token", ""), slug),
         )
     except flow.EntryError as exc:
         # A refused link must not leave a session opened earlier in this browser (say, another
@@ -125,7 +141,7 @@ def _current_participant(request, slug) -> Participant | None:
     pk = request.session.get(_session_key(slug))
     if not pk:
         return None
-    return Participant.objects.select_related("study").filter(pk=pk, study__slug=slug).first()
+    return participant_current(slug=slug, pk=pk)
 
 
 @never_cache
@@ -145,13 +161,13 @@ def _run(request, participant: Participant):
     study = participant.study
     if request.method == "POST":
         return _submit(request, participant)
-    if participant.status in flow.UNFINISHED and not flow.participant_accepts_answers(participant):
+    if participant.status in UNFINISHED and not flow.participant_accepts_answers(participant):
         # Paused or closed: answers so far are kept; the participant may come back when it is live again.
         return _message(request, study.status, language=_language(participant.group), status=200)
-    step = flow.participant_step(participant)
+    step = participant_step(participant)
     if step.kind == "finish":
         participant = flow.participant_finish(participant=participant)
-        step = flow.participant_step(participant)
+        step = participant_step(participant)
     if step.kind in ("done", "declined"):
         return _finished(request, participant)
     flow.participant_touch(participant=participant, step=step)
@@ -193,7 +209,7 @@ def _submit(request, participant: Participant):
             else:
                 raise flow.StepError({"consent": _("Please choose whether you agree to take part.")})
         else:
-            if participant.status in flow.UNFINISHED and not flow.participant_accepts_answers(participant):
+            if participant.status in UNFINISHED and not flow.participant_accepts_answers(participant):
                 return _message(request, participant.study.status, language=_language(participant.group), status=200)
             participant = flow.step_submit(participant=participant, step_key=step_key, data=request.POST)
     except flow.StaleStep:
@@ -202,7 +218,7 @@ def _submit(request, participant: Participant):
     except flow.EntryError as exc:
         return _message(request, exc.reason, language=_language(participant.group), status=403)
     except flow.StepError as exc:
-        step = flow.participant_step(participant)
+        step = participant_step(participant)
         return _render_step(
             request,
             participant,
@@ -216,7 +232,7 @@ def _submit(request, participant: Participant):
     # The next page comes in this response, not after a redirect: one request per page, half
     # the load. study.js turns the history entry into a GET, so a refresh does not send the
     # answers again (and if it did, the stale page would store nothing).
-    step = flow.participant_step(participant)
+    step = participant_step(participant)
     flow.participant_touch(participant=participant, step=step)
     return _render_step(request, participant, step)
 
@@ -238,7 +254,7 @@ def _finished(request, participant: Participant):
 @require_POST
 @role_required(RESEARCHER)
 def preview_start(request, slug):
-    study = get_object_or_404(Study, slug=slug)
+    study = _study_or_404(slug)
     try:
         participant = flow.preview_start(study=study, user=request.user, group=request.POST.get("group", ""))
     except flow.EntryError:
@@ -251,12 +267,14 @@ def preview_start(request, slug):
 # The site policy would be the wrong one: the file carries its own, stricter policy.
 @csp_exempt()
 def artwork_image(request, slug, key):
-    study = get_object_or_404(Study, slug=slug)
+    study = _study_or_404(slug)
     if study.status == StudyStatus.DRAFT and not (
         has_role(request.user, RESEARCHER) or request.session.get(_session_key(slug))
     ):
         raise Http404
-    artwork = get_object_or_404(study.artworks, key=key)
+    artwork = study_artwork_find(study=study, key=key)
+    if artwork is None:
+        raise Http404
     response = FileResponse(artwork.image.open("rb"))
     response["Cache-Control"] = "private, max-age=3600"
     return untrusted_file_response(response, filename=artwork.image.name, inline=True)

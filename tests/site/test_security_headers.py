@@ -10,7 +10,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Dataset
-from study.simulate import entry_url
+from study.services.simulation import entry_url
 from tests.study.factories import make_study
 
 pytestmark = pytest.mark.django_db

@@ -5,8 +5,7 @@ from django.test import Client
 from django.urls import reverse
 
 from study.models import Answer, Assignment, PageVisit, Participant, ParticipantStatus, Preference
-from study.services.simulation import answer_key
-from study.simulate import DjangoClientTransport, SyntheticParticipant, entry_url, parse_form
+from study.services.simulation import DjangoClientTransport, SyntheticParticipant, answer_key, entry_url, parse_form
 
 from .factories import make_study
 
@@ -36,7 +35,10 @@ def test_it_takes_a_participant_through_the_whole_session_to_the_completion_code
     assert Answer.objects.filter(assignment__participant=participant).count() == 12 * 2 * 2 - 2 * 2
     assert Preference.objects.filter(assignment__participant=participant).count() == 10 * 3
     assert regular.filter(shown__speaker="base").count() == 5
-    assert PageVisit.objects.filter(participant=participant, submitted_at__isnull=False).count() == len(participant.plan) + 1
+    assert (
+        PageVisit.objects.filter(participant=participant, submitted_at__isnull=False).count()
+        == len(participant.plan) + 1
+    )
 
 
 def test_it_screens_out_a_participant_who_fails_quality_control():

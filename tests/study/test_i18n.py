@@ -9,15 +9,15 @@ from django.conf import settings
 from django.test import Client
 from django.urls import reverse
 
-from study.services.simulation import answer_key
-from study.simulate import SyntheticParticipant, entry_url, parse_form
+from study.services.simulation import SyntheticParticipant, answer_key, entry_url, parse_form
 
 from .factories import make_study
 
 PARTICIPANT_SOURCES = (
     "templates/study/participant/",
     "study/views/participant.py",
-    "study/services/participants.py",
+    # The package study/services/participants/ and the module it was before (older message catalogues).
+    "study/services/participants",
     "study/selectors/participants.py",
 )
 

@@ -11,13 +11,13 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from study.models import Answer, Artwork, Participant, ParticipantStatus, Question, Study, StudyStatus
+from study.selectors.participants import participant_step
 from study.selectors.results import study_export_csv, study_export_rows
 from study.selectors.studies import study_checklist
 from study.services import participants as flow
 from study.services.imports import StudyImportError, study_import
-from study.services.simulation import answer_key
+from study.services.simulation import SyntheticParticipant, answer_key, entry_url, parse_form
 from study.services.studies import study_launch_blockers
-from study.simulate import SyntheticParticipant, entry_url, parse_form
 from study.text import markdown_html
 
 from .factories import make_study, package_dict, write_package
@@ -251,7 +251,7 @@ def _first_qa_on(client, study, pid, group, key):
     """Walk one participant to the pre-description question page of artwork ``key``."""
     participant, run = _to_first_qa(client, study, pid, group)
     for _ in range(40):
-        step = flow.participant_step(participant)
+        step = participant_step(participant)
         assignment = participant.assignments.get(order=step.order) if step.order else None
         if step.kind == "qa" and assignment.artwork.key == key:
             return participant, run, assignment

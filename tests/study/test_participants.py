@@ -12,9 +12,8 @@ from django.utils import timezone
 
 from core.roles import ANNOTATOR
 from study.models import Answer, Assignment, PageVisit, Participant, ParticipantStatus, Preference, StudyStatus
-from study.services import participants as flow
-from study.services.simulation import answer_key
-from study.simulate import SyntheticParticipant, entry_url, parse_form
+from study.selectors.participants import participant_places_taken
+from study.services.simulation import SyntheticParticipant, answer_key, entry_url, parse_form
 from tests.conftest import make_user
 
 from .factories import make_study, package_dict
@@ -432,7 +431,7 @@ def test_it_lets_a_researcher_preview_without_counting_anything(client, research
     assert b"data-preview-done" in page.content and b"C0MPL3TE" in page.content
     preview = Participant.objects.get()
     assert preview.is_preview and preview.status == ParticipantStatus.COMPLETED
-    assert flow._places_taken(study, "chinese") == 0
+    assert participant_places_taken(study=study, group="chinese") == 0
 
 
 @pytest.mark.parametrize("who", ["outsider", "annotator"])
@@ -462,15 +461,15 @@ def test_it_serves_artwork_images_of_a_live_study_and_hides_a_draft_one(client):
 
 
 def test_it_marks_synthetic_participants_as_test_data_and_keeps_them_out_of_quotas():
-    from study.services.simulation import test_responses_generate
+    from study.services.simulation import synthetic_responses_generate
 
     study = make_study(package_dict(quota_per_group=1))
-    outcomes = test_responses_generate(study=study, n=4, seed=3, qc_fail_rate=0.5)
+    outcomes = synthetic_responses_generate(study=study, n=4, seed=3, qc_fail_rate=0.5)
     assert all(not o.errors for o in outcomes)
     statuses = sorted(Participant.objects.values_list("status", flat=True))
     assert statuses == ["completed", "completed", "excluded_qc", "excluded_qc"]
     assert Participant.objects.filter(is_test=True).count() == 4
-    assert flow._places_taken(study, "american") == 0
+    assert participant_places_taken(study=study, group="american") == 0
     assert Preference.objects.count() > 0
 
 

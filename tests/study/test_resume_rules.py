@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from study.models import Participant, ParticipantStatus
 from study.services import participants as flow
-from study.simulate import entry_url
+from study.services.simulation import entry_url
 
 from .factories import make_study
 

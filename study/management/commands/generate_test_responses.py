@@ -1,12 +1,11 @@
 """python manage.py generate_test_responses SLUG --n N [--seed S] [--qc-fail-rate F]"""
 
-from collections import Counter
-
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from study.models import Participant, Study
-from study.services.simulation import SimulationError, test_responses_generate
+from study.selectors.participants import participant_status_counts
+from study.selectors.studies import study_find
+from study.services.simulation import SimulationError, synthetic_responses_generate
 
 
 class Command(BaseCommand):
@@ -21,19 +20,19 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, slug, n, seed, qc_fail_rate, **options):
-        study = Study.objects.filter(slug=slug).first()
+        study = study_find(slug=slug)
         if study is None:
             raise CommandError(f"No study with slug {slug!r}.")
         with tqdm(total=n, desc="test responses", disable=options["verbosity"] < 1, file=self.stderr) as bar:
             try:
-                outcomes = test_responses_generate(
+                outcomes = synthetic_responses_generate(
                     study=study, n=n, seed=seed, qc_fail_rate=qc_fail_rate, progress=bar.update
                 )
             except SimulationError as exc:
                 raise CommandError(str(exc)) from exc
         failures = [o for o in outcomes if o.errors]
         pids = [o.pid for o in outcomes]
-        statuses = Counter(Participant.objects.filter(study=study, prolific_pid__in=pids).values_list("status", flat=True))
+        statuses = participant_status_counts(study=study, pids=pids)
         for status, count in sorted(statuses.items()):
             self.stdout.write(f"{status}: {count}")
         for outcome in failures:

@@ -1,0 +1,226 @@
+"""Steps: a page shown, and a page's answers stored in the transaction that moves the participant on."""
+
+from datetime import timedelta
+
+from django.db import connection, transaction
+from django.utils import timezone
+from django.utils.translation import gettext_noop
+
+from ...models import Answer, Assignment, Criterion, PageVisit, Participant, Phase, Preference, Side
+from ...selectors.participants import (
+    UNFINISHED,
+    Step,
+    assignment_for_step,
+    participant_fresh,
+    participant_step,
+    question_options,
+)
+from .finish import participant_score
+
+
+class StepError(ValueError):
+    """A page's answers are incomplete or invalid; ``errors`` maps field names to messages."""
+
+    def __init__(self, errors: dict[str, str]):
+        super().__init__("; ".join(f"{k}: {v}" for k, v in errors.items()))
+        self.errors = errors
+
+
+class StaleStep(Exception):
+    """The page submitted is not the participant's current page (another tab or a replay): nothing is stored."""
+
+    def __init__(self, current: Step):
+        super().__init__(current.key)
+        self.current = current
+
+
+def participant_touch(*, participant: Participant, step: Step) -> None:
+    """Record that a page was shown: the first view starts its timer, later views are counted."""
+    now = timezone.now()
+    # last_seen_at only drives the abandon timeout (minutes): a write per page view is not needed.
+    if participant.last_seen_at is None or now - participant.last_seen_at > timedelta(seconds=30):
+        Participant.objects.filter(pk=participant.pk).update(last_seen_at=now)
+    # One statement whatever the history of the page (SQLite and PostgreSQL share this upsert syntax).
+    table = PageVisit._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} (participant_id, step, shown_at, views) VALUES (%s, %s, %s, 1) "
+            f"ON CONFLICT (participant_id, step) DO UPDATE SET views = {table}.views + 1",
+            [participant.pk, step.key, now],
+        )
+
+
+def page_visit_submitted(*, participant: Participant, step_key: str) -> None:
+    """Stop the timer of a page: its answers were sent."""
+    now = timezone.now()
+    updated = PageVisit.objects.filter(participant=participant, step=step_key, submitted_at__isnull=True).update(
+        submitted_at=now
+    )
+    if not updated and not PageVisit.objects.filter(participant=participant, step=step_key).exists():
+        # Sent without the page ever being shown (a replayed form): a zero-length visit.
+        PageVisit.objects.get_or_create(
+            participant=participant, step=step_key, defaults={"shown_at": now, "submitted_at": now}
+        )
+
+
+def step_require_current(*, participant: Participant, step_key: str) -> Step:
+    """The participant's current step, if it is ``step_key``; StaleStep otherwise."""
+    step = participant_step(participant)
+    if step.key != step_key:
+        raise StaleStep(step)
+    return step
+
+
+def _claim(participant: Participant, step: Step) -> bool:
+    """Move the participant past ``step`` if it is still the current one; False if another request did."""
+    if step.kind == "group":
+        return bool(Participant.objects.filter(pk=participant.pk, group="").update(last_seen_at=timezone.now()))
+    index = participant.plan.index(step.key) if step.key in participant.plan else -1
+    if index < 0:
+        return False
+    return bool(
+        Participant.objects.filter(pk=participant.pk, step_index=index, status__in=UNFINISHED).update(
+            step_index=index + 1, last_seen_at=timezone.now()
+        )
+    )
+
+
+def step_submit(*, participant: Participant, step_key: str, data) -> Participant:
+    """Store the answers of one page and move on. ``data`` is the page's POST data (a QueryDict or a dict of lists).
+
+    Raises StaleStep when the page is not the current one (nothing stored) and StepError
+    when answers are missing (nothing stored).
+    """
+    step = step_require_current(participant=participant, step_key=step_key)
+    if step.kind == "instructions":
+        writes = _nothing
+    elif step.kind in HANDLERS:
+        assignment = assignment_for_step(participant=participant, order=step.order)
+        writes = HANDLERS[step.kind](participant, assignment, step, data)
+    else:
+        raise StaleStep(step)
+    with transaction.atomic():
+        if not _claim(participant, step):
+            raise StaleStep(participant_step(participant_fresh(participant=participant)))
+        writes()
+        last = participant.plan.index(step.key) + 1 == len(participant.plan)
+        if last:
+            participant_score(participant=participant)
+    page_visit_submitted(participant=participant, step_key=step.key)
+    if last:
+        return participant_fresh(participant=participant)
+    # The claim moved the session exactly one step on; no need to read it back.
+    participant.step_index = participant.plan.index(step.key) + 1
+    return participant
+
+
+def _getlist(data, name: str) -> list[str]:
+    if hasattr(data, "getlist"):
+        return data.getlist(name)
+    value = data.get(name, [])
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def _get(data, name: str) -> str:
+    values = _getlist(data, name)
+    return values[0] if values else ""
+
+
+def _submit_symbols(participant, assignment, step, data):
+    names = {element["name"] for element in assignment.artwork.elements}
+    picked = _getlist(data, "symbols")
+    none = _get(data, "none") == "1"
+    unknown = [name for name in picked if name not in names]
+    if unknown:
+        raise StepError({"symbols": gettext_noop("Unknown element.")})
+    if not picked and not none:
+        raise StepError({"symbols": gettext_noop("Select the culture symbols you see, or tick “None of these”.")})
+    if picked and none:
+        raise StepError({"symbols": gettext_noop("Either select symbols or tick “None of these”, not both.")})
+    ordered = [element["name"] for element in assignment.artwork.elements if element["name"] in picked]
+    field = "symbols_pre" if step.kind == "symbols" else "symbols_post"
+
+    def writes():
+        Assignment.objects.filter(pk=assignment.pk).update(**{field: ordered})
+
+    return writes
+
+
+def _submit_qa(participant, assignment, step, data):
+    phase = Phase.PRE if step.kind == "qa" else Phase.POST
+    errors: dict[str, str] = {}
+    rows = []
+    for question in assignment.artwork.questions.all():
+        options = question_options(participant=participant, question=question)
+        choice = _get(data, f"q{question.pk}-choice")
+        confidence = _get(data, f"q{question.pk}-confidence")
+        knew = _get(data, f"q{question.pk}-knew")
+        if choice not in options:
+            errors[f"q{question.pk}-choice"] = gettext_noop("Choose an answer.")
+        if confidence not in {"1", "2", "3", "4", "5"}:
+            errors[f"q{question.pk}-confidence"] = gettext_noop("Say how confident you are.")
+        # Asked only where the question names a symbol; elsewhere it stays unanswered (null), not "no".
+        if question.symbol and knew not in {"yes", "no"}:
+            errors[f"q{question.pk}-knew"] = gettext_noop("Say whether you knew this before.")
+        rows.append((question, options, choice, confidence, knew))
+    if errors:
+        raise StepError(errors)
+
+    def writes():
+        Answer.objects.bulk_create(
+            [
+                Answer(
+                    assignment=assignment,
+                    question=question,
+                    phase=phase,
+                    options=options,
+                    choice=choice,
+                    is_correct=choice == question.answer,
+                    confidence=int(confidence),
+                    knew_before=(knew == "yes") if question.symbol else None,
+                )
+                for question, options, choice, confidence, knew in rows
+            ]
+        )
+
+    return writes
+
+
+def _submit_compare(participant, assignment, step, data):
+    errors = {}
+    choices = {}
+    for criterion in Criterion.values:
+        side = _get(data, criterion)
+        if side not in Side.values:
+            errors[criterion] = gettext_noop("Choose the left or the right description.")
+        choices[criterion] = side
+    if errors:
+        raise StepError(errors)
+
+    def writes():
+        Preference.objects.bulk_create(
+            [
+                Preference(
+                    assignment=assignment,
+                    criterion=criterion,
+                    side=side,
+                    chosen=assignment.left if side == Side.LEFT else assignment.right,
+                )
+                for criterion, side in choices.items()
+            ]
+        )
+
+    return writes
+
+
+def _nothing():
+    pass
+
+
+HANDLERS = {
+    "symbols": _submit_symbols,
+    "post_symbols": _submit_symbols,
+    "qa": _submit_qa,
+    "post_qa": _submit_qa,
+    "compare": _submit_compare,
+}
