@@ -1,0 +1,45 @@
+"""A participant's way through a study: entry, consent, assignment, each page's answers, the finish.
+
+Every page is a step of ``Participant.plan``. A page's answers are stored in the same
+transaction that claims the step (``step_index`` moves on only if it still points at
+that step), so a double submit, a second tab or a replayed back-button form stores
+nothing twice and overwrites nothing.
+
+- ``entry``: the Prolific link starts or resumes a session, previews, synthetic entry tokens;
+- ``consent``: the group choice and the consent that fixes the session;
+- ``assignment``: the draw of artworks, descriptions and sides;
+- ``steps``: a page shown, a page's answers stored;
+- ``finish``: the quality-control score and Prolific's redirect.
+"""
+
+from .consent import consent_decline, consent_give, group_choose
+from .entry import (
+    EntryError,
+    participant_accepts_answers,
+    participant_enter,
+    participants_mark_returned,
+    preview_start,
+    synthetic_entry_token,
+    synthetic_entry_token_valid,
+)
+from .finish import participant_finish, participant_finish_url
+from .steps import StaleStep, StepError, participant_touch, step_submit
+
+__all__ = [
+    "EntryError",
+    "StaleStep",
+    "StepError",
+    "consent_decline",
+    "consent_give",
+    "group_choose",
+    "participant_accepts_answers",
+    "participant_enter",
+    "participant_finish",
+    "participant_finish_url",
+    "participant_touch",
+    "participants_mark_returned",
+    "preview_start",
+    "step_submit",
+    "synthetic_entry_token",
+    "synthetic_entry_token_valid",
+]

@@ -1,0 +1,144 @@
+"""Entry: the Prolific link starts or resumes a session; a researcher's preview; synthetic participants' tokens."""
+
+import random
+import re
+
+from django.core import signing
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from ...models import Participant, ParticipantStatus, Study, StudyStatus
+from ...selectors.participants import UNFINISHED, participant_abandon_cutoff, participant_places_taken
+
+PID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+PARAM_PATTERN = re.compile(r"^[A-Za-z0-9_-]{0,64}$")
+# The salt's text is part of every token already handed out: it keeps its old name.
+SYNTHETIC_ENTRY_SALT = "study.test-participant"
+
+
+class EntryError(Exception):
+    """The entry link cannot start or resume a session; ``reason`` picks the page shown."""
+
+    def __init__(self, reason: str, message: str = ""):
+        super().__init__(message or reason)
+        self.reason = reason
+
+
+def synthetic_entry_token(slug: str) -> str:
+    """The entry-link parameter that marks a synthetic participant; signed, so no real participant can forge it."""
+    return signing.dumps(slug, salt=SYNTHETIC_ENTRY_SALT)
+
+
+def synthetic_entry_token_valid(token: str, slug: str) -> bool:
+    if not token:
+        return False
+    try:
+        return signing.loads(token, salt=SYNTHETIC_ENTRY_SALT, max_age=7 * 24 * 3600) == slug
+    except signing.BadSignature:
+        return False
+
+
+def study_open_to(study: Study, *, is_test: bool) -> bool:
+    """Live studies take everyone; test responses may also be generated before launch or while paused."""
+    if study.status == StudyStatus.LIVE:
+        return True
+    return is_test and study.status in (StudyStatus.DRAFT, StudyStatus.PAUSED)
+
+
+def participant_accepts_answers(participant: Participant) -> bool:
+    return participant.is_preview or study_open_to(participant.study, is_test=participant.is_test)
+
+
+def participants_mark_returned(*, study: Study) -> int:
+    """Unfinished sessions idle past the abandon time count as returned: their quota place frees up."""
+    return Participant.objects.filter(
+        study=study, status__in=UNFINISHED, last_seen_at__lt=participant_abandon_cutoff(), is_preview=False
+    ).update(status=ParticipantStatus.RETURNED)
+
+
+def participant_enter(
+    *, study: Study, pid: str, prolific_study_id: str = "", session_id: str = "", group: str = "", is_test: bool = False
+) -> Participant:
+    """Start or resume the session of a Prolific participant.
+
+    One session per PID and study: the same PID resumes where it left off, whatever tab or
+    device it comes back from.
+    """
+    if not PID_PATTERN.match(pid or ""):
+        raise EntryError("bad_pid")
+    if not PARAM_PATTERN.match(prolific_study_id) or not PARAM_PATTERN.match(session_id):
+        raise EntryError("bad_params")
+    if group and group not in study.groups:
+        raise EntryError("bad_group")
+    # Prolific always sends SESSION_ID; a session started without one could later be
+    # reopened by anyone who knows the PID.
+    if not session_id:
+        raise EntryError("bad_params")
+    existing = Participant.objects.filter(study=study, prolific_pid=pid, is_preview=False).first()
+    if existing is not None:
+        return _participant_resume(_same_session(existing, session_id), study=study)
+    if not study_open_to(study, is_test=is_test):
+        raise EntryError(study.status)
+    try:
+        with transaction.atomic():
+            participant = Participant.objects.create(
+                study=study,
+                prolific_pid=pid,
+                prolific_study_id=prolific_study_id,
+                prolific_session_id=session_id,
+                group=group,
+                is_test=is_test,
+                seed=random.SystemRandom().getrandbits(48),
+            )
+    except IntegrityError:
+        # Two tabs opened the link at the same moment: the other request created the session,
+        # and it is this link's only if it carries the same SESSION_ID.
+        existing = Participant.objects.get(study=study, prolific_pid=pid, is_preview=False)
+        return _participant_resume(_same_session(existing, session_id), study=study)
+    return participant
+
+
+def _same_session(participant: Participant, session_id: str) -> Participant:
+    """The PID alone never reopens a session: knowing someone's PID must not let anyone read
+    or continue their answers, whatever state the session is in (returned ones included)."""
+    if not session_id or session_id != participant.prolific_session_id:
+        raise EntryError("other_session")
+    return participant
+
+
+def _participant_resume(participant: Participant, *, study: Study) -> Participant:
+    if participant.status == ParticipantStatus.RETURNED:
+        if study.status != StudyStatus.LIVE:
+            raise EntryError(study.status)
+        # A participant who came back after being counted as returned may go on if a place is free.
+        if participant.group and participant.plan:
+            with transaction.atomic():
+                Study.objects.select_for_update().filter(pk=study.pk).first()
+                taken = participant_places_taken(study=study, group=participant.group, exclude_pk=participant.pk)
+                if taken >= study.quota_per_group:
+                    raise EntryError("full")
+                Participant.objects.filter(pk=participant.pk, status=ParticipantStatus.RETURNED).update(
+                    status=ParticipantStatus.IN_PROGRESS, last_seen_at=timezone.now()
+                )
+        else:
+            Participant.objects.filter(pk=participant.pk, status=ParticipantStatus.RETURNED).update(
+                status=ParticipantStatus.ENTERED, last_seen_at=timezone.now()
+            )
+        participant.refresh_from_db()
+    elif participant.status in UNFINISHED and study.status == StudyStatus.CLOSED:
+        raise EntryError("closed")
+    return participant
+
+
+def preview_start(*, study: Study, user, group: str) -> Participant:
+    """A researcher's run through the study as a participant; never counted, any study status."""
+    if group not in study.groups:
+        raise EntryError("bad_group")
+    return Participant.objects.create(
+        study=study,
+        prolific_pid=f"preview-{user.pk}-{random.SystemRandom().getrandbits(32):08x}",
+        group=group,
+        is_preview=True,
+        preview_user=user,
+        seed=random.SystemRandom().getrandbits(48),
+    )
