@@ -1,13 +1,19 @@
-"""Forms of the artwork collection pages: they only parse input; the services validate and write."""
+"""Forms of the artwork pages (collections, pipeline runs): they only parse input; the services validate and write.
+
+The create forms carry an idempotency key, so a double submit imports or starts once."""
 
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from core.forms import IdempotentFormMixin
+from evaluation.selectors import model_choices
+
 from .models import ArtworkQuestionType
+from .selectors.collections import collection_choices
 from .services.editing import DISTRACTORS
 
 
-class CollectionImportForm(forms.Form):
+class CollectionImportForm(IdempotentFormMixin, forms.Form):
     name = forms.CharField(label=_("Collection name"), max_length=200, help_text=_("A new name."))
     file = forms.FileField(
         label=_("Zip file"),
@@ -39,3 +45,32 @@ class QuestionForm(forms.Form):
 
 class BackgroundForm(forms.Form):
     background = forms.CharField(required=False)
+
+
+class ArtworkRunForm(IdempotentFormMixin, forms.Form):
+    collection = forms.ModelChoiceField(queryset=collection_choices(), label=_("Collection"))
+    speaker = forms.ModelChoiceField(
+        queryset=model_choices(),
+        label=_("Speaker model"),
+        help_text=_("Writes the descriptions."),
+    )
+    listener = forms.ModelChoiceField(
+        queryset=model_choices(),
+        label=_("Listener model"),
+        help_text=_("The simulated listener; the paper uses another model."),
+    )
+    builder = forms.ModelChoiceField(
+        queryset=model_choices(),
+        required=False,
+        label=_("Question builder model"),
+        help_text=_("Builds the symbols, background and questions the artworks do not have yet; empty: the speaker."),
+    )
+    samples = forms.IntegerField(min_value=1, max_value=50, initial=10, label=_("Pragmatic samples"))
+    lam = forms.FloatField(
+        min_value=0,
+        max_value=1,
+        initial=0.0,
+        label=_("Lambda (Eq. 5)"),
+        help_text=_("Weight of the description's own likelihood; 0 is Eq. 4."),
+    )
+    limit = forms.IntegerField(min_value=1, required=False, label=_("Only the first N artworks"))

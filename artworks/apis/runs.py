@@ -2,7 +2,7 @@
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import JSONParser
@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.apis.common import MAX_INT32, ApiMixin, error_responses, paginated
+from core.apis.idempotency import IDEMPOTENCY_KEY_HEADER, request_idempotency_key
 from core.apis.pagination import PageNumberPagination
 from core.permissions import IsResearcher
 from evaluation.models import ModelConfig
@@ -115,17 +116,30 @@ class ArtworkRunListApi(ApiMixin, APIView):
     @extend_schema(
         operation_id="evaluation_artwork_runs_create",
         request=ArtworkRunCreateSerializer,
-        responses={201: ArtworkRunSerializer, **error_responses(400, 401, 403)},
-        description="Start a pipeline run on a collection: every step not done yet, queued to a Celery worker.",
+        parameters=[IDEMPOTENCY_KEY_HEADER],
+        responses={
+            201: ArtworkRunSerializer,
+            200: OpenApiResponse(
+                ArtworkRunSerializer, description="A repeat of an Idempotency-Key: the run it started."
+            ),
+            **error_responses(400, 401, 403),
+        },
+        description=(
+            "Start a pipeline run on a collection: every step not done yet, queued to a Celery worker. "
+            "A request repeating an earlier one's Idempotency-Key starts nothing and answers 200 with that run."
+        ),
     )
     def post(self, request):
         serializer = ArtworkRunCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:
-            run = artwork_run_start(**serializer.validated_data, user=request.user)
+            run = artwork_run_start(
+                **serializer.validated_data, user=request.user, idempotency_key=request_idempotency_key(request)
+            )
         except DjangoValidationError as exc:
             raise ValidationError(exc.message_dict) from exc
-        return Response(_detail(_run_or_404(run.pk)), status=status.HTTP_201_CREATED)
+        code = status.HTTP_200_OK if run.idempotent_repeat else status.HTTP_201_CREATED
+        return Response(_detail(_run_or_404(run.pk)), status=code)
 
 
 class ArtworkRunDetailApi(ApiMixin, APIView):

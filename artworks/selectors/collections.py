@@ -5,6 +5,11 @@ from django.db.models import Count, Prefetch, Q, QuerySet
 from ..models import ArtworkCollection, ArtworkElement, ArtworkQuestion, CollectionArtwork
 
 
+def collection_choices() -> QuerySet[ArtworkCollection]:
+    """Every collection by name, for a choice of collection."""
+    return ArtworkCollection.objects.order_by("name")
+
+
 def collection_list() -> QuerySet[ArtworkCollection]:
     return ArtworkCollection.objects.annotate(
         n_artworks=Count("artworks", distinct=True),

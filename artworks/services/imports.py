@@ -21,9 +21,11 @@ from django.utils.translation import gettext as _
 
 from core.files import ImageRefused, image_format, svg_rasterise
 from core.packages import FileRefused, FolderPackage, PackageError, ZipPackage, package_open, storage_delete
+from core.services.idempotency import idempotent_create
 
 from ..models import ArtworkCollection, CollectionArtwork
 
+IMPORT_IDEMPOTENCY_SCOPE = "artworks.collection_import"
 DATA_FILES = ("artworks.csv", "artworks.jsonl")
 COLUMNS = ("id", "title", "artist", "date", "culture", "comment", "image")
 REQUIRED = ("id", "title", "culture", "image")
@@ -250,11 +252,35 @@ def _check_rows(source, rows: list[tuple[int, dict]]) -> tuple[list[_Row], list[
 # --- Writing -------------------------------------------------------------------------------------
 
 
-def artworks_import(*, name: str, source, user=None, filename: str = "", description: str = "") -> ArtworkCollection:
+def artworks_import(
+    *,
+    name: str,
+    source,
+    user=None,
+    filename: str = "",
+    description: str = "",
+    idempotency_key: str | None = None,
+) -> ArtworkCollection:
     """Validate a whole folder, .zip or data file and create the collection ``name``, or raise ArtworkImportError.
 
     ``source`` is a folder, a .zip, .csv or .jsonl path, zip bytes or an uploaded zip file.
+    A second request with the same ``idempotency_key`` (a double submit) returns the collection the
+    first one created, with ``collection.idempotent_repeat`` set; an import that failed leaves the key free.
     """
+    collection, created = idempotent_create(
+        scope=IMPORT_IDEMPOTENCY_SCOPE,
+        key=idempotency_key,
+        user=user,
+        model=ArtworkCollection,
+        create=lambda: _collection_create(
+            name=name, source=source, user=user, filename=filename, description=description
+        ),
+    )
+    collection.idempotent_repeat = not created
+    return collection
+
+
+def _collection_create(*, name: str, source, user, filename: str, description: str) -> ArtworkCollection:
     name = (name or "").strip()
     errors: list[str] = []
     if not name:

@@ -7,6 +7,7 @@ same URL and the page comes back with a message.
 
 from csp.decorators import csp_exempt
 from django.contrib import messages
+from django.core.exceptions import ValidationError
 from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -16,6 +17,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from core.decorators import role_required
 from core.files import untrusted_file_response
+from core.http import add_service_errors
 from core.roles import RESEARCHER
 
 from ..forms import BackgroundForm, CollectionImportForm, ElementForm, QuestionForm
@@ -40,11 +42,18 @@ def collection_import(request):
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
         try:
+            # A repeat of the same form lands on the collection the first submit imported.
             collection = artworks_import(
-                name=form.cleaned_data["name"], source=upload, filename=upload.name, user=request.user
+                name=form.cleaned_data["name"],
+                source=upload,
+                filename=upload.name,
+                user=request.user,
+                idempotency_key=form.cleaned_data["idempotency_key"],
             )
         except ArtworkImportError as exc:
             import_errors = exc.errors
+        except ValidationError as exc:
+            add_service_errors(form, exc)
         else:
             messages.success(
                 request,

@@ -1,21 +1,19 @@
 """Artwork pipeline runs: the list with the new-run form, the live progress page (cancel,
 resume, failed items with their kept replies) and one artwork's candidates and scores."""
 
-from django import forms
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods
 
 from core.decorators import role_required
 from core.http import add_service_errors
 from core.roles import RESEARCHER
-from evaluation.models import ModelConfig, RunStatus
+from evaluation.models import RunStatus
 from evaluation.views.runs import worker_hint_context
 
-from ..models import ArtworkCollection
+from ..forms import ArtworkRunForm
 from ..selectors.pipeline import (
     artwork_run_artwork_detail,
     artwork_run_artworks,
@@ -28,39 +26,6 @@ from ..selectors.pipeline import (
 from ..services.pipeline import PipelineError, artwork_run_cancel, artwork_run_resume, artwork_run_start
 
 ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
-
-
-class ArtworkRunForm(forms.Form):
-    collection = forms.ModelChoiceField(
-        queryset=ArtworkCollection.objects.order_by("name"), label=gettext_lazy("Collection")
-    )
-    speaker = forms.ModelChoiceField(
-        queryset=ModelConfig.objects.order_by("name"),
-        label=gettext_lazy("Speaker model"),
-        help_text=gettext_lazy("Writes the descriptions."),
-    )
-    listener = forms.ModelChoiceField(
-        queryset=ModelConfig.objects.order_by("name"),
-        label=gettext_lazy("Listener model"),
-        help_text=gettext_lazy("The simulated listener; the paper uses another model."),
-    )
-    builder = forms.ModelChoiceField(
-        queryset=ModelConfig.objects.order_by("name"),
-        required=False,
-        label=gettext_lazy("Question builder model"),
-        help_text=gettext_lazy(
-            "Builds the symbols, background and questions the artworks do not have yet; empty: the speaker."
-        ),
-    )
-    samples = forms.IntegerField(min_value=1, max_value=50, initial=10, label=gettext_lazy("Pragmatic samples"))
-    lam = forms.FloatField(
-        min_value=0,
-        max_value=1,
-        initial=0.0,
-        label=gettext_lazy("Lambda (Eq. 5)"),
-        help_text=gettext_lazy("Weight of the description's own likelihood; 0 is Eq. 4."),
-    )
-    limit = forms.IntegerField(min_value=1, required=False, label=gettext_lazy("Only the first N artworks"))
 
 
 @require_http_methods(["GET", "POST"])
@@ -79,11 +44,16 @@ def artwork_run_list_page(request):
                 lam=data["lam"],
                 limit=data["limit"],
                 user=request.user,
+                idempotency_key=data["idempotency_key"],
             )
         except ValidationError as exc:
             add_service_errors(form, exc)
         else:
-            messages.success(request, _("Pipeline run #%(id)s started.") % {"id": run.pk})
+            if run.idempotent_repeat:
+                # The same form again (a double click, a reload after the POST): where the first submit went.
+                messages.info(request, _("This form was already submitted: here is the run it started."))
+            else:
+                messages.success(request, _("Pipeline run #%(id)s started.") % {"id": run.pk})
             return redirect("artworks:run_detail", pk=run.pk)
     runs = list(artwork_run_list()[:100])
     progress = artwork_runs_progress(runs=runs)

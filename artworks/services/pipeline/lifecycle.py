@@ -12,6 +12,7 @@ from django.db.models import Case, IntegerField, Value, When
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from core.services.idempotency import idempotent_create
 from evaluation.model_guard import model_refusal
 from evaluation.models import ItemStatus, ModelConfig, RunStatus
 from evaluation.providers import ProviderError, RetryableError
@@ -25,6 +26,7 @@ from .steps import CONSTRUCTION, ORDER, STEPS, StepError, unmet_need
 
 logger = logging.getLogger(__name__)
 DEFAULT_GROUPS = ("american", "chinese")
+RUN_IDEMPOTENCY_SCOPE = "artworks.pipeline_run"
 
 
 class PipelineError(Exception):
@@ -35,7 +37,6 @@ def _model_facts(model: ModelConfig) -> dict:
     return {"name": model.name, "provider": model.provider, "model_id": model.model_id, "base_url": model.base_url}
 
 
-@transaction.atomic
 def artwork_run_start(
     *,
     collection: ArtworkCollection,
@@ -51,6 +52,7 @@ def artwork_run_start(
     max_tokens: int | None = None,
     enqueue: bool = True,
     user=None,
+    idempotency_key: str | None = None,
 ) -> ArtworkPipelineRun:
     """Create a run with an item for every step not done yet, and queue it.
 
@@ -59,7 +61,52 @@ def artwork_run_start(
     the speaker and listener steps run for every artwork and listener group.
     ``max_tokens`` caps every request (a slow local model in a test or a demo). With
     ``enqueue=False`` the caller executes the run itself (the CLI's --wait).
+
+    A second request with the same ``idempotency_key`` (a double submit, a retried API call)
+    returns the run the first one created, with ``run.idempotent_repeat`` set, and queues nothing.
     """
+    run, created = idempotent_create(
+        scope=RUN_IDEMPOTENCY_SCOPE,
+        key=idempotency_key,
+        user=user,
+        model=ArtworkPipelineRun,
+        create=lambda: _artwork_run_create(
+            collection=collection,
+            speaker=speaker,
+            listener=listener,
+            builder=builder,
+            samples=samples,
+            lam=lam,
+            limit=limit,
+            groups=groups,
+            temperature=temperature,
+            word_limit=word_limit,
+            max_tokens=max_tokens,
+            enqueue=enqueue,
+            user=user,
+        ),
+    )
+    run.idempotent_repeat = not created
+    return run
+
+
+@transaction.atomic
+def _artwork_run_create(
+    *,
+    collection,
+    speaker,
+    listener,
+    builder,
+    samples,
+    lam,
+    limit,
+    groups,
+    temperature,
+    word_limit,
+    max_tokens,
+    enqueue,
+    user,
+) -> ArtworkPipelineRun:
     groups = [g.strip().lower() for g in groups if g and g.strip()]
     errors = {}
     if not groups:
