@@ -17,7 +17,7 @@ from core.apis.common import ApiMixin, error_responses
 from core.roles import ANNOTATOR, has_role
 
 from .. import selectors, services
-from ..forms_review import NOTE_MAX_LENGTH, answer_matches
+from ..forms.review import NOTE_MAX_LENGTH, answer_matches
 from ..models import AssignmentStatus, TraitDecision
 
 

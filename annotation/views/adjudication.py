@@ -23,7 +23,7 @@ from core.localization import localized_name
 from core.roles import ADJUDICATOR, has_role
 
 from .. import selectors, services
-from ..forms_adjudication import RemoveForm, ResolveForm
+from ..forms.adjudication import RemoveForm, ResolveForm
 from ..models import UNDECIDED_STATUSES, ItemStatus, RemovalReason, RoundStatus, TraitDecision
 from ..selectors import adjudication as adjudication_selectors
 

@@ -20,7 +20,7 @@ from core.localization import localized_name
 from core.roles import RESEARCHER
 
 from .. import selectors, services
-from ..forms import ExpressionFilterForm, ImportForm, ImportRetargetForm
+from ..forms.corpus import ExpressionFilterForm, ImportForm, ImportRetargetForm
 from ..models import ExpressionKind, ImportJobStatus
 from ..selectors.visibility import gold_labels_visible
 

@@ -28,7 +28,7 @@ from core.http import wants_fragment
 from core.roles import ANNOTATOR
 
 from .. import selectors, services
-from ..forms_review import ReviewForm, answer_as_draft, draft_from, posted_revision
+from ..forms.review import ReviewForm, answer_as_draft, draft_from, posted_revision
 from ..models import AssignmentStatus, ItemStatus, RoundStatus, TraitDecision
 
 OUTCOMES_PER_PAGE = 50

@@ -27,7 +27,7 @@ from core.localization import localized_name
 from core.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER, has_role
 
 from .. import selectors, services
-from ..forms_rounds import FreezeForm, RoundForm, SuggestionImportForm
+from ..forms.rounds import FreezeForm, RoundForm, SuggestionImportForm
 from ..models import AnnotationRound, DatasetVersion, RoundStatus
 from ..selectors import rounds as round_selectors
 from ..selectors.visibility import blind_round_ids, gold_labels_visible, round_overview_visible

@@ -7,10 +7,10 @@ from django.utils.translation import gettext_lazy as _
 
 from core.localization import localized_name
 
-from . import services
-from .models import Dataset, ExpressionKind, SuggestionSet
-from .selectors.corpus import theme_list, trait_list
-from .selectors.rounds import ITEM_FILTER_KEYS, annotator_choices, suggestion_set_list
+from .. import services
+from ..models import Dataset, ExpressionKind, SuggestionSet
+from ..selectors.corpus import theme_list, trait_list
+from ..selectors.rounds import ITEM_FILTER_KEYS, annotator_choices, suggestion_set_list
 
 MAX_HIDDEN_PERCENT = 50
 

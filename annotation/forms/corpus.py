@@ -7,8 +7,8 @@ from django.utils.translation import gettext_lazy as _
 
 from core.localization import localized_name
 
-from . import services
-from .models import Dataset, ExpressionKind
+from .. import services
+from ..models import Dataset, ExpressionKind
 
 # Labels of the column-mapping inputs; keyed by the service's field names so a
 # new field in services.KNOWN_FIELDS without a label here fails loudly in tests.

@@ -5,7 +5,7 @@ from django.utils.translation import gettext_lazy as _
 
 from core.localization import localized_name
 
-from .models import RemovalReason
+from ..models import RemovalReason
 
 
 class _AdjudicationForm(forms.Form):

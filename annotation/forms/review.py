@@ -6,7 +6,7 @@ from django.utils.translation import gettext_lazy as _
 
 from core.localization import localized_description, localized_name
 
-from .models import Assignment, AssignmentStatus, Theme, Trait, TraitDecision
+from ..models import Assignment, AssignmentStatus, Theme, Trait, TraitDecision
 
 DECISION_PREFIX = "decision_"
 # Single keys that set a decision on the current trait row (static/js/review.js).
