@@ -8,9 +8,8 @@ from django.utils.translation import gettext_lazy as _
 from core.forms import IdempotentFormMixin
 from evaluation.selectors import model_choices
 
-from .models import ArtworkQuestionType
+from .models import DISTRACTORS, ArtworkQuestionType
 from .selectors.collections import collection_choices
-from .services.editing import DISTRACTORS
 
 
 class CollectionImportForm(IdempotentFormMixin, forms.Form):

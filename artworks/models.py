@@ -87,6 +87,10 @@ class ArtworkQuestionType(models.TextChoices):
     AGNOSTIC = "agnostic", _("Culturally agnostic")
 
 
+# Every question has one answer and this many distractors: the paper's six options.
+DISTRACTORS = 5
+
+
 class ArtworkQuestion(models.Model):
     artwork = models.ForeignKey(CollectionArtwork, on_delete=models.CASCADE, related_name="questions")
     key = models.CharField(max_length=120)

@@ -11,7 +11,8 @@ import re
 
 from django.utils.translation import gettext as _
 
-DISTRACTORS = 5
+from .models import DISTRACTORS
+
 AGNOSTIC_QUESTIONS = 2
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 

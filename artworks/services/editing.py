@@ -5,10 +5,8 @@ from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from ..models import ArtworkElement, ArtworkQuestion, ArtworkQuestionType, CollectionArtwork
+from ..models import DISTRACTORS, ArtworkElement, ArtworkQuestion, ArtworkQuestionType, CollectionArtwork
 from .imports import ARTWORK_KEY
-
-DISTRACTORS = 5
 
 
 class ArtworkEditError(ValueError):

@@ -24,18 +24,17 @@ from django.utils import timezone
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
-from ..models import ArtworkPipelineRun, ArtworkQuestionType, SpeakerCandidate, SpeakerKind
+from ..models import DISTRACTORS, ArtworkPipelineRun, ArtworkQuestionType, SpeakerCandidate, SpeakerKind
 
 logger = logging.getLogger(__name__)
 
 PACKAGE_FILE = "study.json"
-# The study app's participant groups (study.models.Culture), repeated because evaluation may not import study.
+# The study app's participant groups (study.models.Culture), repeated because artworks may not import study.
 STUDY_GROUPS = ("american", "chinese")
 IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".webp", ".gif", ".svg"}
-DISTRACTORS = 5
 MAX_ARTWORKS_PER_PARTICIPANT = 12
 QC_PER_PARTICIPANT = 2
-QC_THRESHOLD = 0.75
+QC_THRESHOLD_DEFAULT = 0.75
 QUOTA_PER_GROUP = 10
 SIMILARITY_THRESHOLD = 0.8
 SLUG_MAX = 80
@@ -261,7 +260,7 @@ def study_package_data(*, run: ArtworkPipelineRun) -> tuple[dict, dict[str, byte
         "groups": groups,
         "artworks_per_participant": min(MAX_ARTWORKS_PER_PARTICIPANT, n_regular + QC_PER_PARTICIPANT),
         "qc_per_participant": QC_PER_PARTICIPANT,
-        "qc_threshold": QC_THRESHOLD,
+        "qc_threshold": QC_THRESHOLD_DEFAULT,
         "quota_per_group": QUOTA_PER_GROUP,
         "completion_code": _code(codes),
         "screenout_code": _code(codes),

@@ -21,10 +21,10 @@ from core.http import add_service_errors
 from core.roles import RESEARCHER
 
 from ..forms import BackgroundForm, CollectionImportForm, ElementForm, QuestionForm
-from ..models import ArtworkCollection, ArtworkQuestionType, CollectionArtwork
+from ..models import DISTRACTORS, ArtworkCollection, ArtworkQuestionType, CollectionArtwork
 from ..selectors import collections as selectors
 from ..services import editing
-from ..services.editing import DISTRACTORS, ArtworkEditError
+from ..services.editing import ArtworkEditError
 from ..services.imports import ArtworkImportError, artworks_import
 
 
