@@ -4,6 +4,8 @@ from django import forms
 from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
+from evaluation.selectors.registry import model_choices
+
 
 class StudyImportForm(forms.Form):
     package = forms.FileField(
@@ -20,12 +22,45 @@ class StudyImportForm(forms.Form):
         limit = settings.VIVID_IMPORT_MAX_BYTES
         if upload.size > limit:
             raise forms.ValidationError(
-                _("The file is %(size)s bytes; the limit is %(limit)s bytes.") % {"size": f"{upload.size:,}", "limit": f"{limit:,}"}
+                _("The file is %(size)s bytes; the limit is %(limit)s bytes.")
+                % {"size": f"{upload.size:,}", "limit": f"{limit:,}"}
             )
         return upload
 
 
 class StudyTransitionForm(forms.Form):
     action = forms.ChoiceField(
-        choices=[("launch", _("Launch")), ("pause", _("Pause")), ("resume", _("Resume")), ("close", _("Close")), ("delete", _("Delete"))]
+        choices=[
+            ("launch", _("Launch")),
+            ("pause", _("Pause")),
+            ("resume", _("Resume")),
+            ("close", _("Close")),
+            ("delete", _("Delete")),
+        ]
     )
+
+
+# The terms page: one row's edit, a researcher's new term, the similarity threshold, the model that finds terms.
+
+
+class TermEditForm(forms.Form):
+    zh = forms.CharField(label=_("Chinese label"), max_length=200, required=False)
+    wikidata = forms.CharField(label=_("Wikidata item"), max_length=20, required=False)
+
+
+class TermAddForm(forms.Form):
+    term = forms.CharField(label=_("English term"), max_length=200)
+    zh = forms.CharField(label=_("Chinese label"), max_length=200)
+    wikidata = forms.CharField(label=_("Wikidata item (optional)"), max_length=20, required=False)
+
+
+class ThresholdForm(forms.Form):
+    threshold = forms.FloatField(label=_("Similarity threshold"), min_value=0.01, max_value=1.0)
+
+
+class TermModelForm(forms.Form):
+    term_model = forms.ModelChoiceField(label=_("Model"), queryset=None, empty_label=None, required=False)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["term_model"].queryset = model_choices()

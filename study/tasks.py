@@ -5,27 +5,10 @@ killed mid-preparation hands the task to another, and the service starts the wor
 """
 
 from celery import shared_task
-from django.utils.translation import gettext as _
 
-from .models import PrepStatus, Study
-from .services.prep import study_highlights_compute, study_prepare
+from .services.prep import study_prepare_queued
 
 
 @shared_task(name="study.prepare")
 def study_prepare_task(study_id: int, term_model_id: int | None = None) -> None:
-    from evaluation.models import ModelConfig
-
-    study = Study.objects.filter(pk=study_id).first()
-    if study is None:
-        return  # deleted while queued
-    term_model = None
-    if term_model_id is not None:
-        term_model = ModelConfig.objects.filter(pk=term_model_id).first()
-        if term_model is None:
-            # The terms must not end "ready" without the search the researcher asked for.
-            study_highlights_compute(study=study)
-            Study.objects.filter(pk=study_id).update(
-                terms_status=PrepStatus.FAILED, terms_error=_("the model chosen to find terms no longer exists")
-            )
-            return
-    study_prepare(study=study, term_model=term_model)
+    study_prepare_queued(study_id=study_id, term_model_id=term_model_id)

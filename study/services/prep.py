@@ -17,6 +17,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from evaluation.models import ModelConfig
+
 from ..highlights import embedding_model_name, sentence_matches
 from ..models import (
     Artwork,
@@ -115,6 +117,24 @@ def study_threshold_set(*, study: Study, threshold: float) -> Study:
 
 
 # -- the work (in the task) -------------------------------------------------
+
+
+def study_prepare_queued(*, study_id: int, term_model_id: int | None = None) -> None:
+    """The task's work: prepare the study with the model chosen, whatever was deleted while it queued."""
+    study = Study.objects.filter(pk=study_id).first()
+    if study is None:
+        return  # deleted while queued
+    term_model = None
+    if term_model_id is not None:
+        term_model = ModelConfig.objects.filter(pk=term_model_id).first()
+        if term_model is None:
+            # The terms must not end "ready" without the search the researcher asked for.
+            study_highlights_compute(study=study)
+            Study.objects.filter(pk=study_id).update(
+                terms_status=PrepStatus.FAILED, terms_error=_("the model chosen to find terms no longer exists")
+            )
+            return
+    study_prepare(study=study, term_model=term_model)
 
 
 def study_prepare(*, study: Study, term_model=None) -> Study:

@@ -7,58 +7,33 @@ the whole page and comes back to the row.
 
 import re
 
-from django import forms
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.html import escape, format_html
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from core.decorators import role_required
 from core.roles import RESEARCHER
 
-from ..models import Artwork, Culture, DescriptionPair, PrepStatus, Study, StudyStatus, Term, TermStatus
+from ..forms import TermAddForm, TermEditForm, TermModelForm, ThresholdForm
+from ..models import PrepStatus, Study, Term
+from ..selectors.prep import study_artwork_find_by_pk, study_term_find, study_terms_review, term_study
+from ..selectors.studies import study_find
 from ..services import prep as services
-
-EDITABLE = (StudyStatus.DRAFT, StudyStatus.PAUSED)
-# Terms the page marks in the descriptions: every one not rejected.
-SHOWN_STATUSES = [s for s in TermStatus.values if s != TermStatus.REJECTED]
-
-
-class TermEditForm(forms.Form):
-    zh = forms.CharField(label=gettext_lazy("Chinese label"), max_length=200, required=False)
-    wikidata = forms.CharField(label=gettext_lazy("Wikidata item"), max_length=20, required=False)
-
-
-class TermAddForm(forms.Form):
-    term = forms.CharField(label=gettext_lazy("English term"), max_length=200)
-    zh = forms.CharField(label=gettext_lazy("Chinese label"), max_length=200)
-    wikidata = forms.CharField(label=gettext_lazy("Wikidata item (optional)"), max_length=20, required=False)
-
-
-class ThresholdForm(forms.Form):
-    threshold = forms.FloatField(label=gettext_lazy("Similarity threshold"), min_value=0.01, max_value=1.0)
-
-
-class TermModelForm(forms.Form):
-    term_model = forms.ModelChoiceField(label=gettext_lazy("Model"), queryset=None, empty_label=None, required=False)
-
-    def __init__(self, *args, **kwargs):
-        from evaluation.models import ModelConfig
-
-        super().__init__(*args, **kwargs)
-        self.fields["term_model"].queryset = ModelConfig.objects.order_by("name")
 
 
 def _study_or_404(slug: str) -> Study:
-    return get_object_or_404(Study, slug=slug)
+    study = study_find(slug=slug)
+    if study is None:
+        raise Http404
+    return study
 
 
 def _error_text(exc: ValidationError) -> str:
@@ -100,56 +75,27 @@ def marked_text(text: str, terms: list[Term]):
     return mark_safe("".join(parts))
 
 
-def _pair_rows(pair: DescriptionPair) -> list[dict]:
-    base, pragmatic = pair.base.sentences, pair.pragmatic.sentences
-    rows = []
-    for i, j, cosine in pair.matches:
-        if i < len(base) and j < len(pragmatic):
-            rows.append({"base": base[i], "pragmatic": pragmatic[j], "cosine": cosine, "i": i, "j": j})
-    return rows
-
-
 def _terms_context(study: Study) -> dict:
-    artworks = list(
-        Artwork.objects.filter(study=study, culture=Culture.CHINESE)
-        .prefetch_related("descriptions", "terms__confirmed_by")
-        .order_by("position")
-    )
-    sections = []
-    for artwork in artworks:
-        terms = list(artwork.terms.all())
-        shown = [t for t in terms if t.status in SHOWN_STATUSES]
-        sections.append(
-            {
-                "artwork": artwork,
-                "terms": terms,
-                "descriptions": [
-                    {"description": d, "marked": marked_text(d.text, shown)} for d in artwork.descriptions.all()
-                ],
-                "add_form": TermAddForm(prefix=f"add-{artwork.pk}"),
-            }
-        )
-    pairs = (
-        DescriptionPair.objects.filter(artwork__study=study)
-        .select_related("artwork", "base", "pragmatic")
-        .order_by("artwork__position", "listener")
-    )
-    counts = {status: 0 for status in TermStatus.values}
-    for section in sections:
-        for term in section["terms"]:
-            counts[term.status] += 1
-    return {
-        "sections": sections,
-        "pairs": [{"pair": pair, "rows": _pair_rows(pair)} for pair in pairs],
-        "counts": counts,
-    }
+    review = study_terms_review(study=study)
+    sections = [
+        {
+            "artwork": section["artwork"],
+            "terms": section["terms"],
+            "descriptions": [
+                {"description": d, "marked": marked_text(d.text, section["shown"])} for d in section["descriptions"]
+            ],
+            "add_form": TermAddForm(prefix=f"add-{section['artwork'].pk}"),
+        }
+        for section in review["sections"]
+    ]
+    return {"sections": sections, "pairs": review["pairs"], "counts": review["counts"]}
 
 
 def _status_context(study: Study) -> dict:
     return {
         "study": study,
         "preparing": _preparing(study),
-        "editable": study.status in EDITABLE,
+        "editable": study.status in services.EDITABLE,
         "model_form": TermModelForm(),
         "threshold_form": ThresholdForm(initial={"threshold": study.similarity_threshold}),
     }
@@ -157,11 +103,17 @@ def _status_context(study: Study) -> dict:
 
 def _row(request, term: Term, *, error: str = "", saved: str = ""):
     term.refresh_from_db()
-    study = Study.objects.get(pk=term.artwork.study_id)
+    study = term_study(term=term)
     return render(
         request,
         "study/_terms_row.html",
-        {"term": term, "study": study, "editable": study.status in EDITABLE, "row_error": error, "row_saved": saved},
+        {
+            "term": term,
+            "study": study,
+            "editable": study.status in services.EDITABLE,
+            "row_error": error,
+            "row_saved": saved,
+        },
     )
 
 
@@ -211,7 +163,7 @@ def _terms_post(request, study: Study):
 
 
 def _term_action(request, study: Study, action: str):
-    term = Term.objects.filter(pk=request.POST.get("term") or 0, artwork__study=study).select_related("artwork").first()
+    term = study_term_find(study=study, pk=request.POST.get("term"))
     if term is None:
         raise Http404(_("No such term in this study."))
     form = TermEditForm(request.POST)
@@ -243,7 +195,7 @@ def _term_action(request, study: Study, action: str):
 
 
 def _term_add(request, study: Study):
-    artwork = Artwork.objects.filter(study=study, pk=request.POST.get("artwork_pk") or 0).first()
+    artwork = study_artwork_find_by_pk(study=study, pk=request.POST.get("artwork_pk"))
     if artwork is None:
         raise Http404(_("No such artwork in this study."))
     form = TermAddForm(request.POST, prefix=f"add-{artwork.pk}")

@@ -21,7 +21,6 @@ from study.models import (
     TermSource,
     TermStatus,
 )
-from study.services import imports
 from study.services.imports import StudyImportError, study_import
 from study.text import split_sentences
 
@@ -518,13 +517,14 @@ def test_it_turns_a_concurrent_import_of_the_same_slug_into_an_import_error(tmp_
     folder = write_package(tmp_path / "pkg", package_dict(slug="raced"))
     from django.db import IntegrityError
 
-    real_write = imports._write
+    real_write = Term.objects.bulk_create
 
+    # The last write of the import: everything is written when the other import's commit wins.
     def write_then_collide(*args, **kwargs):
         real_write(*args, **kwargs)
         raise IntegrityError("UNIQUE constraint failed: study_study.slug")
 
-    monkeypatch.setattr(imports, "_write", write_then_collide)
+    monkeypatch.setattr(Term.objects, "bulk_create", write_then_collide)
     with pytest.raises(StudyImportError) as caught:
         study_import(source=folder)
     assert caught.value.errors == ["slug: a study “raced” already exists"]

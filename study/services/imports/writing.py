@@ -1,0 +1,182 @@
+"""Writing a validated study package: the draft study and its rows in one transaction, its images
+deleted again when the transaction fails."""
+
+import hashlib
+
+from django.core.files.base import ContentFile
+from django.db import IntegrityError, transaction
+from django.utils.translation import gettext as _
+
+from core.packages import storage_delete
+
+from ...models import (
+    TRANSLATION,
+    Artwork,
+    Description,
+    DescriptionPair,
+    Question,
+    Speaker,
+    Study,
+    Term,
+    TermSource,
+    TermStatus,
+)
+from ...text import split_sentences
+from .. import prep
+from .reading import StudyImportError, package_json_read, package_open_checked
+from .validation import PackageChecker
+
+
+def study_import(*, source, user=None, filename: str = "", start_prepare: bool = True) -> Study:
+    """Validate a whole study package and create its draft study, or raise StudyImportError.
+
+    ``source`` is a folder, a .zip path, zip bytes or an uploaded zip file. With
+    ``start_prepare`` the sentence pairs and term lookup are queued once the study is
+    committed (the demo seeding runs them itself instead).
+    """
+    package = package_open_checked(source=source, filename=filename)
+    data, raw = package_json_read(package=package)
+    checker = PackageChecker(data, package)
+    errors = checker.check()
+    if errors:
+        raise StudyImportError(errors)
+
+    written: list[str] = []
+    try:
+        with transaction.atomic():
+            study = _write(data, raw, checker.image_data, user, written)
+            if start_prepare:
+                # Robust: the study is committed either way, and a broker that is down must not make the
+                # import look failed; the study page offers to start the preparation again.
+                transaction.on_commit(lambda: _start_prepare(study), robust=True)
+    except IntegrityError:
+        storage_delete(written)
+        # Two imports of one slug at once: the unique constraint decided.
+        raise StudyImportError([f"slug: {_('a study “%(slug)s” already exists') % {'slug': data['slug']}}"]) from None
+    except BaseException:
+        storage_delete(written)
+        raise
+    return study
+
+
+def _write(data: dict, raw: bytes, images: dict, user, written: list[str]) -> Study:
+    study = Study.objects.create(
+        slug=data["slug"],
+        title=data["title"].strip(),
+        groups=list(data["groups"]),
+        artworks_per_participant=data["artworks_per_participant"],
+        qc_per_participant=data["qc_per_participant"],
+        qc_threshold=float(data["qc_threshold"]),
+        quota_per_group=data["quota_per_group"],
+        completion_code=data["completion_code"].strip(),
+        screenout_code=data["screenout_code"].strip(),
+        no_consent_code=data["no_consent_code"].strip(),
+        similarity_threshold=float(data["similarity_threshold"]),
+        package=data,
+        package_sha256=hashlib.sha256(raw).hexdigest(),
+        created_by=user if user is not None and user.is_authenticated else None,
+    )
+    questions, descriptions, terms = [], [], []
+    for position, item in enumerate(data["artworks"]):
+        artwork = Artwork(
+            study=study,
+            key=item["id"],
+            title=item["title"].strip(),
+            artist=item.get("artist") or "",
+            date=str(item.get("date") or ""),
+            culture=item["culture"],
+            is_qc=item.get("qc", False),
+            elements=[{"name": e["name"], "is_symbol": e["is_symbol"]} for e in item["elements"]],
+            translations=_artwork_translations(item),
+            position=position,
+        )
+        content, extension = images[item["id"]]
+        artwork.image.save(f"{study.slug}/{item['id']}.{extension}", ContentFile(content), save=False)
+        written.append(artwork.image.name)
+        artwork.save()
+        for n, question in enumerate(item["questions"]):
+            questions.append(
+                Question(
+                    artwork=artwork,
+                    key=question["id"],
+                    symbol=question.get("symbol") or "",
+                    type=question["type"],
+                    question=question["question"].strip(),
+                    answer=question["answer"].strip(),
+                    distractors=[d.strip() for d in question["distractors"]],
+                    translations=_question_translations(question),
+                    position=n,
+                )
+            )
+        for description in item.get("descriptions") or []:
+            descriptions.append(
+                Description(
+                    artwork=artwork,
+                    key=description["id"],
+                    speaker=description["speaker"],
+                    listener=description["listener"],
+                    model=description.get("model") or "",
+                    text=description["text"].strip(),
+                    self_eval_score=description.get("self_eval_score"),
+                    sentences=split_sentences(description["text"]),
+                )
+            )
+        for term in item.get("terms") or []:
+            zh = (term.get("zh") or "").strip()
+            terms.append(
+                Term(
+                    artwork=artwork,
+                    term=term["term"].strip(),
+                    zh=zh,
+                    wikidata=term.get("wikidata") or "",
+                    source=TermSource.PACKAGE,
+                    # A term without its Chinese label still needs the Wikidata lookup.
+                    status=TermStatus.CONFIRMED if zh else TermStatus.PENDING,
+                )
+            )
+    Question.objects.bulk_create(questions)
+    # Saved one by one: the pairs below need their primary keys on every database.
+    for description in descriptions:
+        description.save()
+    slots = {(d.artwork_id, d.listener, d.speaker): d for d in descriptions}
+    pairs = [
+        DescriptionPair(
+            artwork_id=artwork_id,
+            listener=listener,
+            base=description,
+            pragmatic=slots[(artwork_id, listener, Speaker.PRAGMATIC)],
+            matches=[],
+            computed_at=None,
+        )
+        for (artwork_id, listener, speaker), description in slots.items()
+        if speaker == Speaker.BASE
+    ]
+    DescriptionPair.objects.bulk_create(pairs)
+    Term.objects.bulk_create(terms)
+    return study
+
+
+def _artwork_translations(item: dict) -> dict:
+    translated = {}
+    if (item.get(TRANSLATION) or {}).get("title"):
+        translated["title"] = item[TRANSLATION]["title"].strip()
+    names = {
+        element["name"]: element[TRANSLATION]["name"].strip()
+        for element in item["elements"]
+        if (element.get(TRANSLATION) or {}).get("name")
+    }
+    if names:
+        translated["elements"] = names
+    return {TRANSLATION: translated} if translated else {}
+
+
+def _question_translations(question: dict) -> dict:
+    source = question.get(TRANSLATION) or {}
+    translated = {field: source[field].strip() for field in ("question", "answer") if source.get(field)}
+    if source.get("distractors"):
+        translated["distractors"] = [d.strip() for d in source["distractors"]]
+    return {TRANSLATION: translated} if translated else {}
+
+
+def _start_prepare(study: Study):
+    prep.study_prepare_start(study=study)
