@@ -2,14 +2,14 @@
 
 The coefficients come from the libraries the field trusts, never from code of
 our own: Cohen's kappa from scikit-learn, Fleiss' kappa from statsmodels,
-Krippendorff's alpha from ``krippendorff``, the bootstrap from scipy.
+Krippendorff's alpha from ``krippendorff``, each through core.statistics.
 
-The one exception is inside the bootstrap. Calling sklearn 1,000 times per
-label would take seconds, so each bootstrap replicate is computed from
-per-item contributions weighted by how often the resample drew the item
-(``_weights``), in a few numpy operations. tests/annotation/test_agreement.py
-proves these vectorised coefficients equal the libraries' on many random
-resamples; every point estimate still comes from the library itself.
+The intervals come from core.statistics' bootstrap, which resamples *items*:
+an item drawn brings all of its ratings, and every figure of a label set is
+computed on the same resamples. Each resample's coefficient is computed from
+per-item contributions weighted by how often the resample drew the item, in a
+few numpy operations (tests/core/test_statistics.py proves these equal the
+libraries); every point estimate still comes from the library itself.
 
 A ratings matrix is annotators x items, float, holding category indices
 (0..k-1; for a binary trait 0 = absent, 1 = present) and NaN where an
@@ -23,15 +23,11 @@ from __future__ import annotations
 import csv
 import io
 import itertools
-import math
-import warnings
 from collections import defaultdict
 
-import krippendorff
 import numpy as np
-from scipy import stats as scipy_stats
-from sklearn.metrics import cohen_kappa_score
-from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
+
+from core import statistics
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 20240601
@@ -75,14 +71,6 @@ CSV_COLUMNS = [
 ]
 
 
-def number(value) -> float | None:
-    """A plain float for JSON, or None for anything undefined (NaN, inf, None)."""
-    if value is None:
-        return None
-    value = float(value)
-    return value if math.isfinite(value) else None
-
-
 # --- Building ratings ---------------------------------------------------------
 
 
@@ -109,152 +97,39 @@ def item_codes(ratings: np.ndarray, items: np.ndarray, per_item: int) -> np.ndar
     return columns[~np.isnan(columns)].astype(np.intp).reshape(len(items), per_item)
 
 
-# --- Vectorised coefficients for the bootstrap ---------------------------------
-
-
-def _weights(indices: np.ndarray, n_items: int) -> np.ndarray:
-    """resamples x items: how many times each resample drew each item."""
-    flat = np.asarray(indices, dtype=np.intp).reshape(-1, np.shape(indices)[-1])
-    offsets = (np.arange(flat.shape[0])[:, None] * n_items + flat).ravel()
-    return np.bincount(offsets, minlength=flat.shape[0] * n_items).reshape(flat.shape[0], n_items).astype(float)
-
-
-def kappa_from_confusion(confusion: np.ndarray) -> np.ndarray:
-    """Cohen's kappa of (..., k, k) confusion counts, computed as sklearn does; NaN when undefined."""
-    confusion = np.asarray(confusion, dtype=float)
-    total = confusion.sum(axis=(-2, -1))
-    rows, cols = confusion.sum(axis=-1), confusion.sum(axis=-2)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        expected_disagreement = total - (rows * cols).sum(axis=-1) / total
-        observed_disagreement = total - np.trace(confusion, axis1=-2, axis2=-1)
-        kappa = 1 - observed_disagreement / expected_disagreement
-    return np.where((total > 0) & (expected_disagreement > 0), kappa, np.nan)
-
-
-def pair_one_hot(first: np.ndarray, second: np.ndarray, n_categories: int) -> np.ndarray:
-    """items x k*k: each item's (first, second) category pair, one-hot."""
-    onehot = np.zeros((len(first), n_categories * n_categories))
-    onehot[np.arange(len(first)), np.asarray(first, dtype=np.intp) * n_categories + np.asarray(second, dtype=np.intp)] = 1
-    return onehot
-
-
-def kappa_weighted(onehot: np.ndarray, weights: np.ndarray, n_categories: int) -> np.ndarray:
-    """Cohen's kappa per row of ``weights`` (resamples x items), items given by ``pair_one_hot``."""
-    return kappa_from_confusion((weights @ onehot).reshape(-1, n_categories, n_categories))
-
-
-def kappa_resampled(onehot: np.ndarray, indices: np.ndarray, n_categories: int) -> np.ndarray:
-    """Cohen's kappa of each resample (rows of ``indices``) of items given by ``pair_one_hot``."""
-    return kappa_weighted(onehot, _weights(indices, onehot.shape[0]), n_categories)
-
-
-def category_counts(codes: np.ndarray, n_categories: int) -> np.ndarray:
-    """items x k: how many raters put each item in each category (statsmodels' aggregate_raters table)."""
-    counts = np.zeros((codes.shape[0], n_categories))
-    for column in codes.T:
-        counts[np.arange(codes.shape[0]), column] += 1
-    return counts
-
-
-def fleiss_weighted(counts: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Fleiss' kappa per row of ``weights``, from the items x k count table (constant raters per item)."""
-    raters = counts[0].sum()
-    agreement = ((counts**2).sum(axis=1) - raters) / (raters * (raters - 1))
-    n = weights.sum(axis=1)
-    p_mean = weights @ agreement / n
-    p_category = (weights @ counts) / (n * raters)[:, None]
-    p_expected = (p_category**2).sum(axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        kappa = (p_mean - p_expected) / (1 - p_expected)
-    return np.where(p_expected < 1, kappa, np.nan)
-
-
-def fleiss_resampled(counts: np.ndarray, indices: np.ndarray) -> np.ndarray:
-    return fleiss_weighted(counts, _weights(indices, counts.shape[0]))
-
-
-def coincidences(ratings: np.ndarray, n_categories: int) -> np.ndarray:
-    """items x k*k: each item's contribution to Krippendorff's coincidence matrix
-    (zero for items with fewer than two ratings, which are not pairable)."""
-    counts = np.zeros((ratings.shape[1], n_categories))
-    for row in ratings:
-        rated = ~np.isnan(row)
-        counts[np.flatnonzero(rated), row[rated].astype(np.intp)] += 1
-    m = counts.sum(axis=1)
-    pairable = m >= 2
-    outer = counts[:, :, None] * counts[:, None, :] - counts[:, :, None] * np.eye(n_categories)[None]
-    contribution = np.zeros_like(outer)
-    contribution[pairable] = outer[pairable] / (m[pairable] - 1)[:, None, None]
-    return contribution.reshape(ratings.shape[1], -1)
-
-
-def alpha_from_coincidences(observed: np.ndarray, n_categories: int) -> np.ndarray:
-    """Nominal Krippendorff's alpha of (..., k*k) coincidence matrices; NaN when undefined."""
-    observed = np.asarray(observed, dtype=float).reshape(-1, n_categories, n_categories)
-    n_c = observed.sum(axis=2)
-    n = n_c.sum(axis=1)
-    disagreement = observed.sum(axis=(1, 2)) - np.trace(observed, axis1=1, axis2=2)
-    expected = n**2 - (n_c**2).sum(axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        alpha = 1 - (n - 1) * disagreement / expected
-    return np.where(expected > 0, alpha, np.nan)
-
-
-def alpha_weighted(contributions: np.ndarray, weights: np.ndarray, n_categories: int) -> np.ndarray:
-    return alpha_from_coincidences(weights @ contributions, n_categories)
-
-
-def alpha_resampled(contributions: np.ndarray, indices: np.ndarray, n_categories: int) -> np.ndarray:
-    return alpha_weighted(contributions, _weights(indices, contributions.shape[0]), n_categories)
-
-
-def _interval(low, high, distribution: np.ndarray) -> tuple[dict | None, str | None]:
-    if math.isfinite(low) and math.isfinite(high):
-        return {"low": float(low), "high": float(high)}, None
-    # Some resamples drew a single category (the coefficient is undefined): use the defined ones if they are most.
-    defined = distribution[np.isfinite(distribution)]
-    if defined.size < MIN_DEFINED_REPLICATES * distribution.size:
-        return None, UNSTABLE_BOOTSTRAP
-    tail = (1 - CONFIDENCE_LEVEL) / 2 * 100
-    low, high = np.percentile(defined, [tail, 100 - tail])
-    return {"low": float(low), "high": float(high)}, None
+# --- The bootstrap -------------------------------------------------------------------------
 
 
 def bootstrap_cis(
     replicates: list, n_items: int, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
 ) -> list[tuple[dict | None, str | None]]:
-    """Percentile intervals from one scipy.stats.bootstrap run that resamples items.
+    """Percentile intervals from one bootstrap that resamples items (core.statistics).
 
     Each of ``replicates`` maps a resamples x items weight matrix (how often
-    each resample drew each item) to one value per resample. Resampling item
-    indices keeps all of an item's ratings together (paired resampling), and
-    one run serves every figure, so they are computed on the same resamples.
+    each resample drew each item) to one value per resample. Resampling items
+    keeps all of an item's ratings together (paired resampling), and one run
+    serves every figure, so they are computed on the same resamples. Resamples
+    that drew a single category leave the coefficient undefined; they are left
+    out while at least MIN_DEFINED_REPLICATES of them are defined.
     Returns one ({low, high}, None) or (None, reason) per replicate.
     """
     if n_items < 2:
         return [(None, TOO_FEW_ITEMS)] * len(replicates)
+    intervals = statistics.bootstrap_intervals(
+        statistics=replicates,
+        n_rows=n_items,
+        n_resamples=n_resamples,
+        confidence=CONFIDENCE_LEVEL,
+        seed=seed,
+        min_defined=MIN_DEFINED_REPLICATES,
+    )
+    return [_interval(interval) for interval in intervals]
 
-    def statistic(indices, axis=-1):
-        indices = np.asarray(indices)
-        weights = _weights(indices, n_items)
-        values = np.stack([replicate(weights) for replicate in replicates])
-        return values.reshape(len(replicates), *indices.shape[:-1])
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        result = scipy_stats.bootstrap(
-            (np.arange(n_items),),
-            statistic,
-            n_resamples=n_resamples,
-            vectorized=True,
-            method="percentile",
-            confidence_level=CONFIDENCE_LEVEL,
-            rng=np.random.default_rng(seed),
-        )
-    lows = np.atleast_1d(result.confidence_interval.low)
-    highs = np.atleast_1d(result.confidence_interval.high)
-    distribution = np.atleast_2d(result.bootstrap_distribution)
-    return [_interval(lows[i], highs[i], distribution[i]) for i in range(len(replicates))]
+def _interval(interval: statistics.Interval) -> tuple[dict | None, str | None]:
+    if not interval.defined:
+        return None, UNSTABLE_BOOTSTRAP
+    return {"low": interval.low, "high": interval.high}, None
 
 
 # --- Library point estimates ------------------------------------------------------
@@ -264,38 +139,27 @@ def cohen_kappa(first, second, n_categories: int) -> float | None:
     """sklearn's Cohen's kappa over all k categories; None when undefined."""
     if len(first) == 0:
         return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        value = cohen_kappa_score(
-            np.asarray(first, dtype=np.intp),
-            np.asarray(second, dtype=np.intp),
-            labels=list(range(n_categories)),
-            replace_undefined_by=np.nan,
+    return statistics.finite(
+        statistics.cohen_kappa(
+            np.asarray(first, dtype=np.intp), np.asarray(second, dtype=np.intp), labels=range(n_categories)
         )
-    return number(value)
+    )
 
 
 def fleiss(codes: np.ndarray, n_categories: int) -> float | None:
     """statsmodels' Fleiss' kappa of items x raters category indices."""
     if codes.shape[0] == 0:
         return None
-    table, _ = aggregate_raters(codes, n_cat=n_categories)
-    with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
-        warnings.simplefilter("ignore")
-        return number(fleiss_kappa(table, method="fleiss"))
+    return statistics.finite(statistics.fleiss_kappa(codes, n_categories))
 
 
 def alpha(ratings: np.ndarray, n_categories: int) -> float | None:
     """krippendorff's nominal alpha of annotators x items with NaN for missing."""
     if ratings.size == 0 or ((~np.isnan(ratings)).sum(axis=0) >= 2).sum() == 0:
         return None
-    with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
-        warnings.simplefilter("ignore")
-        return number(
-            krippendorff.alpha(
-                reliability_data=ratings, value_domain=list(range(n_categories)), level_of_measurement="nominal"
-            )
-        )
+    return statistics.finite(
+        statistics.krippendorff_alpha(ratings, value_domain=range(n_categories), level_of_measurement="nominal")
+    )
 
 
 # --- One label ------------------------------------------------------------------
@@ -424,8 +288,8 @@ def _label_figures(ratings, n_categories, binary, per_item, annotators) -> tuple
     if n_annotators == 2:
         result["cohen_kappa"] = cohen_kappa(codes[:, 0], codes[:, 1], n_categories) if n else None
         if result["cohen_kappa"] is not None:
-            onehot = pair_one_hot(codes[:, 0], codes[:, 1], n_categories)
-            jobs.append(("cohen_kappa_ci", items, lambda w: kappa_weighted(onehot, w, n_categories)))
+            onehot = statistics.pair_one_hot(codes[:, 0], codes[:, 1], n_categories)
+            jobs.append(("cohen_kappa_ci", items, lambda w: statistics.cohen_kappa_weighted(onehot, w, n_categories)))
     else:
         reasons["cohen_kappa"] = reasons["cohen_kappa_ci"] = NOT_TWO_ANNOTATORS
         result["pairwise"] = [
@@ -438,13 +302,19 @@ def _label_figures(ratings, n_categories, binary, per_item, annotators) -> tuple
         # Cohen's kappa carries the interval for two annotators; a second bootstrap would only slow the page.
         reasons["fleiss_kappa_ci"] = COHEN_FOR_TWO
     elif result["fleiss_kappa"] is not None:
-        counts = category_counts(codes, n_categories)
-        jobs.append(("fleiss_kappa_ci", items, lambda w: fleiss_weighted(counts, w)))
+        counts = statistics.category_counts(codes, n_categories)
+        jobs.append(("fleiss_kappa_ci", items, lambda w: statistics.fleiss_kappa_weighted(counts, w)))
 
     result["krippendorff_alpha"] = alpha(ratings, n_categories)
     if result["krippendorff_alpha"] is not None:
-        contributions = coincidences(ratings[:, pairable], n_categories)
-        jobs.append(("krippendorff_alpha_ci", pairable, lambda w: alpha_weighted(contributions, w, n_categories)))
+        contributions = statistics.coincidences(ratings[:, pairable], n_categories)
+        jobs.append(
+            (
+                "krippendorff_alpha_ci",
+                pairable,
+                lambda w: statistics.krippendorff_alpha_weighted(contributions, w, n_categories),
+            )
+        )
     return result, jobs
 
 
@@ -510,22 +380,27 @@ def rate_differences(
         for result in results:
             result["reasons"]["difference_ci"] = TOO_FEW_ITEMS
         return results
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        bootstrap = scipy_stats.bootstrap(
-            (shown, hidden),
-            lambda a, b, axis=-1: a.mean(axis=axis) - b.mean(axis=axis),
-            n_resamples=n_resamples,
-            vectorized=True,
-            axis=-1,
-            method="percentile",
-            confidence_level=CONFIDENCE_LEVEL,
-            rng=np.random.default_rng(seed),
-        )
-    lows, highs = np.atleast_1d(bootstrap.confidence_interval.low), np.atleast_1d(bootstrap.confidence_interval.high)
-    distribution = np.atleast_2d(bootstrap.bootstrap_distribution)
-    for row, result in enumerate(results):
-        result["difference_ci"], reason = _interval(lows[row], highs[row], distribution[row])
+    # Shown and hidden items are two samples: each resample redraws each group at its own size.
+    figures = np.concatenate([shown, hidden], axis=1)
+
+    def difference(weights):
+        shown_weights, hidden_weights = weights[:, :n_shown], weights[:, n_shown:]
+        return (
+            (shown_weights @ shown.T) / shown_weights.sum(axis=1)[:, None]
+            - (hidden_weights @ hidden.T) / hidden_weights.sum(axis=1)[:, None]
+        ).T
+
+    intervals = statistics.bootstrap_intervals(
+        statistics=[difference],
+        n_rows=figures.shape[1],
+        strata=np.repeat([0, 1], [n_shown, n_hidden]),
+        n_resamples=n_resamples,
+        confidence=CONFIDENCE_LEVEL,
+        seed=seed,
+        min_defined=MIN_DEFINED_REPLICATES,
+    )
+    for result, interval in zip(results, intervals, strict=True):
+        result["difference_ci"], reason = _interval(interval)
         if reason:
             result["reasons"]["difference_ci"] = reason
     return results
@@ -539,7 +414,7 @@ def distribution(labels: list, categories: list[str], *, multi: bool) -> dict:
     n = len(labels)
     counts = dict.fromkeys(categories, 0)
     for label in labels:
-        for code in (label if multi else [label]):
+        for code in label if multi else [label]:
             if code in counts:
                 counts[code] += 1
     return {code: {"count": c, "percent": (100 * c / n) if n else None} for code, c in counts.items()}

@@ -5,28 +5,31 @@ the generation item it belongs to. The judge-versus-human pairs have the judge
 as ``a`` and one human rater as ``b``, so an item two raters scored gives two
 pairs; the inter-rater pairs have two raters (the lower user id as ``a``).
 
-Every coefficient comes from the library the literature uses, with nothing
-reimplemented: Cohen's kappa from scikit-learn with the six labels 0-5 passed
-explicitly (unweighted, linear, quadratic), Kendall's tau-b and Spearman's rho
-from scipy, percentile bootstrap intervals from ``scipy.stats.bootstrap``
-resampling *items* (an item drawn brings all of its pairs), and Krippendorff's
-alpha (interval) from ``krippendorff``. A coefficient that is undefined on the
-data (no pairs, a constant scorer ...) is ``None`` with a reason, never NaN.
+Every coefficient comes from the library the literature uses, through core.statistics, with
+nothing reimplemented: Cohen's kappa from scikit-learn with the six labels 0-5 passed
+explicitly (unweighted, linear, quadratic), Kendall's tau-b and Spearman's rho from scipy, and
+Krippendorff's alpha (interval) from ``krippendorff``. The 95% percentile intervals come from
+core.statistics' bootstrap resampling *items* (an item drawn brings all of its pairs: the judge
+against each of its raters are not independent); each resample's kappa and tau are computed on
+the weighted pairs at once, and equal scikit-learn's and scipy's (tests/core/test_statistics.py).
+A coefficient that is undefined on the data (no pairs, a constant scorer ...) is ``None`` with a
+reason, never NaN.
 """
 
-import math
 import warnings
 from itertools import combinations
 
-import krippendorff
 import numpy as np
 from scipy import stats
-from sklearn.metrics import cohen_kappa_score
+
+from core import statistics
 
 LABELS = [0, 1, 2, 3, 4, 5]
 CONFIDENCE_LEVEL = 0.95
 N_RESAMPLES = 1000
 SEED = 0
+# What a resample draws (each with all of its pairs), as the reports say.
+RESAMPLED_UNIT = "items"
 COEFFICIENT_KEYS = (
     "cohen_kappa",
     "cohen_kappa_linear",
@@ -37,14 +40,6 @@ COEFFICIENT_KEYS = (
 KAPPA_WEIGHTS = {"cohen_kappa": None, "cohen_kappa_linear": "linear", "cohen_kappa_quadratic": "quadratic"}
 
 
-def finite(value) -> float | None:
-    """A float for JSON, or None for NaN/inf."""
-    if value is None:
-        return None
-    value = float(value)
-    return value if math.isfinite(value) else None
-
-
 def mean(values) -> float | None:
     values = [v for v in values if v is not None]
     return float(np.mean(values)) if values else None
@@ -52,15 +47,11 @@ def mean(values) -> float | None:
 
 def kappa(a, b, weights=None) -> float:
     """Cohen's kappa with all six labels, NaN where undefined (scikit-learn's own convention)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return float(cohen_kappa_score(a, b, labels=LABELS, weights=weights))
+    return statistics.cohen_kappa(a, b, labels=LABELS, weights=weights)
 
 
 def tau_b(a, b) -> float:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return float(stats.kendalltau(a, b, variant="b").statistic)
+    return statistics.kendall_tau(a, b)[0]
 
 
 def rho(a, b) -> float:
@@ -80,21 +71,17 @@ STATISTICS = {
 WITH_CI = ("cohen_kappa", "kendall_tau")
 
 
-def kappa_unweighted_fast(a, b) -> float:
-    """scikit-learn's unweighted Cohen's kappa (labels 0-5), written out on the confusion matrix so a
-    bootstrap's thousand resamples take milliseconds; the tests check it equals ``cohen_kappa_score``."""
-    counts = np.bincount(np.asarray(a, dtype=np.intp) * 6 + np.asarray(b, dtype=np.intp), minlength=36)
-    matrix = counts.reshape(6, 6).astype(float)
-    expected = np.outer(matrix.sum(axis=1), matrix.sum(axis=0)) / matrix.sum()
-    disagree = 1.0 - np.eye(6)
-    denominator = np.sum(disagree * expected)
-    if denominator == 0:
-        return math.nan
-    return float(1.0 - np.sum(disagree * matrix) / denominator)
+def _weighted_kappa(a, b):
+    onehot = statistics.pair_one_hot(a, b, len(LABELS))
+    return lambda weights: statistics.cohen_kappa_weighted(onehot, weights, len(LABELS))
 
 
-# What the bootstrap resamples compute: the same values, faster where it matters.
-BOOTSTRAP_STATISTICS = {"cohen_kappa": kappa_unweighted_fast, "kendall_tau": tau_b}
+def _weighted_tau(a, b):
+    return lambda weights: statistics.kendall_tau_weighted(a, b, weights)
+
+
+# What the bootstrap computes on each resample: the same values, from the pairs' weights.
+BOOTSTRAP_STATISTICS = {"cohen_kappa": _weighted_kappa, "kendall_tau": _weighted_tau}
 
 
 def confusion(a, b) -> list[list[int]]:
@@ -118,40 +105,26 @@ def _undefined_reason(key: str, a, b) -> str:
     return "undefined on these scores"
 
 
-def bootstrap_ci(a, b, groups, statistic, *, seed: int = SEED, n_resamples: int = N_RESAMPLES):
-    """95% percentile bootstrap interval of ``statistic(a, b)`` resampling groups (items), with their pairs.
+def bootstrap_ci(statistic, groups, *, seed: int = SEED, n_resamples: int = N_RESAMPLES):
+    """95% percentile bootstrap interval resampling groups (items) with all their pairs.
 
-    Returns ``([low, high], None)`` or ``(None, reason)``.
+    ``statistic`` maps a resamples x pairs weights matrix to one value per resample (see
+    ``BOOTSTRAP_STATISTICS``). Returns ``([low, high], None)`` or ``(None, reason)``; a resample
+    where the coefficient is undefined leaves the interval undefined.
     """
-    a, b = np.asarray(a), np.asarray(b)
-    group_ids = sorted(set(groups))
-    if len(group_ids) < 2:
+    if len(set(groups)) < 2:
         return None, "fewer than two items to resample"
-    members = {g: [] for g in group_ids}
-    for index, group in enumerate(groups):
-        members[group].append(index)
-    rows = [np.asarray(members[g]) for g in group_ids]
-
-    def on_items(item_indices):
-        picked = np.concatenate([rows[int(i)] for i in item_indices])
-        return statistic(a[picked], b[picked])
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        result = stats.bootstrap(
-            (np.arange(len(group_ids)),),
-            on_items,
-            n_resamples=n_resamples,
-            vectorized=False,
-            confidence_level=CONFIDENCE_LEVEL,
-            method="percentile",
-            rng=np.random.default_rng(seed),
-        )
-    low, high = finite(result.confidence_interval.low), finite(result.confidence_interval.high)
-    if low is None or high is None:
-        undefined = int(np.sum(~np.isfinite(result.bootstrap_distribution)))
-        return None, f"undefined in {undefined} of {n_resamples} resamples"
-    return [low, high], None
+    interval = statistics.bootstrap_interval(
+        statistic=statistic,
+        n_rows=len(groups),
+        clusters=np.asarray(groups),
+        n_resamples=n_resamples,
+        confidence=CONFIDENCE_LEVEL,
+        seed=seed,
+    )
+    if not interval.defined:
+        return None, f"undefined in {interval.n_undefined} of {n_resamples} resamples"
+    return interval.pair(), None
 
 
 def coefficients(pairs, *, seed: int = SEED, n_resamples: int = N_RESAMPLES) -> dict:
@@ -172,7 +145,7 @@ def coefficients(pairs, *, seed: int = SEED, n_resamples: int = N_RESAMPLES) -> 
             result[key] = None
             result["reasons"][key] = "no pairs"
             continue
-        value = finite(statistic(a, b)) if len(a) >= 2 else None
+        value = statistics.finite(statistic(a, b)) if len(a) >= 2 else None
         result[key] = value
         if value is None:
             result["reasons"][key] = _undefined_reason(key, a, b)
@@ -183,7 +156,7 @@ def coefficients(pairs, *, seed: int = SEED, n_resamples: int = N_RESAMPLES) -> 
             result["reasons"][ci_key] = result["reasons"][key]
             continue
         result[ci_key], reason = bootstrap_ci(
-            a, b, groups, BOOTSTRAP_STATISTICS[key], seed=seed, n_resamples=n_resamples
+            BOOTSTRAP_STATISTICS[key](a, b), groups, seed=seed, n_resamples=n_resamples
         )
         if reason:
             result["reasons"][ci_key] = reason
@@ -210,7 +183,11 @@ def judge_pairs(judge_scores: dict, ratings) -> tuple[list, dict]:
             unscored_pairs += 1
             continue
         pairs.append((judged, score, item_id))
-    return pairs, {"n_unscored_items": len(unscored_items), "n_unscored_pairs": unscored_pairs, "n_not_judged": not_judged}
+    return pairs, {
+        "n_unscored_items": len(unscored_items),
+        "n_unscored_pairs": unscored_pairs,
+        "n_not_judged": not_judged,
+    }
 
 
 def rater_pairs(ratings) -> list:
@@ -241,13 +218,11 @@ def self_agreement(repeats: list[dict]) -> dict:
         dtype=float,
     )
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            alpha = krippendorff.alpha(reliability_data=data, level_of_measurement="interval")
+        alpha = statistics.krippendorff_alpha(data, level_of_measurement="interval")
     except (ValueError, ZeroDivisionError) as exc:
         out["reason"] = _alpha_reason(exc)
         return out
-    out["alpha"] = finite(alpha)
+    out["alpha"] = statistics.finite(alpha)
     if out["alpha"] is None:
         out["reason"] = "undefined on these scores (no item scored by two repeats, or no variation)"
     return out
