@@ -65,7 +65,15 @@ class DatasetAdmin(admin.ModelAdmin):
 
 
 EXPRESSION_FIELDS = (
-    "dataset", "text", "explanation", "kind", "source", "external_id", "traits", "theme", "metadata",
+    "dataset",
+    "text",
+    "explanation",
+    "kind",
+    "source",
+    "external_id",
+    "traits",
+    "theme",
+    "metadata",
 )
 
 
@@ -84,7 +92,9 @@ class ExpressionAdminForm(forms.ModelForm):
             if self.instance.pk:
                 duplicate = duplicate.exclude(pk=self.instance.pk)
             if duplicate.exists():
-                self.add_error("text", _("This dataset already holds this expression (ignoring case, spacing and Unicode form)."))
+                self.add_error(
+                    "text", _("This dataset already holds this expression (ignoring case, spacing and Unicode form).")
+                )
         return cleaned
 
 
@@ -98,8 +108,17 @@ class ExpressionAdmin(admin.ModelAdmin):
     readonly_fields = ("normalized_key", "created_at")
     list_select_related = ("dataset", "theme")
     fields = (
-        "dataset", "text", "normalized_key", "explanation", "kind", "source", "external_id",
-        "traits", "theme", "metadata", "created_at",
+        "dataset",
+        "text",
+        "normalized_key",
+        "explanation",
+        "kind",
+        "source",
+        "external_id",
+        "traits",
+        "theme",
+        "metadata",
+        "created_at",
     )
 
     def get_queryset(self, request):
@@ -123,8 +142,16 @@ class ImportJobAdmin(admin.ModelAdmin):
     search_fields = ("filename", "dataset_name")
     list_select_related = ("created_by",)
     fields = (
-        "filename", "dataset_name", "dataset", "status", "report_summary", "column_map", "report",
-        "created_by", "created_at", "finished_at",
+        "filename",
+        "dataset_name",
+        "dataset",
+        "status",
+        "report_summary",
+        "column_map",
+        "report",
+        "created_by",
+        "created_at",
+        "finished_at",
     )
     readonly_fields = fields
 
@@ -171,7 +198,15 @@ class SuggestionAdmin(_ReadOnlyAdmin):
 
 @admin.register(AnnotationRound)
 class AnnotationRoundAdmin(_ReadOnlyAdmin):
-    list_display = ("name", "dataset", "status", "annotators_per_item", "hide_suggestions_fraction", "seed", "created_at")
+    list_display = (
+        "name",
+        "dataset",
+        "status",
+        "annotators_per_item",
+        "hide_suggestions_fraction",
+        "seed",
+        "created_at",
+    )
     list_filter = ("status", "dataset")
 
 

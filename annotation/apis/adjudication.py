@@ -159,7 +159,7 @@ def _resolution_data(item: RoundItem) -> dict:
     return {
         "id": item.pk,
         "status": item.status,
-        "final_traits": [t.code for t in item.final_traits.order_by("number")],
+        "final_traits": [t.code for t in sorted(item.final_traits.all(), key=lambda t: t.number)],
         "final_theme": item.final_theme.code if item.final_theme_id else None,
         "removal_reason": item.removal_reason,
         "resolution_note": item.resolution_note,
@@ -233,7 +233,7 @@ class AdjudicationResolveApi(ApiMixin, APIView):
         "if someone resolved the item since, nothing is saved and the answer is 409 naming them.",
     )
     def post(self, request, pk: int):
-        item = RoundItem.objects.filter(pk=pk).first()
+        item = adjudication_selectors.round_item_get(pk=pk)
         if item is None:
             return Response({"detail": "No such item."}, status=status.HTTP_404_NOT_FOUND)
         serializer = ResolveInputSerializer(data=request.data)
@@ -254,9 +254,9 @@ class AdjudicationResolveApi(ApiMixin, APIView):
                     revision=data["revision"],
                 )
         except services.ConflictError as exc:
-            current = RoundItem.objects.select_related("final_theme", "resolved_by").get(pk=pk)
+            current = adjudication_selectors.item_resolution_get(pk=pk)
             return Response({"detail": str(exc), "current": _resolution_data(current)}, status=status.HTTP_409_CONFLICT)
-        item = RoundItem.objects.select_related("final_theme", "resolved_by").get(pk=item.pk)
+        item = adjudication_selectors.item_resolution_get(pk=item.pk)
         return Response(ResolutionSerializer(_resolution_data(item)).data)
 
 

@@ -13,15 +13,18 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
 from core.apis.common import ApiMixin, IgnoreFormatParamNegotiation, error_responses
+from core.apis.idempotency import IDEMPOTENCY_KEY_HEADER, request_idempotency_key
 from core.files import untrusted_file_response
 from core.permissions import HasAnyRole, ReadAnyRoleWriteResearcher
 
 from .. import selectors, services
-from ..models import Dataset, Expression, ExpressionKind, Theme, Trait
+from ..models import Dataset, Expression, ExpressionKind
 from ..selectors.visibility import GOLD_FILTER_KEYS, GOLD_KEYS, gold_labels_visible
+from ..services.exports import CONTENT_TYPES
 
 WRITE_METHODS = ["get", "post", "patch", "delete", "head", "options"]
-EXPORT_CONTENT_TYPES = {"csv": "text/csv", "jsonl": "application/x-ndjson"}
+# The media types the schema lists (the responses add the charset).
+EXPORT_CONTENT_TYPES = {fmt: CONTENT_TYPES[fmt].split(";")[0] for fmt in services.EXPORT_FORMATS}
 EXPORT_DESCRIPTION = "The file, as an attachment (UTF-8, CSV or JSON Lines by `format`)."
 
 
@@ -69,7 +72,7 @@ class DatasetViewSet(ApiMixin, viewsets.GenericViewSet):
         return selectors.dataset_list()
 
     def _output(self, dataset: Dataset) -> dict:
-        return DatasetSerializer(selectors.dataset_list().get(pk=dataset.pk)).data
+        return DatasetSerializer(selectors.dataset_detail_get(pk=dataset.pk)).data
 
     @extend_schema(responses={200: DatasetSerializer(many=True), **error_responses(401, 403, 404)})
     def list(self, request):
@@ -82,14 +85,25 @@ class DatasetViewSet(ApiMixin, viewsets.GenericViewSet):
 
     @extend_schema(
         request=DatasetCreateSerializer,
-        responses={201: DatasetSerializer, **error_responses(400, 401, 403)},
-        description="Create an empty dataset owned by the caller. Researchers only.",
+        parameters=[IDEMPOTENCY_KEY_HEADER],
+        responses={
+            201: DatasetSerializer,
+            200: OpenApiResponse(
+                DatasetSerializer, description="A repeat of an Idempotency-Key: the dataset it created."
+            ),
+            **error_responses(400, 401, 403),
+        },
+        description="Create an empty dataset owned by the caller. Researchers only. A request repeating an earlier "
+        "one's Idempotency-Key creates nothing and answers 200 with that dataset.",
     )
     def create(self, request):
         serializer = DatasetCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        dataset = services.dataset_create(**serializer.validated_data, user=request.user)
-        return Response(self._output(dataset), status=status.HTTP_201_CREATED)
+        dataset = services.dataset_create(
+            **serializer.validated_data, user=request.user, idempotency_key=request_idempotency_key(request)
+        )
+        code = status.HTTP_200_OK if dataset.idempotent_repeat else status.HTTP_201_CREATED
+        return Response(self._output(dataset), status=code)
 
     @extend_schema(
         request=DatasetUpdateSerializer,
@@ -190,16 +204,16 @@ class _ExpressionFieldsSerializer(serializers.Serializer):
     source = serializers.CharField(max_length=300, allow_blank=True, required=False)
     external_id = serializers.CharField(max_length=200, allow_blank=True, required=False)
     traits = serializers.SlugRelatedField(
-        many=True, slug_field="code", queryset=Trait.objects.all(), required=False, help_text="Trait codes."
+        many=True, slug_field="code", queryset=selectors.trait_list(), required=False, help_text="Trait codes."
     )
     theme = serializers.SlugRelatedField(
-        slug_field="code", queryset=Theme.objects.all(), allow_null=True, required=False, help_text="Theme code."
+        slug_field="code", queryset=selectors.theme_list(), allow_null=True, required=False, help_text="Theme code."
     )
     metadata = serializers.DictField(required=False)
 
 
 class ExpressionCreateSerializer(_ExpressionFieldsSerializer):
-    dataset = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.all())
+    dataset = serializers.PrimaryKeyRelatedField(queryset=selectors.dataset_choices())
 
 
 class ExpressionUpdateSerializer(_ExpressionFieldsSerializer):
@@ -222,21 +236,21 @@ class _CodeFilterField(serializers.SlugRelatedField):
 
 class ExpressionFilterSerializer(serializers.Serializer):
     dataset = _IdFilterField(
-        queryset=Dataset.objects.all(), required=False, allow_null=True, help_text="Dataset id; empty for all."
+        queryset=selectors.dataset_choices(), required=False, allow_null=True, help_text="Dataset id; empty for all."
     )
     search = serializers.CharField(
         required=False, allow_blank=True, default="", help_text="Substring of the text or the explanation."
     )
     trait = _CodeFilterField(
         slug_field="code",
-        queryset=Trait.objects.all(),
+        queryset=selectors.trait_list(),
         required=False,
         allow_null=True,
         help_text="Trait code; empty for all.",
     )
     theme = _CodeFilterField(
         slug_field="code",
-        queryset=Theme.objects.all(),
+        queryset=selectors.theme_list(),
         required=False,
         allow_null=True,
         help_text="Theme code; empty for all.",
@@ -257,7 +271,7 @@ class ExpressionViewSet(ApiMixin, viewsets.GenericViewSet):
         return selectors.expression_list()
 
     def _output(self, expression) -> dict:
-        return ExpressionSerializer(selectors.expression_list().get(pk=expression.pk)).data
+        return ExpressionSerializer(selectors.expression_get(pk=expression.pk)).data
 
     def _visible(self, data):
         """Serialised expressions with the gold labels hidden from annotators (the blindness rule)."""
@@ -297,15 +311,26 @@ class ExpressionViewSet(ApiMixin, viewsets.GenericViewSet):
 
     @extend_schema(
         request=ExpressionCreateSerializer,
-        responses={201: ExpressionSerializer, **error_responses(400, 401, 403)},
+        parameters=[IDEMPOTENCY_KEY_HEADER],
+        responses={
+            201: ExpressionSerializer,
+            200: OpenApiResponse(
+                ExpressionSerializer, description="A repeat of an Idempotency-Key: the expression it added."
+            ),
+            **error_responses(400, 401, 403),
+        },
         description="Add one expression. A text already in the dataset (compared after Unicode "
-        "normalisation, case folding and whitespace collapsing) is a 400 on `text`. Researchers only.",
+        "normalisation, case folding and whitespace collapsing) is a 400 on `text`. Researchers only. "
+        "A request repeating an earlier one's Idempotency-Key adds nothing and answers 200 with that expression.",
     )
     def create(self, request):
         serializer = ExpressionCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        expression = services.expression_create(**serializer.validated_data)
-        return Response(self._output(expression), status=status.HTTP_201_CREATED)
+        expression = services.expression_create(
+            **serializer.validated_data, user=request.user, idempotency_key=request_idempotency_key(request)
+        )
+        code = status.HTTP_200_OK if expression.idempotent_repeat else status.HTTP_201_CREATED
+        return Response(self._output(expression), status=code)
 
     @extend_schema(
         request=ExpressionUpdateSerializer,

@@ -108,10 +108,10 @@ class AssignmentListApi(ApiMixin, GenericAPIView):
 
     @extend_schema(responses={200: AssignmentSerializer(many=True), **error_responses(401, 403, 404)})
     def get(self, request, round_pk: int):
-        round_ = selectors.round_get(pk=round_pk, user=request.user)
-        if round_ is None or not round_.annotators.filter(pk=request.user.pk).exists():
+        round_ = selectors.annotated_round_get(pk=round_pk, user=request.user)
+        if round_ is None:
             raise Http404
-        queue = selectors.annotator_queue(round=round_, user=request.user).select_related("item__round")
+        queue = selectors.annotator_queue(round=round_, user=request.user)
         page = self.paginate_queryset(queue)
         codes = selectors.suggested_codes_for(items=[a.item for a in page])
         rows = [_with_suggestions(a, codes) for a in page]

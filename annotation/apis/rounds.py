@@ -18,17 +18,19 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.apis.common import MAX_INT32, ApiMixin, IgnoreFormatParamNegotiation, error_responses
+from core.apis.idempotency import IDEMPOTENCY_KEY_HEADER, request_idempotency_key
 from core.files import untrusted_file_response
 from core.permissions import HasAnyRole, IsResearcher
 
 from .. import selectors, services
-from ..models import AnnotationRound, Dataset, RoundStatus, SuggestionSet
+from ..models import AnnotationRound, RoundStatus
 from ..selectors import rounds as round_selectors
 from ..selectors.visibility import gold_labels_visible, item_filter_visible, round_overview_visible
-from ..services import versions as version_services
+from ..services.exports import CONTENT_TYPES
 from .imports import ImportReportSerializer
 
-EXPORT_CONTENT_TYPES = {"csv": "text/csv", "jsonl": "application/x-ndjson"}
+# The media types the schema lists (the responses add the charset).
+EXPORT_CONTENT_TYPES = {fmt: CONTENT_TYPES[fmt].split(";")[0] for fmt in services.EXPORT_FORMATS}
 
 
 class FunnelSerializer(serializers.Serializer):
@@ -84,7 +86,7 @@ class RoundDetailSerializer(RoundSerializer):
 
 class RoundCreateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200)
-    dataset = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.all())
+    dataset = serializers.PrimaryKeyRelatedField(queryset=selectors.dataset_choices())
     annotators = serializers.SlugRelatedField(
         many=True,
         slug_field="username",
@@ -93,9 +95,11 @@ class RoundCreateSerializer(serializers.Serializer):
     )
     annotators_per_item = serializers.IntegerField(min_value=1, default=2)
     suggestion_set = serializers.PrimaryKeyRelatedField(
-        queryset=SuggestionSet.objects.all(), required=False, allow_null=True
+        queryset=round_selectors.suggestion_set_choices(), required=False, allow_null=True
     )
-    hide_suggestions_fraction = serializers.FloatField(min_value=0.0, max_value=0.5, default=0.0)
+    hide_suggestions_fraction = serializers.FloatField(
+        min_value=0.0, max_value=services.MAX_HIDDEN_FRACTION, default=0.0
+    )
     seed = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=MAX_INT32)
     theme = serializers.CharField(required=False, allow_blank=True, help_text="Only items with this gold theme code.")
     trait = serializers.CharField(required=False, allow_blank=True, help_text="Only items with this gold trait code.")
@@ -111,7 +115,7 @@ class RoundLockSerializer(serializers.Serializer):
 def _round_detail(round_: AnnotationRound, user) -> dict:
     if round_overview_visible(round=round_, user=user):
         progress = round_selectors.round_progress(round=round_)
-        annotators = list(round_.annotators.order_by("username").values_list("username", flat=True))
+        annotators = round_selectors.round_annotator_names(round=round_)
         funnel = selectors.round_funnel(round=round_)
     else:
         progress = [{"annotator": user.get_username(), **selectors.annotator_progress(round=round_, user=user)}]
@@ -157,8 +161,16 @@ class RoundListApi(ApiMixin, APIView):
     @extend_schema(
         operation_id="rounds_create",
         request=RoundCreateSerializer,
-        responses={201: RoundDetailSerializer, **error_responses(400, 401, 403)},
-        description="Create a round over a dataset (or the part the filters pick) and hand out the items. Researchers only.",
+        parameters=[IDEMPOTENCY_KEY_HEADER],
+        responses={
+            201: RoundDetailSerializer,
+            200: OpenApiResponse(
+                RoundDetailSerializer, description="A repeat of an Idempotency-Key: the round it created."
+            ),
+            **error_responses(400, 401, 403),
+        },
+        description="Create a round over a dataset (or the part the filters pick) and hand out the items. Researchers only. "
+        "A request repeating an earlier one's Idempotency-Key creates nothing and answers 200 with that round.",
     )
     def post(self, request):
         serializer = RoundCreateSerializer(data=request.data)
@@ -178,10 +190,10 @@ class RoundListApi(ApiMixin, APIView):
             annotators_per_item=data["annotators_per_item"],
             hide_suggestions_fraction=data["hide_suggestions_fraction"],
             seed=data.get("seed"),
+            idempotency_key=request_idempotency_key(request),
         )
-        return Response(
-            _round_detail(_round_or_404(round_.pk, request.user), request.user), status=status.HTTP_201_CREATED
-        )
+        code = status.HTTP_200_OK if round_.idempotent_repeat else status.HTTP_201_CREATED
+        return Response(_round_detail(_round_or_404(round_.pk, request.user), request.user), status=code)
 
 
 class RoundDetailApi(ApiMixin, APIView):
@@ -220,7 +232,7 @@ class RoundLockApi(ApiMixin, APIView):
 
 
 class SuggestionImportSerializer(serializers.Serializer):
-    dataset = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.all(), help_text="Dataset id.")
+    dataset = serializers.PrimaryKeyRelatedField(queryset=selectors.dataset_choices(), help_text="Dataset id.")
     name = serializers.CharField(max_length=200)
     model_name = serializers.CharField(max_length=200)
     prompt_version = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
@@ -248,8 +260,12 @@ class SuggestionImportApi(ApiMixin, APIView):
     @extend_schema(
         operation_id="suggestions_create",
         request=SuggestionImportSerializer,
+        parameters=[IDEMPOTENCY_KEY_HEADER],
         responses={
             201: SuggestionSetSerializer,
+            200: OpenApiResponse(
+                SuggestionSetSerializer, description="A repeat of an Idempotency-Key: the set it imported."
+            ),
             400: OpenApiResponse(
                 OpenApiTypes.OBJECT,
                 description="An import report (`ok` false, as for `POST /api/imports/`): the file cannot be imported and nothing was written; `errors` names rows and columns. "
@@ -257,7 +273,8 @@ class SuggestionImportApi(ApiMixin, APIView):
             ),
             **error_responses(401, 403),
         },
-        description="Attach a model's trait suggestions to a dataset, all or nothing. Researchers only.",
+        description="Attach a model's trait suggestions to a dataset, all or nothing. Researchers only. "
+        "A request repeating an earlier one's Idempotency-Key imports nothing and answers 200 with that set.",
     )
     def post(self, request):
         serializer = SuggestionImportSerializer(data=request.data)
@@ -273,11 +290,13 @@ class SuggestionImportApi(ApiMixin, APIView):
                 filename=upload.name,
                 content=upload.read(),
                 user=request.user,
+                idempotency_key=request_idempotency_key(request),
             )
         except services.ImportValidationError as exc:
             return Response(ImportReportSerializer(exc.report.to_dict()).data, status=status.HTTP_400_BAD_REQUEST)
-        created = round_selectors.suggestion_set_list().get(pk=suggestion_set.pk)
-        return Response(SuggestionSetSerializer(created).data, status=status.HTTP_201_CREATED)
+        code = status.HTTP_200_OK if suggestion_set.idempotent_repeat else status.HTTP_201_CREATED
+        body = SuggestionSetSerializer(round_selectors.suggestion_set_get(pk=suggestion_set.pk)).data
+        return Response(body, status=code)
 
 
 # --- Versions ---------------------------------------------------------------
@@ -323,7 +342,7 @@ def _version_or_404(pk: int):
 
 
 class VersionFreezeSerializer(serializers.Serializer):
-    round = serializers.PrimaryKeyRelatedField(queryset=AnnotationRound.objects.all(), help_text="Round id.")
+    round = serializers.PrimaryKeyRelatedField(queryset=round_selectors.round_choices(), help_text="Round id.")
     name = serializers.CharField(max_length=200, help_text="Unique version name.")
 
 
@@ -341,28 +360,38 @@ class VersionListApi(ApiMixin, APIView):
         operation_id="versions_list", responses={200: VersionSerializer(many=True), **error_responses(401, 403)}
     )
     def get(self, request):
-        return Response(VersionSerializer(selectors.version_list().order_by("-created_at"), many=True).data)
+        return Response(VersionSerializer(selectors.version_list(), many=True).data)
 
     @extend_schema(
         operation_id="versions_create",
         request=VersionFreezeSerializer,
-        responses={201: VersionDetailSerializer, **error_responses(400, 401, 403)},
+        parameters=[IDEMPOTENCY_KEY_HEADER],
+        responses={
+            201: VersionDetailSerializer,
+            200: OpenApiResponse(
+                VersionDetailSerializer, description="A repeat of an Idempotency-Key: the version it froze."
+            ),
+            **error_responses(400, 401, 403),
+        },
         description="Freeze the accepted items of a locked round into a named version. Refused (400, naming the "
-        "count) while any item of the round is undecided. Researchers only.",
+        "count) while any item of the round is undecided. Researchers only. A request repeating an earlier one's "
+        "Idempotency-Key freezes nothing and answers 200 with that version.",
     )
     def post(self, request):
         serializer = VersionFreezeSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        version = services.version_freeze(round=data["round"], name=data["name"], user=request.user)
-        version = _version_or_404(version.pk)
+        frozen = services.version_freeze(
+            round=data["round"], name=data["name"], user=request.user, idempotency_key=request_idempotency_key(request)
+        )
+        version = _version_or_404(frozen.pk)
         provenance = round_selectors.version_provenance_counts(version=version)
         body = {
             **VersionSerializer(version).data,
             "funnel": selectors.version_funnel(version=version),
             "provenance": provenance,
         }
-        return Response(body, status=status.HTTP_201_CREATED)
+        return Response(body, status=status.HTTP_200_OK if frozen.idempotent_repeat else status.HTTP_201_CREATED)
 
 
 class VersionDetailApi(ApiMixin, APIView):
@@ -401,7 +430,7 @@ class VersionExportApi(ApiMixin, APIView):
         params = VersionExportSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         fmt = params.validated_data["format"]
-        content = version_services.version_export(version=version, fmt=fmt, gold=gold_labels_visible(user=request.user))
+        content = services.version_export(version=version, fmt=fmt, gold=gold_labels_visible(user=request.user))
         filename = f"{slugify(version.name, allow_unicode=True) or f'version-{version.pk}'}.{fmt}"
         response = HttpResponse(
             content.encode("utf-8"),

@@ -5,10 +5,12 @@ from pathlib import PurePath
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from core.forms import IdempotentFormMixin
 from core.localization import localized_name
 
 from .. import services
-from ..models import Dataset, ExpressionKind
+from ..models import ExpressionKind
+from ..selectors.corpus import dataset_choices
 
 # Labels of the column-mapping inputs; keyed by the service's field names so a
 # new field in services.KNOWN_FIELDS without a label here fails loudly in tests.
@@ -23,7 +25,7 @@ FIELD_LABELS = {
 }
 
 
-class ImportForm(forms.Form):
+class ImportForm(IdempotentFormMixin, forms.Form):
     dataset_name = forms.CharField(
         label=_("Dataset"),
         max_length=200,
@@ -86,7 +88,7 @@ class ImportRetargetForm(forms.Form):
     """The near-match a previewed import should go into instead of a new dataset."""
 
     # Only an existing dataset: the point is to stop creating look-alikes.
-    dataset = forms.ModelChoiceField(queryset=Dataset.objects.all(), to_field_name="name")
+    dataset = forms.ModelChoiceField(queryset=dataset_choices(), to_field_name="name")
 
 
 class ExpressionFilterForm(forms.Form):

@@ -3,16 +3,18 @@
 from pathlib import PurePath
 
 from django import forms
+from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
+from core.forms import IdempotentFormMixin
 from core.localization import localized_name
 
 from .. import services
-from ..models import Dataset, ExpressionKind, SuggestionSet
-from ..selectors.corpus import theme_list, trait_list
+from ..models import ExpressionKind, SuggestionSet
+from ..selectors.corpus import dataset_choices, theme_list, trait_list
 from ..selectors.rounds import ITEM_FILTER_KEYS, annotator_choices, suggestion_set_list
 
-MAX_HIDDEN_PERCENT = 50
+MAX_HIDDEN_PERCENT = round(services.MAX_HIDDEN_FRACTION * 100)
 
 
 def _check_extension(upload):
@@ -25,8 +27,8 @@ def _check_extension(upload):
     return upload
 
 
-class SuggestionImportForm(forms.Form):
-    dataset = forms.ModelChoiceField(label=_("Dataset"), queryset=Dataset.objects.order_by("name"), empty_label=None)
+class SuggestionImportForm(IdempotentFormMixin, forms.Form):
+    dataset = forms.ModelChoiceField(label=_("Dataset"), queryset=dataset_choices(), empty_label=None)
     name = forms.CharField(
         label=_("Name of the suggestion set"),
         max_length=200,
@@ -55,9 +57,9 @@ class SuggestionImportForm(forms.Form):
         return _check_extension(self.cleaned_data["file"])
 
 
-class RoundForm(forms.Form):
+class RoundForm(IdempotentFormMixin, forms.Form):
     name = forms.CharField(label=_("Round name"), max_length=200)
-    dataset = forms.ModelChoiceField(label=_("Dataset"), queryset=Dataset.objects.order_by("name"), empty_label=None)
+    dataset = forms.ModelChoiceField(label=_("Dataset"), queryset=dataset_choices(), empty_label=None)
     theme = forms.ChoiceField(label=_("Theme (in the dataset)"), required=False)
     trait = forms.ChoiceField(label=_("Trait (in the dataset)"), required=False)
     kind = forms.ChoiceField(label=_("Kind"), required=False)
@@ -106,18 +108,30 @@ class RoundForm(forms.Form):
 
     def clean(self):
         cleaned = super().clean()
-        suggestion_set, dataset = cleaned.get("suggestion_set"), cleaned.get("dataset")
-        if suggestion_set and dataset and suggestion_set.dataset_id != dataset.pk:
-            self.add_error("suggestion_set", _("This suggestion set belongs to another dataset."))
-        if cleaned.get("hide_percent") and not suggestion_set:
-            self.add_error("hide_percent", _("Hiding suggestions needs a suggestion set."))
-        annotators, per_item = cleaned.get("annotators"), cleaned.get("annotators_per_item")
-        if annotators is not None and per_item and len(annotators) < per_item:
-            self.add_error(
-                "annotators",
-                _("Pick at least %(count)s annotators (one per item is not enough for %(count)s per item).")
-                % {"count": per_item},
+        suggestion_set, per_item = cleaned.get("suggestion_set"), cleaned.get("annotators_per_item") or 1
+        try:
+            services.round_settings_check(
+                dataset=cleaned.get("dataset"),
+                annotators=list(cleaned.get("annotators") or []),
+                annotators_per_item=per_item,
+                suggestion_set=suggestion_set,
+                hide_suggestions_fraction=(cleaned.get("hide_percent") or 0) / 100,
             )
+        except ValidationError as exc:
+            # The service's rule, in the words of this form and on its fields.
+            words = {
+                "suggestion_set": ("suggestion_set", _("This suggestion set belongs to another dataset.")),
+                "hide_suggestions_fraction": ("hide_percent", _("Hiding suggestions needs a suggestion set.")),
+                "annotators": (
+                    "annotators",
+                    _("Pick at least %(count)s annotators (one per item is not enough for %(count)s per item).")
+                    % {"count": per_item},
+                ),
+            }
+            for key in exc.message_dict:
+                field, message = words.get(key, (None, None))
+                if field is not None and field not in self.errors:
+                    self.add_error(field, message)
         return cleaned
 
     def item_filter(self) -> dict:
@@ -155,7 +169,7 @@ class RoundForm(forms.Form):
             return None
 
 
-class FreezeForm(forms.Form):
+class FreezeForm(IdempotentFormMixin, forms.Form):
     name = forms.CharField(
         label=_("Version name"),
         max_length=200,

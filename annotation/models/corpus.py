@@ -20,7 +20,9 @@ def normalize_key(text: str) -> str:
 class Trait(models.Model):
     """A complexity trait of the VIVID taxonomy (paper section 3.2.1)."""
 
-    number = models.PositiveSmallIntegerField(unique=True, help_text=_("Position in the classification prompt (Appendix B.2)."))
+    number = models.PositiveSmallIntegerField(
+        unique=True, help_text=_("Position in the classification prompt (Appendix B.2).")
+    )
     code = models.SlugField(max_length=40, unique=True)
     aspect = models.CharField(max_length=60)
     name_en = models.CharField(max_length=100)

@@ -195,6 +195,15 @@ def item_visible_get(*, pk: int, user, round_pk: int | None = None) -> RoundItem
     return items.filter(pk=pk).first()
 
 
+def round_item_get(*, pk: int) -> RoundItem | None:
+    return RoundItem.objects.filter(pk=pk).first()
+
+
+def item_resolution_get(*, pk: int) -> RoundItem:
+    """An item with what its resolution shows (final labels, who resolved it)."""
+    return RoundItem.objects.select_related("final_theme", "resolved_by").prefetch_related("final_traits").get(pk=pk)
+
+
 def item_own_assignment(*, item: RoundItem, user) -> Assignment | None:
     return item.assignments.filter(annotator=user).select_related("theme").first()
 
@@ -208,5 +217,7 @@ __all__ = [
     "can_see_all_labels",
     "item_comparison",
     "item_own_assignment",
+    "item_resolution_get",
     "item_visible_get",
+    "round_item_get",
 ]

@@ -12,6 +12,20 @@ def dataset_list() -> QuerySet[Dataset]:
     return Dataset.objects.annotate(n_expressions=Count("expressions")).select_related("created_by").order_by("name")
 
 
+def dataset_choices() -> QuerySet[Dataset]:
+    """The datasets a form or a request may name, by name."""
+    return Dataset.objects.order_by("name")
+
+
+def dataset_names() -> QuerySet[str]:
+    return dataset_choices().values_list("name", flat=True)
+
+
+def dataset_detail_get(*, pk: int) -> Dataset | None:
+    """A dataset as ``dataset_list`` shows it (with ``n_expressions``)."""
+    return dataset_list().filter(pk=pk).first()
+
+
 def dataset_get(*, name: str) -> Dataset | None:
     return Dataset.objects.filter(name=name).first()
 
@@ -79,6 +93,14 @@ def expression_list(
     return expressions.order_by("id")
 
 
+def expression_get(*, pk: int) -> Expression | None:
+    return expression_list().filter(pk=pk).first()
+
+
+def expression_count(*, dataset: Dataset) -> int:
+    return Expression.objects.filter(dataset=dataset).count()
+
+
 def import_job_list(*, user) -> QuerySet[ImportJob]:
     return ImportJob.objects.filter(created_by=user).defer("content").order_by("-created_at")
 
@@ -131,10 +153,15 @@ def import_job_get(*, pk: int, user) -> ImportJob | None:
 
 __all__ = [
     "dataset_list",
+    "dataset_choices",
+    "dataset_names",
+    "dataset_detail_get",
     "dataset_get",
     "dataset_name_key",
     "dataset_near_matches",
     "expression_list",
+    "expression_get",
+    "expression_count",
     "import_job_list",
     "dataset_export_rows",
     "trait_list",

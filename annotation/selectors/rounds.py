@@ -1,7 +1,6 @@
 """Reads for the researchers' side of the workflow: round candidates, progress, versions.
 
-Imported directly (``from annotation.selectors.rounds import ...``); the
-package ``__init__`` belongs to the foundation.
+Imported directly (``from annotation.selectors.rounds import ...``).
 """
 
 from django.contrib.auth.models import User
@@ -47,6 +46,35 @@ def round_candidates(*, dataset: Dataset, item_filter: dict | None = None) -> Qu
     return expressions
 
 
+def round_preview_counts(*, dataset: Dataset, item_filter: dict | None = None) -> dict[str, int]:
+    """How many items a new round would hold (``n_items``) out of the dataset's (``total_items``)."""
+    return {
+        "n_items": round_candidates(dataset=dataset, item_filter=item_filter).count(),
+        "total_items": dataset.expressions.count(),
+    }
+
+
+def round_summary(*, round: AnnotationRound) -> dict:
+    """What a round page shows beside the funnel: versions, annotators and how many items."""
+    return {
+        "versions": round.versions.order_by("-created_at"),
+        "annotators": round.annotators.order_by("username"),
+        "hidden_count": round.items.filter(suggestions_hidden=True).count(),
+        # "All items" would hide that expressions added to the dataset later are not in the round.
+        "item_count": round.items.count(),
+        "dataset_count": round.dataset.expressions.count(),
+    }
+
+
+def round_annotator_names(*, round: AnnotationRound) -> list[str]:
+    return list(round.annotators.order_by("username").values_list("username", flat=True))
+
+
+def round_choices() -> QuerySet[AnnotationRound]:
+    """The rounds a request may name."""
+    return AnnotationRound.objects.order_by("name")
+
+
 def annotator_choices() -> QuerySet[User]:
     """Active accounts holding the Annotator role (accounts made by an import are inactive)."""
     return User.objects.filter(is_active=True, groups__name=ANNOTATOR).distinct().order_by("username")
@@ -57,6 +85,16 @@ def suggestion_set_list(*, dataset: Dataset | None = None) -> QuerySet[Suggestio
     if dataset is not None:
         sets = sets.filter(dataset=dataset)
     return sets.order_by("dataset__name", "-created_at")
+
+
+def suggestion_set_get(*, pk: int) -> SuggestionSet | None:
+    """A suggestion set as ``suggestion_set_list`` shows it (with ``n_suggestions``)."""
+    return suggestion_set_list().filter(pk=pk).first()
+
+
+def suggestion_set_choices() -> QuerySet[SuggestionSet]:
+    """The suggestion sets a request may name."""
+    return SuggestionSet.objects.select_related("dataset").order_by("dataset__name", "-created_at")
 
 
 def round_progress(*, round: AnnotationRound) -> list[dict]:
@@ -166,8 +204,14 @@ def version_items(*, version: DatasetVersion) -> QuerySet[DatasetVersionItem]:
 __all__ = [
     "ITEM_FILTER_KEYS",
     "round_candidates",
+    "round_preview_counts",
+    "round_summary",
+    "round_annotator_names",
+    "round_choices",
     "annotator_choices",
     "suggestion_set_list",
+    "suggestion_set_get",
+    "suggestion_set_choices",
     "round_progress",
     "round_overall_progress",
     "rounds_to_adjudicate",

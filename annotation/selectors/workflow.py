@@ -27,6 +27,19 @@ def round_list(*, user) -> QuerySet[AnnotationRound]:
     return rounds.order_by("-created_at")
 
 
+def annotated_round_get(*, pk: int, user) -> AnnotationRound | None:
+    """A round ``user`` annotates in; any other round does not exist for the review pages and API."""
+    round_ = round_get(pk=pk, user=user)
+    if round_ is None or not round_.annotators.filter(pk=user.pk).exists():
+        return None
+    return round_
+
+
+def annotated_round_ids(*, user) -> set[int]:
+    """The rounds ``user`` annotates in."""
+    return set(AnnotationRound.objects.filter(annotators=user).values_list("pk", flat=True))
+
+
 def round_get(*, pk: int, user) -> AnnotationRound | None:
     return round_list(user=user).filter(pk=pk).first()
 
@@ -76,7 +89,7 @@ def version_funnel(*, version: DatasetVersion) -> dict:
 def annotator_queue(*, round: AnnotationRound, user) -> QuerySet[Assignment]:
     return (
         Assignment.objects.filter(item__round=round, annotator=user)
-        .select_related("item__expression", "theme")
+        .select_related("item__round", "item__expression", "theme")
         .order_by("position")
     )
 
@@ -158,7 +171,12 @@ def annotator_outcomes(*, round: AnnotationRound, user) -> QuerySet[Assignment]:
 
 
 def version_list() -> QuerySet[DatasetVersion]:
-    return DatasetVersion.objects.select_related("round__dataset", "created_by").annotate(n_items=Count("items"))
+    """Every frozen version, newest first."""
+    return (
+        DatasetVersion.objects.select_related("round__dataset", "created_by")
+        .annotate(n_items=Count("items"))
+        .order_by("-created_at")
+    )
 
 
 def suggested_codes_for(*, items) -> dict[int, list[str]]:
@@ -223,6 +241,8 @@ def round_submitted_labels(*, round: AnnotationRound) -> list[dict]:
 
 __all__ = [
     "suggested_codes_for",
+    "annotated_round_get",
+    "annotated_round_ids",
     "round_list",
     "round_get",
     "round_funnel",

@@ -1,4 +1,9 @@
-"""Writes to the annotation app. Views, the API, the CLI and Celery tasks call these."""
+"""Writes to the annotation app. Views, the API, the CLI and Celery tasks call these.
+
+corpus: datasets and expressions one at a time; imports/: files brought in (corpus, suggestions,
+annotations, import jobs); rounds: suggestion sets and rounds; review: annotators' answers and
+adjudication; versions: freezing; exports: every file the app writes; demo: the demo data.
+"""
 
 from core.tables import (
     SUPPORTED_EXTENSIONS,
@@ -17,15 +22,21 @@ from .corpus import (
     expression_update,
 )
 from .demo import DEMO_CSV, DEMO_DATASET_NAME, DemoAccount, demo_accounts_ensure, demo_dataset_load
-from .imports import (
+from .exports import (
     EXPORT_FORMATS,
+    STATS_FORMATS,
+    ExportError,
+    dataset_export,
+    round_stats_export,
+    version_export,
+)
+from .imports import (
     KNOWN_FIELDS,
     OPTIONAL_FIELDS,
     PREVIEW_ROWS,
     REQUIRED_FIELDS,
-    ExportError,
     ImportJobStateError,
-    dataset_export,
+    annotations_import,
     expression_import,
     import_job_cancel,
     import_job_confirm,
@@ -33,6 +44,7 @@ from .imports import (
     import_job_retarget,
     import_job_run,
     parse_column_map,
+    suggestion_set_import,
 )
 from .review import (
     ConflictError,
@@ -45,9 +57,16 @@ from .review import (
     assignment_submit,
     item_status_refresh,
     suggested_codes,
-    version_freeze,
 )
-from .rounds import round_create, round_lock, round_reopen, suggestion_set_create, suggestion_set_import
+from .rounds import (
+    MAX_HIDDEN_FRACTION,
+    round_create,
+    round_lock,
+    round_reopen,
+    round_settings_check,
+    suggestion_set_create,
+)
+from .versions import version_freeze
 
 __all__ = [
     "ConflictError",
@@ -61,9 +80,11 @@ __all__ = [
     "item_status_refresh",
     "suggested_codes",
     "version_freeze",
+    "MAX_HIDDEN_FRACTION",
     "round_create",
     "round_lock",
     "round_reopen",
+    "round_settings_check",
     "suggestion_set_create",
     "suggestion_set_import",
     "DEMO_CSV",
@@ -73,6 +94,7 @@ __all__ = [
     "OPTIONAL_FIELDS",
     "PREVIEW_ROWS",
     "REQUIRED_FIELDS",
+    "STATS_FORMATS",
     "SUPPORTED_EXTENSIONS",
     "DemoAccount",
     "ExportError",
@@ -80,6 +102,7 @@ __all__ = [
     "ImportReport",
     "ImportValidationError",
     "RowError",
+    "annotations_import",
     "dataset_create",
     "dataset_delete",
     "dataset_export",
@@ -97,4 +120,6 @@ __all__ = [
     "import_job_run",
     "parse_column_map",
     "render_message",
+    "round_stats_export",
+    "version_export",
 ]

@@ -1,7 +1,6 @@
 """Writes to datasets and single expressions (the API's create, update and delete).
 
-To be merged into annotation/services.py. Business rules live here, not in
-serializers: text is stored precomposed (NFC) with whitespace collapsed, as
+Business rules live here, not in serializers: text is stored precomposed (NFC) with whitespace collapsed, as
 expression_import stores it, the normalised key is computed with
 models.normalize_key, and a duplicate inside a dataset is a ValidationError on
 ``text`` (``name`` for datasets) rather than an IntegrityError.
@@ -16,8 +15,12 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import ProtectedError, RestrictedError
 
+from core.services.idempotency import idempotent_create
+
 from ..models import Dataset, Expression, Theme, Trait, normalize_key
 
+DATASET_IDEMPOTENCY_SCOPE = "annotation.dataset"
+EXPRESSION_IDEMPOTENCY_SCOPE = "annotation.expression"
 DATASET_UPDATE_FIELDS = ("name", "description")
 EXPRESSION_UPDATE_FIELDS = ("text", "explanation", "kind", "source", "external_id", "theme", "metadata", "traits")
 
@@ -52,9 +55,17 @@ def _dataset_save(dataset: Dataset) -> Dataset:
     return dataset
 
 
-def dataset_create(*, name: str, description: str = "", user=None) -> Dataset:
-    dataset = Dataset(name=name or "", description=description or "", created_by=user)
-    return _dataset_save(dataset)
+def dataset_create(*, name: str, description: str = "", user=None, idempotency_key: str | None = None) -> Dataset:
+    """An empty dataset. A repeat of ``idempotency_key`` returns the first one's, with ``idempotent_repeat`` set."""
+    dataset, created = idempotent_create(
+        scope=DATASET_IDEMPOTENCY_SCOPE,
+        key=idempotency_key,
+        user=user,
+        model=Dataset,
+        create=lambda: _dataset_save(Dataset(name=name or "", description=description or "", created_by=user)),
+    )
+    dataset.idempotent_repeat = not created
+    return dataset
 
 
 def dataset_update(*, dataset: Dataset, data: dict) -> Dataset:
@@ -136,7 +147,10 @@ def expression_create(
     traits: Iterable[Trait] = (),
     theme: Theme | None = None,
     metadata: dict | None = None,
+    user=None,
+    idempotency_key: str | None = None,
 ) -> Expression:
+    """One expression. A repeat of ``idempotency_key`` returns the first one's, with ``idempotent_repeat`` set."""
     expression = Expression(
         dataset=dataset,
         text=text or "",
@@ -147,7 +161,15 @@ def expression_create(
         theme=theme,
         metadata=metadata or {},
     )
-    return _expression_save(expression, list(traits))
+    expression, created = idempotent_create(
+        scope=EXPRESSION_IDEMPOTENCY_SCOPE,
+        key=idempotency_key,
+        user=user,
+        model=Expression,
+        create=lambda: _expression_save(expression, list(traits)),
+    )
+    expression.idempotent_repeat = not created
+    return expression
 
 
 def expression_update(*, expression: Expression, data: dict) -> Expression:

@@ -12,8 +12,8 @@ from django.db import transaction
 from core.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER
 
 from ..models import AnnotationRound, Dataset, SuggestionSet
-from .imports import ImportReport, expression_import
-from .rounds import round_create, suggestion_set_import
+from .imports import ImportReport, expression_import, suggestion_set_import
+from .rounds import round_create
 
 DEMO_CSV = Path(__file__).resolve().parent.parent / "demo" / "vivid_demo.csv"
 DEMO_SUGGESTIONS_CSV = DEMO_CSV.with_name("vivid_demo_suggestions.csv")

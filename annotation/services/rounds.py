@@ -13,7 +13,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
-from core.tables import ImportReport, ImportValidationError, RowError, TableError, cell, read_table
+from core.services.idempotency import idempotent_create
 
 from ..models import (
     AnnotationRound,
@@ -25,93 +25,12 @@ from ..models import (
     Suggestion,
     SuggestionSet,
     Trait,
-    normalize_key,
 )
-from .imports import parse_traits
 
-
-def _traits_by_token() -> tuple[list[Trait], dict[str, Trait]]:
-    traits = list(Trait.objects.order_by("number"))
-    return traits, {t.code: t for t in traits} | {str(t.number): t for t in traits}
-
-
-def suggestion_set_import(
-    *,
-    dataset: Dataset,
-    name: str,
-    model_name: str,
-    filename: str,
-    content: bytes,
-    prompt_version: str = "",
-    user=None,
-) -> SuggestionSet:
-    """Attach LLM trait suggestions from a file (columns ``expression``, ``traits``, optional ``raw_output``).
-
-    All or nothing, like the corpus import: an unknown expression or trait
-    code aborts with every error named by row and column.
-    """
-    report = ImportReport(dataset_name=dataset.name, filename=filename, dry_run=False)
-    try:
-        columns, records, first_row = read_table(filename, content)
-    except TableError as exc:
-        report.errors.append(exc.error)
-        raise ImportValidationError(report) from None
-    by_lower = {c.strip().lower(): c for c in columns}
-    for required in ("expression", "traits"):
-        if required not in by_lower:
-            report.errors.append(RowError(None, required, "required_column_missing", {"columns": ", ".join(columns)}))
-    if report.errors:
-        raise ImportValidationError(report)
-    if SuggestionSet.objects.filter(dataset=dataset, name=name).exists():
-        raise ValidationError({"name": _("the dataset already has a suggestion set named '%(name)s'") % {"name": name}})
-
-    traits, traits_by_token = _traits_by_token()
-    expressions = dict(Expression.objects.filter(dataset=dataset).values_list("normalized_key", "id"))
-    seen: dict[int, int] = {}
-    rows = []
-    for offset, record in enumerate(records):
-        row = first_row + offset
-        if record is None:
-            continue
-        text = cell(record.get(by_lower["expression"]))
-        expression_id = expressions.get(normalize_key(text))
-        if expression_id is None:
-            report.errors.append(RowError(row, by_lower["expression"], "unknown_expression", {"value": text}))
-            continue
-        if expression_id in seen:
-            report.errors.append(
-                RowError(row, by_lower["expression"], "duplicate_item", {"first_row": seen[expression_id]})
-            )
-            continue
-        seen[expression_id] = row
-        found, unknown = parse_traits(record.get(by_lower["traits"]), traits_by_token)
-        if unknown:
-            report.errors.append(
-                RowError(
-                    row,
-                    by_lower["traits"],
-                    "unknown_trait",
-                    {
-                        "values": ", ".join(repr(u) for u in unknown),
-                        "codes": ", ".join(t.code for t in traits),
-                        "count": len(traits),
-                    },
-                )
-            )
-            continue
-        raw = cell(record.get(by_lower["raw_output"])) if "raw_output" in by_lower else ""
-        rows.append((expression_id, found, raw))
-    if report.errors:
-        raise ImportValidationError(report)
-    return suggestion_set_create(
-        dataset=dataset,
-        name=name,
-        model_name=model_name,
-        prompt_version=prompt_version,
-        source=filename,
-        predictions=[(eid, [t.code for t in found], raw) for eid, found, raw in rows],
-        user=user,
-    )
+ROUND_IDEMPOTENCY_SCOPE = "annotation.round"
+# The largest share of items whose suggestions a person may hide (the form and the API offer no more):
+# the rest measure agreement with the suggestions. Code (tests, a demo) may hide any share.
+MAX_HIDDEN_FRACTION = 0.5
 
 
 @transaction.atomic
@@ -163,7 +82,35 @@ def _pair_schedule(annotators: list, per_item: int, n_items: int, rng: random.Ra
     return [groups[i % len(groups)] for i in range(n_items)]
 
 
-@transaction.atomic
+def round_settings_check(
+    *,
+    dataset: Dataset | None,
+    annotators: list,
+    annotators_per_item: int,
+    suggestion_set: SuggestionSet | None = None,
+    hide_suggestions_fraction: float = 0.0,
+) -> None:
+    """The rules a round's settings obey, as a ValidationError by field.
+
+    ``round_create`` enforces them; the round form calls this too, to say each in its own words
+    next to its own field before anything is sent.
+    """
+    errors = {}
+    annotators = list(dict.fromkeys(annotators))
+    if annotators_per_item < 1:
+        errors["annotators_per_item"] = _("at least one annotator per item")
+    elif len(annotators) < annotators_per_item:
+        errors["annotators"] = _("pick at least %(n)s annotators") % {"n": annotators_per_item}
+    if not 0.0 <= hide_suggestions_fraction <= 1.0:
+        errors["hide_suggestions_fraction"] = _("a fraction between 0 and 1")
+    elif hide_suggestions_fraction and suggestion_set is None:
+        errors["hide_suggestions_fraction"] = _("hiding suggestions needs a suggestion set")
+    if suggestion_set is not None and dataset is not None and suggestion_set.dataset_id != dataset.pk:
+        errors["suggestion_set"] = _("the suggestion set belongs to another dataset")
+    if errors:
+        raise ValidationError(errors)
+
+
 def round_create(
     *,
     name: str,
@@ -176,12 +123,52 @@ def round_create(
     annotators_per_item: int = 2,
     hide_suggestions_fraction: float = 0.0,
     seed: int | None = None,
+    idempotency_key: str | None = None,
 ) -> AnnotationRound:
     """Create a round over a dataset (or the given part of it) and hand out the items.
 
     Each annotator's queue comes in its own random order; the seed is stored so
     the assignment and the hidden-suggestion control can be reproduced.
+    A second request with the same ``idempotency_key`` (a double submit, a retried API call)
+    returns the round the first one created, with ``round.idempotent_repeat`` set, instead of
+    refusing the name as taken.
     """
+    round_, created = idempotent_create(
+        scope=ROUND_IDEMPOTENCY_SCOPE,
+        key=idempotency_key,
+        user=user,
+        model=AnnotationRound,
+        create=lambda: _round_create(
+            name=name,
+            dataset=dataset,
+            annotators=annotators,
+            user=user,
+            expressions=expressions,
+            item_filter=item_filter,
+            suggestion_set=suggestion_set,
+            annotators_per_item=annotators_per_item,
+            hide_suggestions_fraction=hide_suggestions_fraction,
+            seed=seed,
+        ),
+    )
+    round_.idempotent_repeat = not created
+    return round_
+
+
+@transaction.atomic
+def _round_create(
+    *,
+    name,
+    dataset,
+    annotators,
+    user,
+    expressions,
+    item_filter,
+    suggestion_set,
+    annotators_per_item,
+    hide_suggestions_fraction,
+    seed,
+) -> AnnotationRound:
     errors = {}
     name = (name or "").strip()
     if not name:
@@ -189,16 +176,16 @@ def round_create(
     elif AnnotationRound.objects.filter(name=name).exists():
         errors["name"] = _("a round named '%(name)s' already exists") % {"name": name}
     annotators = list(dict.fromkeys(annotators))
-    if annotators_per_item < 1:
-        errors["annotators_per_item"] = _("at least one annotator per item")
-    elif len(annotators) < annotators_per_item:
-        errors["annotators"] = _("pick at least %(n)s annotators") % {"n": annotators_per_item}
-    if not 0.0 <= hide_suggestions_fraction <= 1.0:
-        errors["hide_suggestions_fraction"] = _("a fraction between 0 and 1")
-    if hide_suggestions_fraction and suggestion_set is None:
-        errors["hide_suggestions_fraction"] = _("hiding suggestions needs a suggestion set")
-    if suggestion_set is not None and suggestion_set.dataset_id != dataset.pk:
-        errors["suggestion_set"] = _("the suggestion set belongs to another dataset")
+    try:
+        round_settings_check(
+            dataset=dataset,
+            annotators=annotators,
+            annotators_per_item=annotators_per_item,
+            suggestion_set=suggestion_set,
+            hide_suggestions_fraction=hide_suggestions_fraction,
+        )
+    except ValidationError as exc:
+        errors.update({field: messages[0] for field, messages in exc.message_dict.items()})
     items = list(
         (expressions if expressions is not None else dataset.expressions.all())
         .filter(dataset=dataset)

@@ -1,40 +1,108 @@
-"""Frozen dataset versions: freezing from a page or the API, and exporting.
+"""Frozen dataset versions: the decided items of a locked round, copied so they never change.
 
-A version exports in the foundation's format (the columns of
-``dataset_export``) plus ``provenance``, so a frozen version can be imported
-again as a corpus and read by pandas without options.
+The export of a version is in services/exports.py.
 """
 
-from ..models import DatasetVersion
-from .imports import rows_serialise
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
-BASE_COLUMNS = ["id", "expression", "explanation", "kind", "source", "traits", "theme", "provenance"]
+from core.services.idempotency import idempotent_create
 
+from ..models import (
+    AnnotationRound,
+    DatasetVersion,
+    DatasetVersionItem,
+    ItemStatus,
+    Provenance,
+    RoundStatus,
+)
+from ..selectors.workflow import round_funnel
 
-def _rows(version: DatasetVersion) -> list[dict]:
-    return [
-        {
-            "id": item.external_id,
-            "expression": item.text,
-            "explanation": item.explanation,
-            "kind": item.kind,
-            "source": item.source,
-            "traits": list(item.traits),
-            "theme": item.theme,
-            "provenance": item.provenance,
-            "metadata": item.metadata or {},
-        }
-        for item in version.items.order_by("id")
-    ]
+VERSION_IDEMPOTENCY_SCOPE = "annotation.version"
 
 
-def version_export(*, version: DatasetVersion, fmt: str, gold: bool = True) -> str:
-    """Serialise a version from its copied values (later corpus edits never show).
+def version_freeze(
+    *, round: AnnotationRound, name: str, user=None, idempotency_key: str | None = None
+) -> DatasetVersion:
+    """Freeze the accepted items of a locked round into a named, immutable version.
 
-    CSV: traits comma-separated, metadata flattened into extra columns after
-    ``provenance``. JSONL: traits as a list, metadata keys at the top level.
-    Without ``gold`` the traits and theme columns are left out: a version's
-    labels are the gold labels of the next round over the same expressions.
+    A second request with the same ``idempotency_key`` (a double submit, a retried API call)
+    returns the version the first one froze, with ``version.idempotent_repeat`` set, instead of
+    refusing the round as already frozen.
     """
-    columns = BASE_COLUMNS if gold else [c for c in BASE_COLUMNS if c not in ("traits", "theme")]
-    return rows_serialise(rows=_rows(version), columns=columns, fmt=fmt)
+    version, created = idempotent_create(
+        scope=VERSION_IDEMPOTENCY_SCOPE,
+        key=idempotency_key,
+        user=user,
+        model=DatasetVersion,
+        create=lambda: _version_freeze(round=round, name=name, user=user),
+    )
+    version.idempotent_repeat = not created
+    return version
+
+
+@transaction.atomic
+def _version_freeze(*, round: AnnotationRound, name: str, user) -> DatasetVersion:
+    round = AnnotationRound.objects.select_for_update().get(pk=round.pk)
+    name = (name or "").strip()
+    if not name:
+        raise ValidationError({"name": _("a version needs a name")})
+    if DatasetVersion.objects.filter(name=name).exists():
+        raise ValidationError({"name": _("a version named '%(name)s' already exists") % {"name": name}})
+    if round.status == RoundStatus.OPEN:
+        raise ValidationError(_("Lock the round before freezing a version."))
+    if round.status == RoundStatus.FROZEN:
+        existing = round.versions.order_by("created_at").first()
+        raise ValidationError(
+            _("This round is already frozen as '%(name)s'.") % {"name": existing.name if existing else "?"}
+        )
+    funnel = round_funnel(round=round)
+    if funnel["undecided"]:
+        # Freezing used to drop such items silently; a version must account for every item.
+        raise ValidationError(
+            ngettext(
+                "%(n)s item of round “%(round)s” is not decided yet (%(pending)s awaiting reviews, "
+                "%(waiting)s needing adjudication): adjudicate or remove it first, or reopen the round "
+                "for the missing reviews.",
+                "%(n)s items of round “%(round)s” are not decided yet (%(pending)s awaiting reviews, "
+                "%(waiting)s needing adjudication): adjudicate or remove them first, or reopen the round "
+                "for the missing reviews.",
+                funnel["undecided"],
+            )
+            % {
+                "n": funnel["undecided"],
+                "round": round.name,
+                "pending": funnel["pending"],
+                "waiting": funnel["needs_adjudication"],
+            }
+        )
+    version = DatasetVersion.objects.create(name=name, round=round, funnel=funnel, created_by=user)
+    accepted = (
+        round.items.filter(status__in=[ItemStatus.UNANIMOUS, ItemStatus.ADJUDICATED])
+        .select_related("expression", "final_theme")
+        .prefetch_related("final_traits")
+        .order_by("expression_id")
+    )
+    DatasetVersionItem.objects.bulk_create(
+        [
+            DatasetVersionItem(
+                version=version,
+                expression=item.expression,
+                external_id=item.expression.external_id,
+                text=item.expression.text,
+                explanation=item.expression.explanation,
+                kind=item.expression.kind,
+                source=item.expression.source,
+                traits=[t.code for t in sorted(item.final_traits.all(), key=lambda t: t.number)],
+                theme=item.final_theme.code,
+                metadata=item.expression.metadata,
+                provenance=Provenance.UNANIMOUS if item.status == ItemStatus.UNANIMOUS else Provenance.ADJUDICATED,
+            )
+            for item in accepted
+        ],
+        batch_size=1000,
+    )
+    AnnotationRound.objects.filter(pk=round.pk).update(status=RoundStatus.FROZEN)
+    return version

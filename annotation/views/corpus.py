@@ -23,9 +23,9 @@ from .. import selectors, services
 from ..forms.corpus import ExpressionFilterForm, ImportForm, ImportRetargetForm
 from ..models import ExpressionKind, ImportJobStatus
 from ..selectors.visibility import gold_labels_visible
+from ..services.exports import CONTENT_TYPES
 
 EXPRESSIONS_PER_PAGE = 50
-EXPORT_CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
 # While a job is in one of these states its status fragment keeps polling.
 ACTIVE_STATUSES = (ImportJobStatus.QUEUED, ImportJobStatus.RUNNING)
 
@@ -68,7 +68,7 @@ def dataset_detail(request, pk: int):
         "filter_form": filter_form,
         "filtered": any(filters.values()),
         "page": page,
-        "total": selectors.expression_list(dataset=dataset).count(),
+        "total": selectors.expression_count(dataset=dataset),
     }
     template = "annotation/dataset_detail.html"
     if wants_fragment(request):
@@ -88,7 +88,7 @@ def dataset_export(request, pk: int):
             _("Unknown export format “%(format)s”; use ?format=csv or ?format=jsonl.") % {"format": fmt},
             content_type="text/plain; charset=utf-8",
         )
-    response = HttpResponse(body.encode("utf-8"), content_type=EXPORT_CONTENT_TYPES[fmt])
+    response = HttpResponse(body.encode("utf-8"), content_type=CONTENT_TYPES[fmt])
     response["Content-Disposition"] = content_disposition_header(True, f"{dataset.name}.{fmt}")
     return untrusted_file_response(response, filename=f"{dataset.name}.{fmt}")
 
@@ -106,13 +106,14 @@ def import_start(request):
                 content=upload.read(),
                 column_map=form.column_map(),
                 user=request.user,
+                idempotency_key=form.cleaned_data["idempotency_key"],
             )
             return redirect("annotation:import_detail", pk=job.pk)
     else:
         form = ImportForm(initial={"dataset_name": request.GET.get("dataset", "")})
     context = {
         "form": form,
-        "dataset_names": selectors.dataset_list().values_list("name", flat=True),
+        "dataset_names": selectors.dataset_names(),
         "required_fields": services.REQUIRED_FIELDS,
         "optional_fields": services.OPTIONAL_FIELDS,
         "extensions": services.SUPPORTED_EXTENSIONS,

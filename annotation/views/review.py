@@ -39,8 +39,8 @@ RESOLVED_STATUSES = (ItemStatus.UNANIMOUS, ItemStatus.ADJUDICATED, ItemStatus.RE
 
 def _round_or_404(request, pk: int):
     """A round the user annotates in; any other round does not exist for them."""
-    round_ = selectors.round_get(pk=pk, user=request.user)
-    if round_ is None or not round_.annotators.filter(pk=request.user.pk).exists():
+    round_ = selectors.annotated_round_get(pk=pk, user=request.user)
+    if round_ is None:
         raise Http404
     return round_
 

@@ -31,10 +31,9 @@ from ..forms.rounds import FreezeForm, RoundForm, SuggestionImportForm
 from ..models import AnnotationRound, DatasetVersion, RoundStatus
 from ..selectors import rounds as round_selectors
 from ..selectors.visibility import blind_round_ids, gold_labels_visible, round_overview_visible
-from ..services import versions as version_services
+from ..services.exports import CONTENT_TYPES
 
 VERSION_ITEMS_PER_PAGE = 50
-EXPORT_CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
 # The funnel in the order items flow through it, with labels for people.
 FUNNEL_STAGES = (
     ("imported", gettext_lazy("Imported into the dataset")),
@@ -90,16 +89,18 @@ def suggestion_import(request):
                     filename=upload.name,
                     content=upload.read(),
                     user=request.user,
+                    idempotency_key=data["idempotency_key"],
                 )
             except services.ImportValidationError as exc:
                 errors = exc.report.to_dict()["errors"]
             except ValidationError as exc:
                 add_service_errors(form, exc)
             else:
+                suggestion_set = round_selectors.suggestion_set_get(pk=suggestion_set.pk)
                 messages.success(
                     request,
                     _("Imported %(count)s suggestions as “%(name)s”. You can now create a round with them.")
-                    % {"count": suggestion_set.suggestions.count(), "name": suggestion_set.name},
+                    % {"count": suggestion_set.n_suggestions, "name": suggestion_set.name},
                 )
                 return redirect(
                     f"{reverse('annotation:round_new')}?dataset={data['dataset'].pk}&suggestion_set={suggestion_set.pk}"
@@ -127,9 +128,7 @@ def round_list(request):
     overall = (
         round_selectors.round_overall_progress(rounds=[r for r in rounds if r.pk not in blind]) if sees_all else {}
     )
-    mine = (
-        set(request.user.annotation_rounds.values_list("pk", flat=True)) if has_role(request.user, ANNOTATOR) else set()
-    )
+    mine = selectors.annotated_round_ids(user=request.user) if has_role(request.user, ANNOTATOR) else set()
     rows = [
         {
             "round": round_,
@@ -162,18 +161,16 @@ def round_new(request):
                     annotators_per_item=data["annotators_per_item"],
                     hide_suggestions_fraction=data["hide_percent"] / 100,
                     seed=data["seed"],
+                    idempotency_key=data["idempotency_key"],
                 )
             except ValidationError as exc:
-                existing = AnnotationRound.objects.filter(
-                    name=data["name"].strip(), created_by=request.user, dataset=data["dataset"]
-                ).first()
-                if existing is not None:
-                    # A double submit or a second tab: the round was created by the first request.
-                    messages.info(request, _("The round “%(name)s” was already created.") % {"name": existing.name})
-                    return redirect("annotation:round_detail", pk=existing.pk)
                 add_service_errors(form, exc)
             else:
-                messages.success(request, _("Round “%(name)s” created.") % {"name": round_.name})
+                if round_.idempotent_repeat:
+                    # A double submit: the first request created the round.
+                    messages.info(request, _("The round “%(name)s” was already created.") % {"name": round_.name})
+                else:
+                    messages.success(request, _("Round “%(name)s” created.") % {"name": round_.name})
                 return redirect("annotation:round_detail", pk=round_.pk)
     elif request.GET.get("preview") and wants_fragment(request):
         form = RoundForm(request.GET)
@@ -212,14 +209,15 @@ def _round_preview(form: RoundForm) -> dict:
     dataset = form.preview_value("dataset")
     if dataset is None:
         return {"dataset": None}
-    n_items = round_selectors.round_candidates(dataset=dataset, item_filter=form.preview_filter()).count()
+    counts = round_selectors.round_preview_counts(dataset=dataset, item_filter=form.preview_filter())
+    n_items = counts["n_items"]
     annotators = list(form.preview_value("annotators") or [])
     per_item = form.preview_value("annotators_per_item") or 2
     hide_percent = form.preview_value("hide_percent") or 0
     preview = {
         "dataset": dataset,
         "n_items": n_items,
-        "total_items": dataset.expressions.count(),
+        "total_items": counts["total_items"],
         "n_annotators": len(annotators),
         "per_item": per_item,
         "enough_annotators": len(annotators) >= per_item,
@@ -245,13 +243,8 @@ def _render_detail(request, round_: AnnotationRound, freeze_form: FreezeForm, st
         "round": round_,
         "overview": overview,
         "freeze_form": freeze_form,
-        "versions": round_.versions.order_by("-created_at"),
         "is_researcher": has_role(request.user, RESEARCHER),
-        "annotators": round_.annotators.order_by("username"),
-        "hidden_count": round_.items.filter(suggestions_hidden=True).count(),
-        # "All items" would hide that expressions added to the dataset later are not in the round.
-        "item_count": round_.items.count(),
-        "dataset_count": round_.dataset.expressions.count(),
+        **round_selectors.round_summary(round=round_),
     }
     if overview:
         funnel = selectors.round_funnel(round=round_)
@@ -315,21 +308,23 @@ def round_freeze(request, pk: int):
     round_ = _round_or_404(request, pk)
     form = FreezeForm(request.POST)
     if form.is_valid():
-        name = form.cleaned_data["name"]
         try:
-            version = services.version_freeze(round=round_, name=name, user=request.user)
+            version = services.version_freeze(
+                round=round_,
+                name=form.cleaned_data["name"],
+                user=request.user,
+                idempotency_key=form.cleaned_data["idempotency_key"],
+            )
         except ValidationError as exc:
-            done = DatasetVersion.objects.filter(round=round_, name=name).first()
-            if done is not None:
-                # The first of two submits froze it; show the result instead of an error.
-                return redirect("annotation:version_detail", pk=done.pk)
             add_service_errors(form, exc)
         else:
-            messages.success(
-                request,
-                _("Version “%(name)s” frozen with %(count)s items.")
-                % {"name": version.name, "count": version.items.count()},
-            )
+            if not version.idempotent_repeat:
+                messages.success(
+                    request,
+                    _("Version “%(name)s” frozen with %(count)s items.")
+                    % {"name": version.name, "count": round_selectors.version_get(pk=version.pk).n_items},
+                )
+            # A repeat (the second of two submits) shows what the first froze instead of an error.
             return redirect("annotation:version_detail", pk=version.pk)
     round_.refresh_from_db()
     return _render_detail(request, round_, form, status=400)
@@ -348,9 +343,7 @@ def _version_or_404(pk: int) -> DatasetVersion:
 @require_GET
 @role_required()
 def version_list(request):
-    return render(
-        request, "annotation/version_list.html", {"versions": selectors.version_list().order_by("-created_at")}
-    )
+    return render(request, "annotation/version_list.html", {"versions": selectors.version_list()})
 
 
 @require_GET
@@ -391,13 +384,13 @@ def version_export(request, pk: int):
     version = _version_or_404(pk)
     fmt = request.GET.get("format", "")
     try:
-        body = version_services.version_export(version=version, fmt=fmt, gold=gold_labels_visible(user=request.user))
+        body = services.version_export(version=version, fmt=fmt, gold=gold_labels_visible(user=request.user))
     except services.ExportError:
         return HttpResponseBadRequest(
             _("Unknown export format “%(format)s”; use ?format=csv or ?format=jsonl.") % {"format": fmt},
             content_type="text/plain; charset=utf-8",
         )
-    response = HttpResponse(body.encode("utf-8"), content_type=EXPORT_CONTENT_TYPES[fmt])
+    response = HttpResponse(body.encode("utf-8"), content_type=CONTENT_TYPES[fmt])
     filename = f"{slugify(version.name, allow_unicode=True) or f'version-{version.pk}'}.{fmt}"
     response["Content-Disposition"] = content_disposition_header(True, filename)
     return untrusted_file_response(response, filename=filename)

@@ -4,25 +4,20 @@ The statistics reveal how every annotator labelled, so only researchers and
 adjudicators see them, and not while they annotate the same open round.
 """
 
-import json
-
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import render
-from django.utils.http import content_disposition_header
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET
 
 from core.decorators import role_required
-from core.files import untrusted_file_response
+from core.http import download
 from core.roles import ADJUDICATOR, RESEARCHER
 
-from .. import agreement, selectors
+from .. import agreement, selectors, services
 from ..selectors.stats import round_agreement_stats, round_stats_visible
-
-DOWNLOAD_CONTENT_TYPES = {"json": "application/json; charset=utf-8", "csv": "text/csv; charset=utf-8"}
 
 # Why a figure is missing, for people (the JSON keeps the codes).
 REASONS = {
@@ -159,17 +154,8 @@ def _anchor(values: dict) -> dict:
 
 
 def _download(round_, stats: dict, fmt: str) -> HttpResponse:
-    if fmt == "json":
-        body = json.dumps(stats, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
-    else:
-        body = agreement.stats_csv(stats)
     filename = f"{slugify(round_.name, allow_unicode=True) or f'round-{round_.pk}'}-agreement.{fmt}"
-    response = HttpResponse(
-        body.encode("utf-8"),
-        content_type=DOWNLOAD_CONTENT_TYPES[fmt],
-        headers={"Content-Disposition": content_disposition_header(True, filename)},
-    )
-    return untrusted_file_response(response, filename=filename)
+    return download(services.round_stats_export(stats=stats, fmt=fmt), filename=filename, fmt=fmt)
 
 
 @require_GET
@@ -181,7 +167,7 @@ def round_stats(request, pk: int):
     if not round_stats_visible(user=request.user, round=round_):
         raise PermissionDenied
     fmt = request.GET.get("format", "")
-    if fmt and fmt not in DOWNLOAD_CONTENT_TYPES:
+    if fmt and fmt not in services.STATS_FORMATS:
         return HttpResponseBadRequest(
             _("Unknown download format “%(format)s”; use ?format=json or ?format=csv.") % {"format": fmt},
             content_type="text/plain; charset=utf-8",

@@ -21,7 +21,7 @@ from annotation.models import (
 )
 from annotation.selectors import round_funnel
 from annotation.services import expression_import, round_create, round_lock, version_freeze
-from annotation.services.annotations_import import annotations_import
+from annotation.services.imports import annotations_import
 from core.roles import ANNOTATOR
 from tests.conftest import make_user
 

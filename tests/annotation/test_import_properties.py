@@ -7,9 +7,7 @@ from hypothesis import strategies as st
 
 from annotation.models import Dataset
 from annotation.services import expression_import
-from annotation.services.annotations_import import annotations_import
-from annotation.services.imports import ImportValidationError
-from annotation.services.rounds import suggestion_set_import
+from annotation.services.imports import ImportValidationError, annotations_import, suggestion_set_import
 from tests.importing import PROPERTY_SETTINGS, assert_all_or_nothing, table_files
 
 pytestmark = pytest.mark.django_db

@@ -368,8 +368,10 @@ def test_it_keeps_the_input_and_names_the_problem_when_a_round_cannot_be_created
 
 def test_it_creates_a_round_once_when_the_form_is_submitted_twice(dataset, researcher, annotator_a, annotator_b):
     client = client_for(researcher)
-    first = client.post(reverse("annotation:round_new"), round_post(dataset, [annotator_a, annotator_b]))
-    second = client.post(reverse("annotation:round_new"), round_post(dataset, [annotator_a, annotator_b]), follow=True)
+    # Both posts carry the key the one rendered form held.
+    posted = round_post(dataset, [annotator_a, annotator_b], idempotency_key="double-submit-1")
+    first = client.post(reverse("annotation:round_new"), posted)
+    second = client.post(reverse("annotation:round_new"), posted, follow=True)
     round_ = AnnotationRound.objects.get()
     assert first.url == reverse("annotation:round_detail", args=[round_.pk])
     assert second.redirect_chain[-1][0] == first.url
@@ -507,15 +509,15 @@ def test_it_freezes_a_version_from_the_round_page_once(round_, researcher, adjud
     freeze_url = reverse("annotation:round_freeze", args=[round_.pk])
     response = client.post(freeze_url, {"name": "  "})
     assert response.status_code == 400 and not DatasetVersion.objects.exists()
-    response = client.post(freeze_url, {"name": " v1.0 "})
+    response = client.post(freeze_url, {"name": " v1.0 ", "idempotency_key": "freeze-form-1"})
     version = DatasetVersion.objects.get()
     assert version.name == "v1.0" and version.created_by == researcher and version.items.count() == 6
     assert response.url == reverse("annotation:version_detail", args=[version.pk])
     round_.refresh_from_db()
     assert round_.status == RoundStatus.FROZEN
     # The double submit lands on the same version; another name cannot freeze the round again.
-    assert client.post(freeze_url, {"name": "v1.0"}).url == response.url
-    again = client.post(freeze_url, {"name": "v2"})
+    assert client.post(freeze_url, {"name": " v1.0 ", "idempotency_key": "freeze-form-1"}).url == response.url
+    again = client.post(freeze_url, {"name": "v2", "idempotency_key": "freeze-form-2"})
     assert again.status_code == 400 and "already frozen as 'v1.0'" in text_of(again)
     assert DatasetVersion.objects.count() == 1
 

@@ -22,7 +22,8 @@ from annotation.services import (
     suggested_codes,
     version_freeze,
 )
-from annotation.services.versions import BASE_COLUMNS, version_export
+from annotation.services.exports import VERSION_COLUMNS as BASE_COLUMNS
+from annotation.services.exports import version_export
 
 pytestmark = pytest.mark.django_db
 

@@ -1,10 +1,10 @@
-import json
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation import agreement
 from annotation.selectors.stats import round_agreement_stats, round_get_by_name
+from annotation.services import STATS_FORMATS, round_stats_export
 
 
 class Command(BaseCommand):
@@ -15,7 +15,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--round", required=True, dest="round_name", help="Round name.")
-        parser.add_argument("--format", choices=["json", "csv"], default="json")
+        parser.add_argument("--format", choices=STATS_FORMATS, default="json")
         parser.add_argument("--resamples", type=int, default=agreement.DEFAULT_RESAMPLES, help="Bootstrap resamples.")
         parser.add_argument("--seed", type=int, default=agreement.DEFAULT_SEED, help="Bootstrap seed.")
         parser.add_argument("--out", help="Output file; standard output when omitted.")
@@ -27,10 +27,7 @@ class Command(BaseCommand):
         if resamples < 1:
             raise CommandError("--resamples must be at least 1.")
         stats = round_agreement_stats(round=round_, n_resamples=resamples, seed=seed)
-        if format == "json":
-            text = json.dumps(stats, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
-        else:
-            text = agreement.stats_csv(stats)
+        text = round_stats_export(stats=stats, fmt=format)
         if out:
             Path(out).write_text(text, encoding="utf-8")
             self.stderr.write(f"wrote the statistics of round '{round_.name}' to {out}")

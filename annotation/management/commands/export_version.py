@@ -5,8 +5,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.selectors.rounds import version_get_by_name
-from annotation.services import EXPORT_FORMATS
-from annotation.services.versions import version_export
+from annotation.services import EXPORT_FORMATS, version_export
 
 
 class Command(BaseCommand):

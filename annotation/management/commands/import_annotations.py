@@ -6,8 +6,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.selectors import dataset_get, dataset_near_matches
-from annotation.services import ImportValidationError
-from annotation.services.annotations_import import annotations_import
+from annotation.services import ImportValidationError, annotations_import
 
 
 def _did_you_mean(name: str) -> str:

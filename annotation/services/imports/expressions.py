@@ -1,17 +1,13 @@
-"""Writes to the corpus: imports, exports and import jobs.
+"""The corpus import: expressions from a file into a dataset, all or nothing.
 
-Views, the API, the CLI and Celery tasks all call these functions.
+Views (through import jobs), the API, the CLI and Celery tasks all call ``expression_import``.
 """
 
-import json
 import math
-import re
 import unicodedata
 
-import pandas as pd
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.utils import timezone
 
 from core.tables import (
     ImportReport,
@@ -23,23 +19,14 @@ from core.tables import (
     render_message,
 )
 
-from ..models import Dataset, Expression, ExpressionKind, ImportJob, ImportJobStatus, Theme, Trait, normalize_key
-from ..selectors.corpus import dataset_export_rows, dataset_near_matches
+from ...models import Dataset, Expression, ExpressionKind, Trait, normalize_key
+from ...selectors.corpus import dataset_near_matches
+from .taxonomy import parse_traits, theme_tokens, trait_tokens
 
 REQUIRED_FIELDS = ("expression", "explanation")
 OPTIONAL_FIELDS = ("kind", "source", "id", "traits", "theme")
 KNOWN_FIELDS = REQUIRED_FIELDS + OPTIONAL_FIELDS
 PREVIEW_ROWS = 20
-EXPORT_FORMATS = ("csv", "jsonl")
-_LIST_SEPARATORS = re.compile(r"[;,]")
-
-
-class ExportError(Exception):
-    pass
-
-
-class ImportJobStateError(Exception):
-    pass
 
 
 def parse_column_map(spec: str | None) -> dict[str, str]:
@@ -81,21 +68,6 @@ def _resolve_columns(columns: list[str], column_map: dict[str, str]) -> tuple[di
         if fieldname not in resolved and fieldname not in column_map:
             errors.append(RowError(None, fieldname, "required_column_missing", {"columns": ", ".join(columns) or "-"}))
     return resolved, errors
-
-
-def parse_traits(raw, traits_by_token: dict[str, Trait]) -> tuple[list[Trait], list[str]]:
-    tokens = raw if isinstance(raw, list) else _LIST_SEPARATORS.split(cell(raw))
-    found, unknown = [], []
-    for token in tokens:
-        token = cell(token).lower()
-        if not token:
-            continue
-        trait = traits_by_token.get(token)
-        if trait is None:
-            unknown.append(token)
-        elif trait not in found:
-            found.append(trait)
-    return found, unknown
 
 
 def expression_import(
@@ -141,10 +113,8 @@ def expression_import(
     mapped_sources = set(resolved.values())
     report.metadata_columns = [c for c in columns if c not in mapped_sources]
 
-    traits = list(Trait.objects.all())
-    traits_by_token = {t.code: t for t in traits} | {str(t.number): t for t in traits}
-    themes = list(Theme.objects.all())
-    themes_by_token = {t.code: t for t in themes} | {str(t.number): t for t in themes}
+    traits, traits_by_token = trait_tokens()
+    themes, themes_by_token = theme_tokens()
     kinds = {k.value: k.value for k in ExpressionKind} | {k.label.lower(): k.value for k in ExpressionKind}
 
     dataset = Dataset.objects.filter(name=dataset_name).first()
@@ -279,157 +249,3 @@ def _json_safe(value):
     if isinstance(value, float):
         return None if math.isnan(value) else value
     return str(value)
-
-
-def dataset_export(*, dataset: Dataset, fmt: str, gold: bool = True) -> str:
-    """Serialise a dataset, one row per expression.
-
-    CSV: traits as a comma-separated list of codes, metadata flattened into
-    extra columns so a re-import keeps them. JSONL: traits as a list.
-    Without ``gold`` the traits and theme columns are left out (the blindness
-    rule for annotators); empty columns would read back as "no trait".
-    """
-    rows = dataset_export_rows(dataset=dataset)
-    columns = ["id", "expression", "explanation", "kind", "source", "traits", "theme"]
-    if not gold:
-        columns = columns[:5]
-    return rows_serialise(rows=rows, columns=columns, fmt=fmt)
-
-
-def rows_serialise(*, rows: list[dict], columns: list[str], fmt: str) -> str:
-    """Export rows (each with ``traits`` as a list and a ``metadata`` dict) as CSV or JSONL.
-
-    Shared by dataset and version exports so both read back the same way.
-    """
-    if fmt not in EXPORT_FORMATS:
-        raise ExportError(f"format must be one of {', '.join(EXPORT_FORMATS)}, not '{fmt}'")
-    if fmt == "jsonl":
-        lines = []
-        for row in rows:
-            metadata = row.pop("metadata")
-            # Sorted: PostgreSQL's jsonb does not keep key order, and an export must
-            # not depend on the database behind it.
-            record = {**{k: row[k] for k in columns}, **{k: metadata[k] for k in sorted(metadata) if k not in row}}
-            lines.append(json.dumps(record, ensure_ascii=False))
-        return "\n".join(lines) + ("\n" if lines else "")
-    extra_columns: list[str] = []
-    for row in rows:
-        for key in sorted(row["metadata"]):
-            if key not in columns and key not in extra_columns:
-                extra_columns.append(key)
-    flat = []
-    for row in rows:
-        metadata = row.pop("metadata")
-        row["traits"] = ",".join(row["traits"])
-        for key in extra_columns:
-            value = metadata.get(key, "")
-            row[key] = json.dumps(value, ensure_ascii=False) if isinstance(value, (list, dict)) else value
-        flat.append(row)
-    frame = pd.DataFrame(flat, columns=columns + extra_columns)
-    return frame.to_csv(index=False, lineterminator="\n")
-
-
-def import_job_create(
-    *, dataset_name: str, filename: str, content: bytes, column_map: dict[str, str] | None = None, user=None
-) -> ImportJob:
-    """Store an upload and its dry-run report, for a person to review before confirming."""
-    try:
-        report = expression_import(
-            dataset_name=dataset_name,
-            filename=filename,
-            content=content,
-            column_map=column_map,
-            user=user,
-            dry_run=True,
-        )
-    except ImportValidationError as exc:
-        report = exc.report
-    return ImportJob.objects.create(
-        dataset_name=dataset_name.strip(),
-        filename=filename,
-        content=content,
-        column_map=column_map or {},
-        status=ImportJobStatus.PREVIEWED if report.ok else ImportJobStatus.FAILED,
-        report=report.to_dict(),
-        created_by=user,
-        finished_at=None if report.ok else timezone.now(),
-    )
-
-
-def import_job_retarget(*, job: ImportJob, dataset_name: str, user=None) -> ImportJob:
-    """Point a previewed import at another dataset (a near-match the preview offered) and preview it again."""
-    dataset_name = (dataset_name or "").strip()
-    try:
-        report = expression_import(
-            dataset_name=dataset_name,
-            filename=job.filename,
-            content=bytes(job.content),
-            column_map=job.column_map,
-            user=user,
-            dry_run=True,
-        )
-    except ImportValidationError as exc:
-        report = exc.report
-    # Only while still previewed: a confirm in another tab must not import into a name nobody saw.
-    changed = ImportJob.objects.filter(pk=job.pk, status=ImportJobStatus.PREVIEWED).update(
-        dataset_name=dataset_name,
-        report=report.to_dict(),
-        status=ImportJobStatus.PREVIEWED if report.ok else ImportJobStatus.FAILED,
-        finished_at=None if report.ok else timezone.now(),
-    )
-    job.refresh_from_db()
-    if not changed:
-        raise ImportJobStateError(
-            f"This import is {job.get_status_display().lower()} and can no longer change its dataset."
-        )
-    return job
-
-
-def import_job_confirm(*, job: ImportJob, user=None) -> ImportJob:
-    """Queue a previewed import. Confirming twice (double submit, two tabs) queues it once."""
-    from ..tasks import import_job_run_task
-
-    claimed = ImportJob.objects.filter(pk=job.pk, status=ImportJobStatus.PREVIEWED).update(
-        status=ImportJobStatus.QUEUED
-    )
-    job.refresh_from_db()
-    if claimed:
-        transaction.on_commit(lambda: import_job_run_task.delay(job.pk))
-    elif job.status in (ImportJobStatus.FAILED, ImportJobStatus.CANCELLED):
-        raise ImportJobStateError(
-            f"This import is {job.get_status_display().lower()} and cannot be confirmed; upload the file again."
-        )
-    return job
-
-
-def import_job_cancel(*, job: ImportJob) -> ImportJob:
-    ImportJob.objects.filter(pk=job.pk, status=ImportJobStatus.PREVIEWED).update(
-        status=ImportJobStatus.CANCELLED, finished_at=timezone.now()
-    )
-    job.refresh_from_db()
-    return job
-
-
-def import_job_run(*, job_id: int) -> ImportJob:
-    """Run a queued import. Only one worker gets to claim it."""
-    claimed = ImportJob.objects.filter(pk=job_id, status=ImportJobStatus.QUEUED).update(status=ImportJobStatus.RUNNING)
-    job = ImportJob.objects.get(pk=job_id)
-    if not claimed:
-        return job
-    try:
-        report = expression_import(
-            dataset_name=job.dataset_name,
-            filename=job.filename,
-            content=bytes(job.content),
-            column_map=job.column_map,
-            user=job.created_by,
-        )
-        job.status = ImportJobStatus.DONE
-    except ImportValidationError as exc:
-        report = exc.report
-        job.status = ImportJobStatus.FAILED
-    job.report = report.to_dict()
-    job.dataset = Dataset.objects.filter(name=job.dataset_name).first()
-    job.finished_at = timezone.now()
-    job.save(update_fields=["status", "report", "dataset", "finished_at"])
-    return job

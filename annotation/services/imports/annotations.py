@@ -21,7 +21,7 @@ from django.utils.translation import gettext_lazy as _
 from core.roles import ANNOTATOR
 from core.tables import ImportReport, ImportValidationError, RowError, TableError, cell, read_table
 
-from ..models import (
+from ...models import (
     AnnotationRound,
     Assignment,
     AssignmentStatus,
@@ -32,17 +32,16 @@ from ..models import (
     RoundItem,
     RoundStatus,
     Theme,
-    Trait,
     normalize_key,
 )
-from .imports import parse_traits
-from .review import item_status_refresh
+from ..review import item_status_refresh
+from .taxonomy import parse_traits, theme_tokens, trait_tokens
 
 REQUIRED_COLUMNS = ("expression", "annotator", "theme", "traits")
 OPTIONAL_COLUMNS = ("note",)
 
 # Codes the corpus import has no message for; RowError looks messages up in
-# services/imports.py, which this module does not own.
+# core.tables, which this app does not own.
 MESSAGES = {
     "theme_empty": _("the theme is empty (use codes %(codes)s or numbers 1-%(count)s)"),
     "already_submitted": _(
@@ -124,10 +123,8 @@ def _parse(*, dataset, round_, filename, content, report) -> list[_Row]:
     if report.errors:
         raise ImportValidationError(report)
 
-    traits = list(Trait.objects.order_by("number"))
-    traits_by_token = {t.code: t for t in traits} | {str(t.number): t for t in traits}
-    themes = list(Theme.objects.order_by("number"))
-    themes_by_token = {t.code: t for t in themes} | {str(t.number): t for t in themes}
+    traits, traits_by_token = trait_tokens()
+    themes, themes_by_token = theme_tokens()
     expressions = dict(Expression.objects.filter(dataset=dataset).values_list("normalized_key", "id"))
     already = set()
     if round_ is not None:
