@@ -13,7 +13,6 @@ from core.permissions import IsResearcher
 
 from .. import selectors, services
 from ..models import MAX_CONCURRENCY, PromptKind, Provider
-from ..views.registry import api_key_state
 
 
 class ModelSerializer(serializers.Serializer):
@@ -35,7 +34,7 @@ class ModelSerializer(serializers.Serializer):
     n_runs = serializers.IntegerField(required=False, default=0)
 
     def get_api_key_set(self, model) -> bool | None:
-        return api_key_state(model.api_key_env)
+        return selectors.api_key_state(model.api_key_env)
 
 
 class ModelCreateSerializer(serializers.Serializer):

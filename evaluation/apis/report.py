@@ -14,6 +14,7 @@ from core.permissions import IsResearcher
 from .. import selectors
 from ..models import RunKind
 from ..selectors import report as report_selectors
+from ..selectors.exports import human_report_csv
 
 
 class HumanReportApi(ApiMixin, APIView):
@@ -48,8 +49,6 @@ class HumanReportApi(ApiMixin, APIView):
             raise ValidationError({"format": ["json or csv."]})
         report = report_selectors.human_report(run=run)
         if fmt == "csv":
-            response = HttpResponse(
-                report_selectors.human_report_csv(report).encode(), content_type="text/csv; charset=utf-8"
-            )
+            response = HttpResponse(human_report_csv(report).encode(), content_type="text/csv; charset=utf-8")
             return untrusted_file_response(response, filename=f"run-{run.pk}-human-report.csv")
         return Response(report)

@@ -13,9 +13,8 @@ from core.files import untrusted_file_response
 from core.permissions import IsResearcher
 
 from .. import selectors
-from ..models import ModelConfig
 from ..prompts import JUDGE_STRATEGIES
-from ..views.tables import results_csv
+from ..selectors.exports import results_csv
 
 TABLES = ("theme", "trait", "classification")
 
@@ -77,7 +76,7 @@ class ResultsTableApi(ApiMixin, APIView):
         params = request.query_params
         judge_model = None
         if params.get("judge_model"):
-            judge_model = ModelConfig.objects.filter(name=params["judge_model"]).first()
+            judge_model = selectors.model_get(name=params["judge_model"])
             if judge_model is None:
                 raise ValidationError({"judge_model": ["No model of that name."]})
         strategy = params.get("strategy") or "aspect"

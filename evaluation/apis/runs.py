@@ -10,7 +10,6 @@ from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.models import Dataset, DatasetVersion
 from core.apis.common import (
     MAX_INT32,
     ApiMixin,
@@ -19,14 +18,15 @@ from core.apis.common import (
     paginated,
     string_enum,
 )
+from core.apis.idempotency import IDEMPOTENCY_KEY_HEADER, request_idempotency_key
 from core.apis.pagination import PageNumberPagination
 from core.files import untrusted_file_response
 from core.permissions import IsResearcher
 
 from .. import selectors, services
-from ..models import ItemStatus, ModelConfig, Run, RunItem, RunKind, RunStatus
+from ..models import ItemStatus, Run, RunKind, RunStatus
 from ..prompts import CLASSIFICATION_TASKS, GENERATION_PROMPTS, JUDGE_STRATEGIES
-from ..views.tables import report_csv
+from ..selectors.exports import report_csv
 
 PROMPT_NAMES = {
     RunKind.GENERATION: GENERATION_PROMPTS,
@@ -86,20 +86,22 @@ class RunCreateSerializer(serializers.Serializer):
     # A plain string in the schema: a "kind" enum here would collide with the corpus's own "kind".
     kind = string_enum(RunKind.values, help_text=f"One of {', '.join(RunKind.values)}.")
     model = serializers.SlugRelatedField(
-        slug_field="name", queryset=ModelConfig.objects.all(), help_text="Model name (the judge for a judge run)."
+        slug_field="name", queryset=selectors.model_choices(), help_text="Model name (the judge for a judge run)."
     )
     prompt = serializers.CharField(
         help_text="generation: zero-shot|few-shot; judge: the strategy zero-shot|demonstration|cot|aspect; classification: the task topic|traits."
     )
-    dataset = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.all(), required=False, allow_null=True)
+    dataset = serializers.PrimaryKeyRelatedField(
+        queryset=selectors.run_dataset_choices(), required=False, allow_null=True
+    )
     version = serializers.PrimaryKeyRelatedField(
-        queryset=DatasetVersion.objects.all(),
+        queryset=selectors.run_version_choices(),
         required=False,
         allow_null=True,
         help_text="A frozen version (generation).",
     )
     source_run = serializers.PrimaryKeyRelatedField(
-        queryset=Run.objects.all(), required=False, allow_null=True, help_text="The generation run to judge."
+        queryset=selectors.run_list(), required=False, allow_null=True, help_text="The generation run to judge."
     )
     temperature = serializers.FloatField(
         min_value=0.0, max_value=2.0, required=False, help_text="Generation only; default 0.7."
@@ -208,16 +210,28 @@ class RunListApi(ApiMixin, APIView):
     @extend_schema(
         operation_id="evaluation_runs_create",
         request=RunCreateSerializer,
-        responses={201: RunDetailSerializer, **error_responses(400, 401, 403)},
+        parameters=[IDEMPOTENCY_KEY_HEADER],
+        responses={
+            201: RunDetailSerializer,
+            200: OpenApiResponse(
+                RunDetailSerializer,
+                description="A repeat of an earlier request's Idempotency-Key: the run that request started.",
+            ),
+            **error_responses(400, 401, 403),
+        },
         description="Start a generation run (model x prompt x dataset or frozen version), a judge run (judge model x "
         "strategy x generation run, temperature 0) or a classification run (model x task x dataset, 3-shot). "
-        "The run is queued; follow it at its detail.",
+        "The run is queued; follow it at its detail. Send an Idempotency-Key to retry safely: a repeat answers "
+        "200 with the run the first request started, and starts none.",
     )
     def post(self, request):
         serializer = RunCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        run = services.run_start(**serializer.run_arguments(), user=request.user)
-        return Response(_run_detail(_run_or_404(run.pk)), status=status.HTTP_201_CREATED)
+        run = services.run_start(
+            **serializer.run_arguments(), user=request.user, idempotency_key=request_idempotency_key(request)
+        )
+        answer = status.HTTP_200_OK if run.idempotent_repeat else status.HTTP_201_CREATED
+        return Response(_run_detail(_run_or_404(run.pk)), status=answer)
 
 
 class RunDetailApi(ApiMixin, APIView):
@@ -313,7 +327,7 @@ class RunItemDetailApi(ApiMixin, APIView):
         # The run by its own key first: a foreign-key lookup has no range check, and an id beyond
         # the database's integer would be a 500 on SQLite instead of a 404.
         run = get_object_or_404(Run, pk=run_pk)
-        item = get_object_or_404(RunItem.objects.select_related("expression"), run=run, pk=pk)
+        item = get_object_or_404(selectors.run_item_details(run=run), pk=pk)
         return Response(RunItemDetailSerializer(item).data)
 
 

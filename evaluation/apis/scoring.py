@@ -6,6 +6,7 @@ task and submits scores. Blindness: a rater's endpoints read ``rater=user`` only
 rater's score or the model's name.
 """
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
@@ -15,13 +16,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.apis.common import MAX_INT32, ApiMixin, error_responses
+from core.apis.idempotency import IDEMPOTENCY_KEY_HEADER, request_idempotency_key
 from core.permissions import IsResearcher
 from core.roles import ANNOTATOR, has_role
 
-from ..forms.scoring import NOTE_MAX_LENGTH, SCORE_FIELDS, rater_choices
-from ..models import HumanRating, RatingStatus, Run, RunKind, RunStatus
-from ..services.scoring import RatingConflict, rating_submit, scoring_task_create
-from ..views import scoring as queries
+from ..forms.scoring import NOTE_MAX_LENGTH, SCORE_FIELDS
+from ..models import HumanRating, RatingStatus
+from ..selectors import scoring as queries
+from ..services.scoring import RatingConflict, rating_submit, scoring_task_create, scoring_task_size_check
 
 
 class IsRater(BasePermission):
@@ -62,13 +64,13 @@ class ScoringTaskSerializer(serializers.Serializer):
 class ScoringTaskCreateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200, help_text="Raters see it: do not put the model in it.")
     run = serializers.PrimaryKeyRelatedField(
-        queryset=Run.objects.filter(kind=RunKind.GENERATION, status=RunStatus.DONE),
+        queryset=queries.scoring_runs(),
         help_text="A finished generation run.",
     )
     raters = serializers.SlugRelatedField(
         slug_field="username",
         many=True,
-        queryset=rater_choices(),
+        queryset=queries.rater_choices(),
         help_text="Usernames of people with the Annotator role.",
     )
     n_items = serializers.IntegerField(min_value=1, max_value=MAX_INT32, default=200)
@@ -82,8 +84,10 @@ class ScoringTaskCreateSerializer(serializers.Serializer):
     )
 
     def validate(self, data):
-        if data["n_shared"] > data["n_items"]:
-            raise serializers.ValidationError({"n_shared": ["At most n_items."]})
+        try:
+            scoring_task_size_check(n_items=data["n_items"], n_shared=data["n_shared"])
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError({"n_shared": ["At most n_items."]}) from exc
         return data
 
 
@@ -151,9 +155,18 @@ class ScoringTaskListApi(ApiMixin, APIView):
     @extend_schema(
         operation_id="evaluation_scoring_tasks_create",
         request=ScoringTaskCreateSerializer,
-        responses={201: ScoringTaskSerializer, **error_responses(400, 401, 403)},
+        parameters=[IDEMPOTENCY_KEY_HEADER],
+        responses={
+            201: ScoringTaskSerializer,
+            200: OpenApiResponse(
+                ScoringTaskSerializer,
+                description="A repeat of an earlier request's Idempotency-Key: the task that request created.",
+            ),
+            **error_responses(400, 401, 403),
+        },
         description="Sample n_items finished items of a generation run (seeded, recorded); n_shared go to every rater, "
-        "the rest are split evenly; each rater's queue comes in its own random order.",
+        "the rest are split evenly; each rater's queue comes in its own random order. Send an Idempotency-Key to "
+        "retry safely: a repeat answers 200 with the task the first request created, and creates none.",
     )
     def post(self, request):
         serializer = ScoringTaskCreateSerializer(data=request.data)
@@ -167,8 +180,10 @@ class ScoringTaskListApi(ApiMixin, APIView):
             n_shared=data["n_shared"],
             seed=data.get("seed"),
             user=request.user,
+            idempotency_key=request_idempotency_key(request),
         )
-        return Response(ScoringTaskSerializer(queries.task_list().get(pk=task.pk)).data, status=status.HTTP_201_CREATED)
+        answer = status.HTTP_200_OK if task.idempotent_repeat else status.HTTP_201_CREATED
+        return Response(ScoringTaskSerializer(queries.task_list().get(pk=task.pk)).data, status=answer)
 
 
 class ScoringTaskDetailApi(ApiMixin, APIView):
@@ -194,18 +209,14 @@ class MyRatingListApi(ApiMixin, APIView):
         description="Your own ratings of a task you rate, in your queue order. Nobody else's.",
     )
     def get(self, request, pk: int):
-        task = queries.rater_tasks(request.user).filter(pk=pk).first()
+        task = queries.rater_task(user=request.user, pk=pk)
         if task is None:
             raise NotFound("No such scoring task among yours.")
         return Response(HumanRatingSerializer(queries.rater_ratings(task=task, user=request.user), many=True).data)
 
 
 def _own_rating(request, pk: int) -> HumanRating:
-    rating = (
-        HumanRating.objects.select_related("item__expression")
-        .filter(pk=pk, rater=request.user, task__isnull=False)
-        .first()
-    )
+    rating = queries.rater_rating(user=request.user, pk=pk)
     if rating is None:
         raise NotFound("No such rating among yours.")
     return rating

@@ -1,12 +1,14 @@
 """Forms of the evaluation pages, one module per feature; the names callers use are re-exported here."""
 
 from .registry import ModelAddForm, PromptAddForm
+from .report import JudgeRepeatForm
 from .runs import RUN_FORMS, ClassificationRunForm, GenerationRunForm, JudgeRunForm, ResultsFilterForm
 
 __all__ = [
     "RUN_FORMS",
     "ClassificationRunForm",
     "GenerationRunForm",
+    "JudgeRepeatForm",
     "JudgeRunForm",
     "ModelAddForm",
     "PromptAddForm",

@@ -3,18 +3,19 @@
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from annotation.models import Dataset, DatasetVersion
+from core.forms import IdempotentFormMixin
 
-from ..models import ModelConfig, Run, RunKind
+from ..models import RunKind
 from ..prompts import CLASSIFICATION_TASKS, GENERATION_PROMPTS, JUDGE_STRATEGIES
+from ..selectors.registry import model_choices
+from ..selectors.runs import generation_runs, run_dataset_choices, run_version_choices
 from ..services.runs import GENERATION_DEFAULTS
 
 
-class _RunForm(forms.Form):
-    """Every run form carries an idempotency token so a double submit makes one run."""
+class _RunForm(IdempotentFormMixin, forms.Form):
+    """Every run form carries an idempotency key so a double submit makes one run."""
 
-    token = forms.CharField(widget=forms.HiddenInput)
-    model = forms.ModelChoiceField(label=_("Model"), queryset=ModelConfig.objects.order_by("name"), empty_label=None)
+    model = forms.ModelChoiceField(label=_("Model"), queryset=model_choices(), empty_label=None)
     limit = forms.IntegerField(
         label=_("Limit"), min_value=1, required=False, help_text=_("The first N items only; empty for all.")
     )
@@ -24,10 +25,10 @@ class _RunForm(forms.Form):
 class GenerationRunForm(_RunForm):
     kind = RunKind.GENERATION
     prompt = forms.ChoiceField(label=_("Prompt"), choices=[(p, p) for p in GENERATION_PROMPTS], initial="zero-shot")
-    dataset = forms.ModelChoiceField(label=_("Dataset"), queryset=Dataset.objects.order_by("name"), required=False)
+    dataset = forms.ModelChoiceField(label=_("Dataset"), queryset=run_dataset_choices(), required=False)
     version = forms.ModelChoiceField(
         label=_("Or a frozen version"),
-        queryset=DatasetVersion.objects.select_related("round__dataset").order_by("-pk"),
+        queryset=run_version_choices(),
         required=False,
         help_text=_("A frozen version wins over the dataset."),
     )
@@ -37,7 +38,17 @@ class GenerationRunForm(_RunForm):
     max_tokens = forms.IntegerField(
         label=_("Max tokens"), min_value=1, max_value=8192, initial=GENERATION_DEFAULTS["max_tokens"]
     )
-    field_order = ["token", "model", "prompt", "dataset", "version", "temperature", "max_tokens", "seed", "limit"]
+    field_order = [
+        "idempotency_key",
+        "model",
+        "prompt",
+        "dataset",
+        "version",
+        "temperature",
+        "max_tokens",
+        "seed",
+        "limit",
+    ]
 
     def clean(self):
         data = super().clean()
@@ -62,12 +73,12 @@ class JudgeRunForm(_RunForm):
     kind = RunKind.JUDGE
     source_run = forms.ModelChoiceField(
         label=_("Generation run"),
-        queryset=Run.objects.filter(kind=RunKind.GENERATION).select_related("model", "dataset"),
+        queryset=generation_runs(),
         empty_label=None,
         help_text=_("Its done items are judged."),
     )
     strategy = forms.ChoiceField(label=_("Strategy"), choices=[(s, s) for s in JUDGE_STRATEGIES], initial="aspect")
-    field_order = ["token", "source_run", "model", "strategy", "seed", "limit"]
+    field_order = ["idempotency_key", "source_run", "model", "strategy", "seed", "limit"]
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -91,8 +102,8 @@ class JudgeRunForm(_RunForm):
 class ClassificationRunForm(_RunForm):
     kind = RunKind.CLASSIFICATION
     task = forms.ChoiceField(label=_("Task"), choices=[(t, t) for t in CLASSIFICATION_TASKS], initial="topic")
-    dataset = forms.ModelChoiceField(label=_("Dataset"), queryset=Dataset.objects.order_by("name"), empty_label=None)
-    field_order = ["token", "model", "task", "dataset", "seed", "limit"]
+    dataset = forms.ModelChoiceField(label=_("Dataset"), queryset=run_dataset_choices(), empty_label=None)
+    field_order = ["idempotency_key", "model", "task", "dataset", "seed", "limit"]
 
     def run_arguments(self) -> dict:
         data = self.cleaned_data
@@ -116,7 +127,7 @@ RUN_FORMS = {
 class ResultsFilterForm(forms.Form):
     judge_model = forms.ModelChoiceField(
         label=_("Judge model"),
-        queryset=ModelConfig.objects.order_by("name"),
+        queryset=model_choices(),
         required=False,
         empty_label=_("Any judge"),
     )

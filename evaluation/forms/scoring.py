@@ -2,11 +2,14 @@
 
 from django import forms
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
-from core.roles import ANNOTATOR
+from core.forms import IdempotentFormMixin
 
-from ..models import HumanRating, Run, RunKind, RunStatus
+from ..models import HumanRating, Run
+from ..selectors.scoring import rater_choices, scoring_runs
+from ..services.scoring import scoring_task_size_check
 
 SCORE_CHOICES = [(value, str(value)) for value in range(6)]
 NOTE_MAX_LENGTH = 4000
@@ -166,11 +169,7 @@ def rating_as_draft(rating: HumanRating) -> dict:
     }
 
 
-def rater_choices():
-    return get_user_model().objects.filter(groups__name=ANNOTATOR, is_active=True).distinct().order_by("username")
-
-
-class ScoringTaskForm(forms.Form):
+class ScoringTaskForm(IdempotentFormMixin, forms.Form):
     name = forms.CharField(
         label=_("Name"),
         max_length=200,
@@ -200,9 +199,7 @@ class ScoringTaskForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["run"].queryset = Run.objects.filter(kind=RunKind.GENERATION, status=RunStatus.DONE).select_related(
-            "model", "dataset"
-        )
+        self.fields["run"].queryset = scoring_runs()
         self.fields["run"].label_from_instance = lambda run: (
             f"#{run.pk} · {run.model.name} · {run.strategy} · {run.dataset.name}"
         )
@@ -211,8 +208,11 @@ class ScoringTaskForm(forms.Form):
     def clean(self):
         cleaned = super().clean()
         n_items, n_shared = cleaned.get("n_items"), cleaned.get("n_shared")
-        if n_items is not None and n_shared is not None and n_shared > n_items:
-            self.add_error("n_shared", _("At most the number of items."))
+        if n_items is not None and n_shared is not None:
+            try:
+                scoring_task_size_check(n_items=n_items, n_shared=n_shared)
+            except ValidationError:
+                self.add_error("n_shared", _("At most the number of items."))
         return cleaned
 
     def create_kwargs(self) -> dict:
@@ -224,4 +224,5 @@ class ScoringTaskForm(forms.Form):
             "n_items": data["n_items"],
             "n_shared": data["n_shared"],
             "seed": data.get("seed"),
+            "idempotency_key": data.get("idempotency_key"),
         }

@@ -1,17 +1,38 @@
 """Reads of the evaluation app, one module per feature; the names callers use are re-exported here."""
 
-from .registry import model_list, prompt_list
-from .results import results_table
-from .runs import run_counts, run_items, run_list, run_progress, run_report, run_waiting_for_worker
+from .registry import api_key_state, model_choices, model_get, model_list, prompt_list
+from .results import results_table, taxonomy
+from .runs import (
+    generation_runs,
+    run_counts,
+    run_dataset_choices,
+    run_item_details,
+    run_item_neighbours,
+    run_items,
+    run_list,
+    run_progress,
+    run_report,
+    run_version_choices,
+    run_waiting_for_worker,
+)
 
 __all__ = [
+    "api_key_state",
+    "generation_runs",
+    "model_choices",
+    "model_get",
     "model_list",
     "prompt_list",
     "results_table",
     "run_counts",
+    "run_dataset_choices",
+    "run_item_details",
+    "run_item_neighbours",
     "run_items",
     "run_list",
     "run_progress",
     "run_report",
+    "run_version_choices",
     "run_waiting_for_worker",
+    "taxonomy",
 ]

@@ -4,9 +4,7 @@ the database and hands them to :mod:`evaluation.agreement`.
 Researchers only: it names raters and shows judge and human scores side by side.
 """
 
-import csv
 import hashlib
-import io
 
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
@@ -17,27 +15,6 @@ from ..models import HumanRating, RatingStatus, Run, RunItem, RunKind, RunStatus
 
 DIMENSIONS = ("accuracy", "completeness", "native_alignment")
 CACHE_SECONDS = 24 * 3600
-CSV_COLUMNS = [
-    "id",
-    "strategy",
-    "judge_model",
-    "seed",
-    "n",
-    "n_items",
-    "mean",
-    "human_mean",
-    "cohen_kappa",
-    "cohen_kappa_ci_low",
-    "cohen_kappa_ci_high",
-    "cohen_kappa_linear",
-    "cohen_kappa_quadratic",
-    "kendall_tau",
-    "kendall_tau_ci_low",
-    "kendall_tau_ci_high",
-    "spearman_rho",
-    "n_unscored_pairs",
-    "self_agreement_alpha",
-]
 
 
 def report_judge_runs(*, run: Run):
@@ -47,6 +24,11 @@ def report_judge_runs(*, run: Run):
         .select_related("model")
         .order_by("id")
     )
+
+
+def judge_runs_of(*, run: Run):
+    """Every judge run of a generation run, whatever its status (the ones a repeat may copy)."""
+    return Run.objects.filter(kind=RunKind.JUDGE, source_run=run).select_related("model", "source_run")
 
 
 def _fingerprint(run: Run, seed: int, n_resamples: int) -> str:
@@ -239,54 +221,3 @@ def _table1(human: dict, judges: dict) -> list[dict]:
             }
         )
     return rows
-
-
-def _ci(value, side: int):
-    return value[side] if value else None
-
-
-def human_report_rows(report: dict) -> list[list]:
-    """The CSV rows: one per judge run, then "human" (inter-rater figures, human mean) with the same columns."""
-    rows = []
-    for judge in report["judges"].values():
-        rows.append(
-            _csv_row(
-                judge["id"], judge, strategy=judge["strategy"], judge_model=judge["judge_model"], seed=judge["seed"]
-            )
-        )
-    human = report["human"]
-    inter = {**human["inter_rater"], "mean": human["mean"], "human_mean": human["mean"]}
-    rows.append(_csv_row("human", inter, strategy="", judge_model="", seed=None))
-    return rows
-
-
-def _csv_row(row_id, figures: dict, *, strategy, judge_model, seed) -> list:
-    return [
-        row_id,
-        strategy,
-        judge_model,
-        seed,
-        figures["n"],
-        figures["n_items"],
-        figures["mean"],
-        figures["human_mean"],
-        figures["cohen_kappa"],
-        _ci(figures["cohen_kappa_ci"], 0),
-        _ci(figures["cohen_kappa_ci"], 1),
-        figures["cohen_kappa_linear"],
-        figures["cohen_kappa_quadratic"],
-        figures["kendall_tau"],
-        _ci(figures["kendall_tau_ci"], 0),
-        _ci(figures["kendall_tau_ci"], 1),
-        figures["spearman_rho"],
-        figures.get("n_unscored_pairs"),
-        figures.get("self_agreement_alpha"),
-    ]
-
-
-def human_report_csv(report: dict) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
-    writer.writerows(["" if value is None else value for value in row] for row in human_report_rows(report))
-    return out.getvalue()

@@ -8,6 +8,11 @@ from ..models import ItemStatus, ModelConfig, Run, RunKind, RunStatus
 from .runs import run_report
 
 
+def taxonomy() -> tuple[dict, dict]:
+    """Themes and traits by code, for the names of the codes a report keeps."""
+    return {t.code: t for t in Theme.objects.all()}, {t.code: t for t in Trait.objects.all()}
+
+
 def results_table(*, table: str, judge_model: ModelConfig | None = None, strategy: str = "aspect") -> dict:
     """The paper's Tables 3-5 across runs.
 

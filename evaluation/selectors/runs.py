@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
-from annotation.models import Theme, Trait
+from annotation.models import Dataset, DatasetVersion, Theme, Trait
 
 from ..models import ItemStatus, Run, RunItem, RunKind, RunStatus
 
@@ -14,6 +14,30 @@ from ..models import ItemStatus, Run, RunItem, RunKind, RunStatus
 def run_list(*, kind: str | None = None) -> QuerySet[Run]:
     runs = Run.objects.select_related("model", "prompt", "dataset", "source_run__model")
     return runs.filter(kind=kind) if kind else runs
+
+
+def generation_runs() -> QuerySet[Run]:
+    """The runs a judge run can score."""
+    return Run.objects.filter(kind=RunKind.GENERATION).select_related("model", "dataset")
+
+
+def run_dataset_choices() -> QuerySet[Dataset]:
+    return Dataset.objects.order_by("name")
+
+
+def run_version_choices() -> QuerySet[DatasetVersion]:
+    """Frozen versions, newest first."""
+    return DatasetVersion.objects.select_related("round__dataset").order_by("-pk")
+
+
+def judge_repeat_seed(*, judge: Run) -> int:
+    """The next seed of a judge run's repeat group: one more than the highest seed used so far."""
+    group = Run.objects.filter(
+        kind=RunKind.JUDGE, source_run_id=judge.source_run_id, strategy=judge.strategy, model_id=judge.model_id
+    )
+    seeds = [run.params.get("seed") for run in group.only("params")]
+    seeds = [seed for seed in seeds if isinstance(seed, int)]
+    return (max(seeds) + 1) if seeds else 1
 
 
 def run_counts(*, run: Run) -> dict:
@@ -68,6 +92,24 @@ def run_items(*, run: Run, status: str = "", unscored: bool = False) -> QuerySet
     if unscored:
         items = items.filter(status=ItemStatus.DONE, score__isnull=True)
     return items.order_by("id")
+
+
+def run_item_details(*, run: Run) -> QuerySet[RunItem]:
+    """A run's items with what the item page shows: the expression's labels and the judged reply's model."""
+    return (
+        RunItem.objects.filter(run=run)
+        .select_related("expression__theme", "source_item__run__model")
+        .prefetch_related("expression__traits")
+    )
+
+
+def run_item_neighbours(*, item: RunItem) -> dict:
+    """The ids of the items before and after ``item`` in its run (None at either end)."""
+    items = RunItem.objects.filter(run_id=item.run_id)
+    return {
+        "previous": items.filter(id__lt=item.pk).order_by("-id").values_list("id", flat=True).first(),
+        "next": items.filter(id__gt=item.pk).order_by("id").values_list("id", flat=True).first(),
+    }
 
 
 def _mean(values: list[float]) -> float | None:

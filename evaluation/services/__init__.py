@@ -1,6 +1,16 @@
 """Writes of the evaluation app: models, prompts, runs and their execution."""
 
 from .models import model_add, prompt_add
-from .runs import RunError, run_cancel, run_chunk, run_execute, run_resume, run_start
+from .runs import RunError, run_cancel, run_chunk, run_execute, run_repeat, run_resume, run_start
 
-__all__ = ["RunError", "model_add", "prompt_add", "run_cancel", "run_chunk", "run_execute", "run_resume", "run_start"]
+__all__ = [
+    "RunError",
+    "model_add",
+    "prompt_add",
+    "run_cancel",
+    "run_chunk",
+    "run_execute",
+    "run_repeat",
+    "run_resume",
+    "run_start",
+]

@@ -16,15 +16,25 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation.models import normalize_key
+from core.services.idempotency import idempotent_create
 from core.tables import ImportReport, ImportValidationError, RowError, TableError, cell, read_table
 
 from ..models import HumanRating, ItemStatus, RatingStatus, Run, RunKind, ScoringTask
 
 SCORE_FIELDS = ("score", "accuracy", "completeness", "native_alignment")
 RATER_GROUP = "Annotator"
+TASK_IDEMPOTENCY_SCOPE = "evaluation.scoring_task"
 
 
-@transaction.atomic
+def scoring_task_size_check(*, n_items: int, n_shared: int) -> None:
+    """The one rule on a task's size: at least one item, and no more shared items than items.
+
+    The form and the API call it too, each saying it in its own words.
+    """
+    if n_items < 1 or n_shared < 0 or n_shared > n_items:
+        raise ValidationError({"n_shared": _("0 <= shared <= items, and at least one item")}, code="task_size")
+
+
 def scoring_task_create(
     *,
     name: str,
@@ -34,12 +44,31 @@ def scoring_task_create(
     n_shared: int = 50,
     seed: int | None = None,
     user=None,
+    idempotency_key: str | None = None,
 ) -> ScoringTask:
     """Sample items of a generation run and hand them to raters.
 
     Defaults follow the paper (§4.1.1): 200 items and a 50-item overlap. Its "150 each" does not add up
     with 200 items (150 + 150 - 50 = 250), so two raters get 125 each; ask for 250 items to get 150.
+
+    A second request with the same ``idempotency_key`` returns the task the first one created, with
+    ``task.idempotent_repeat`` set, instead of refusing the name as taken.
     """
+    task, created = idempotent_create(
+        scope=TASK_IDEMPOTENCY_SCOPE,
+        key=idempotency_key,
+        user=user,
+        model=ScoringTask,
+        create=lambda: _scoring_task_create(
+            name=name, run=run, raters=raters, n_items=n_items, n_shared=n_shared, seed=seed, user=user
+        ),
+    )
+    task.idempotent_repeat = not created
+    return task
+
+
+@transaction.atomic
+def _scoring_task_create(*, name, run, raters, n_items, n_shared, seed, user) -> ScoringTask:
     raters = list(dict.fromkeys(raters))
     errors = {}
     if run.kind != RunKind.GENERATION:
@@ -49,8 +78,10 @@ def scoring_task_create(
     if len(raters) < 1:
         errors["raters"] = _("pick at least one rater")
     done = list(run.items.filter(status=ItemStatus.DONE).order_by("id").values_list("id", flat=True))
-    if n_items < 1 or n_shared < 0 or n_shared > n_items:
-        errors["n_shared"] = _("0 <= shared <= items, and at least one item")
+    try:
+        scoring_task_size_check(n_items=n_items, n_shared=n_shared)
+    except ValidationError as exc:
+        errors.update(exc.message_dict)
     taken = HumanRating.objects.filter(run=run, rater__in=raters).values_list("rater__username", flat=True).distinct()
     if taken:
         # One score per rater and item keeps the pairing rule of the report unambiguous.

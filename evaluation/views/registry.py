@@ -1,7 +1,5 @@
 """The model registry and the prompt templates."""
 
-import os
-
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
@@ -14,22 +12,13 @@ from core.roles import RESEARCHER
 
 from .. import selectors, services
 from ..forms import ModelAddForm, PromptAddForm
-from ..model_guard import api_key_env_problem
 from ..models import PromptKind, PromptTemplate
-
-
-def api_key_state(name: str) -> bool | None:
-    """Whether the named variable is set in the server's environment; the value itself never leaves it.
-    A variable a model may not read reports unset, so the page cannot probe the server's environment."""
-    if not name:
-        return None
-    return not api_key_env_problem(name) and bool(os.environ.get(name))
 
 
 @require_GET
 @role_required(RESEARCHER)
 def model_list(request):
-    rows = [{"model": model, "key_set": api_key_state(model.api_key_env)} for model in selectors.model_list()]
+    rows = [{"model": model, "key_set": selectors.api_key_state(model.api_key_env)} for model in selectors.model_list()]
     return render(request, "evaluation/model_list.html", {"rows": rows})
 
 

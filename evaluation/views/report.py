@@ -15,8 +15,10 @@ from core.http import DOWNLOAD_CONTENT_TYPES, download, json_text
 from core.roles import RESEARCHER
 
 from .. import selectors, services
+from ..forms import JudgeRepeatForm
 from ..models import Run, RunKind
 from ..selectors import report as report_selectors
+from ..selectors.exports import human_report_csv
 
 SCORE_MAX = 5
 
@@ -73,7 +75,7 @@ def human_report(request, pk: int):
     if fmt == "json":
         return download(json_text(report), filename=f"run-{run.pk}-human-report.json", fmt="json")
     if fmt == "csv":
-        return download(report_selectors.human_report_csv(report), filename=f"run-{run.pk}-human-report.csv", fmt="csv")
+        return download(human_report_csv(report), filename=f"run-{run.pk}-human-report.csv", fmt="csv")
 
     judges = []
     for key, judge in report["judges"].items():
@@ -82,6 +84,7 @@ def human_report(request, pk: int):
                 **judge,
                 "confusion_rows": _confusion_rows(judge["confusion"]),
                 "disagreements": report["disagreements"].get(key, []),
+                "repeat_form": JudgeRepeatForm(initial={"judge_run": judge["id"]}, auto_id=False),
             }
         )
     inter = report["human"]["inter_rater"]
@@ -99,35 +102,18 @@ def human_report(request, pk: int):
     return render(request, "evaluation/report_human.html", context)
 
 
-def repeat_seed(judge: Run) -> int:
-    """The next seed of a judge run's repeat group: one more than the highest seed used so far."""
-    group = Run.objects.filter(
-        kind=RunKind.JUDGE, source_run_id=judge.source_run_id, strategy=judge.strategy, model_id=judge.model_id
-    )
-    seeds = [run.params.get("seed") for run in group.only("params")]
-    seeds = [seed for seed in seeds if isinstance(seed, int)]
-    return (max(seeds) + 1) if seeds else 1
-
-
 @require_POST
 @role_required(RESEARCHER)
 def human_report_repeat(request, pk: int):
     """Start another judge run like the one named, with the next seed, to measure the judge's noise."""
     run = _generation_run_or_404(pk)
-    judge_id = request.POST.get("judge_run", "")
-    if not judge_id.isdigit():
+    form = JudgeRepeatForm(request.POST)
+    if not form.is_valid():
         return HttpResponseBadRequest(_("Name the judge run to repeat."), content_type="text/plain; charset=utf-8")
-    judge = get_object_or_404(Run.objects.select_related("model"), pk=int(judge_id), kind=RunKind.JUDGE, source_run=run)
-    seed = repeat_seed(judge)
+    judge = get_object_or_404(report_selectors.judge_runs_of(run=run), pk=form.cleaned_data["judge_run"])
     try:
-        repeat = services.run_start(
-            kind=RunKind.JUDGE,
-            model=judge.model,
-            prompt_name=judge.strategy,
-            source_run=run,
-            params={**judge.params, "seed": seed},
-            limit=judge.limit,
-            user=request.user,
+        repeat = services.run_repeat(
+            judge=judge, user=request.user, idempotency_key=form.cleaned_data["idempotency_key"]
         )
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
@@ -135,6 +121,6 @@ def human_report_repeat(request, pk: int):
     messages.success(
         request,
         _("Judge run #%(id)s started: a repeat of #%(source)s with seed %(seed)s.")
-        % {"id": repeat.pk, "source": judge.pk, "seed": seed},
+        % {"id": repeat.pk, "source": judge.pk, "seed": repeat.params["seed"]},
     )
     return redirect("evaluation:human_report", pk=run.pk)

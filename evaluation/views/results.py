@@ -2,17 +2,21 @@
 
 from django.http import HttpResponseBadRequest
 from django.shortcuts import render
+from django.utils.translation import gettext, gettext_lazy
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET
 
 from core.decorators import role_required
 from core.http import download
+from core.localization import localized_name
 from core.roles import RESEARCHER
 
 from .. import selectors
 from ..forms import ResultsFilterForm
-from .tables import results_csv, results_display, taxonomy
+from ..selectors.exports import results_csv, results_row_value
+
+# The judge scores 0-5; accuracy is a share.
+SCALES = {"theme": 5.0, "trait": 5.0, "classification": 1.0}
 
 TABLES = (
     (
@@ -56,7 +60,7 @@ def results(request):
             )
         table = selectors.results_table(table=which, judge_model=data["judge_model"], strategy=data["strategy"])
         return download(results_csv(table), filename=f"vivid-results-{which}.csv", fmt="csv")
-    themes, traits = taxonomy()
+    themes, traits = selectors.taxonomy()
     tables = results_tables(judge_model=data["judge_model"], strategy=data["strategy"])
     sections = [
         {"key": key, "title": title, "note": note, **results_display(tables[key], themes, traits)}
@@ -76,3 +80,54 @@ def results(request):
             "query": query.urlencode(),
         },
     )
+
+
+def column_label(kind: str, key: str, themes: dict, traits: dict) -> str:
+    if key == "average":
+        return gettext("Average")
+    if kind == "classification":
+        return gettext("Topic") if key == "topic" else gettext("Traits")
+    entry = (themes if kind == "theme" else traits).get(key)
+    return localized_name(entry) or key
+
+
+def results_display(table: dict, themes: dict, traits: dict) -> dict:
+    """Header labels, cells flagged best (bold), and the same figures as chart groups, one per column."""
+    kind, keys = table["table"], table["columns"]
+    scale = SCALES[kind]
+    columns = [{"key": k, "label": column_label(kind, k, themes, traits)} for k in keys]
+    rows = []
+    for index, row in enumerate(table["rows"]):
+        label = row["model"] if kind == "classification" else f"{row['model']} · {row['prompt']}"
+        cells = []
+        for key in keys:
+            value = results_row_value(table, row, key)
+            best = table["best"].get(key)
+            cells.append({"key": key, "value": value, "best": value is not None and best is not None and value == best})
+        rows.append({"label": label, "row": row, "series": index % 8, "cells": cells})
+    groups = [
+        {
+            "label": column["label"],
+            "bars": [
+                {
+                    "label": row["label"],
+                    "series": row["series"],
+                    "value": cell["value"],
+                    "best": cell["best"],
+                    "percent": round(100 * cell["value"] / scale, 1) if cell["value"] is not None else 0,
+                }
+                for row in rows
+                for cell in row["cells"]
+                if cell["key"] == column["key"]
+            ],
+        }
+        for column in columns
+    ]
+    return {
+        "kind": kind,
+        "columns": columns,
+        "rows": rows,
+        "groups": groups,
+        "scale": scale,
+        "percent": kind == "classification",
+    }

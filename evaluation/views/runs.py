@@ -1,16 +1,11 @@
 """Runs: the list, the three new-run forms, the live run page, its items and its report.
 
-A run form carries a one-time token kept in the session: a second submit of
-the same form (a double click, a reload after the POST) lands on the run the
-first one created instead of starting another.
+A run form carries an idempotency key: a second submit of the same form (a double click,
+a reload after the POST) lands on the run the first one created instead of starting another.
 """
-
-import secrets
-import time
 
 from django.conf import settings
 from django.contrib import messages
-from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponseBadRequest
@@ -27,8 +22,8 @@ from core.roles import RESEARCHER
 
 from .. import selectors, services
 from ..forms import RUN_FORMS
-from ..models import ItemStatus, RunItem, RunKind, RunStatus
-from .tables import report_csv, report_sections
+from ..models import ItemStatus, RunKind, RunStatus
+from ..selectors.exports import report_csv
 
 ITEMS_PER_PAGE = 50
 ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
@@ -52,10 +47,15 @@ def worker_hint_context() -> dict:
     return {"no_worker_seconds": settings.EVAL_NO_WORKER_SECONDS, "worker_command": WORKER_COMMAND}
 
 
-SESSION_TOKENS = "evaluation_run_tokens"
-TOKENS_KEPT = 50
-# How long a second request waits for the first one holding the same token to create its run.
-TOKEN_WAIT_SECONDS = 10.0
+def report_sections(report: dict) -> dict:
+    """A judge report's scores by theme and by trait, with the taxonomy entries for their names."""
+    if "by_theme" not in report:
+        return {}
+    themes, traits = selectors.taxonomy()
+    return {
+        "by_theme": [{"code": c, "entry": themes.get(c), "value": v} for c, v in report["by_theme"].items()],
+        "by_trait": [{"code": c, "entry": traits.get(c), "value": v} for c, v in report["by_trait"].items()],
+    }
 
 
 def duration(seconds: float | None) -> str:
@@ -103,28 +103,6 @@ def run_list(request):
     )
 
 
-def _token_issue(request) -> str:
-    token = secrets.token_urlsafe(16)
-    tokens = request.session.get(SESSION_TOKENS, {})
-    tokens[token] = None
-    request.session[SESSION_TOKENS] = dict(list(tokens.items())[-TOKENS_KEPT:])
-    return token
-
-
-def _token_cache_key(token: str) -> str:
-    return f"evaluation:run-token:{token}"
-
-
-def _run_of_token(request, token: str):
-    """The run the same form already created, waiting a little when the first submit is still at work."""
-    run_id = request.session.get(SESSION_TOKENS, {}).get(token) or cache.get(_token_cache_key(token))
-    deadline = time.monotonic() + TOKEN_WAIT_SECONDS
-    while not run_id and time.monotonic() < deadline and cache.get(_token_cache_key(token)) is not None:
-        time.sleep(0.2)
-        run_id = cache.get(_token_cache_key(token))
-    return run_id
-
-
 @require_http_methods(["GET", "POST"])
 @role_required(RESEARCHER)
 def run_new(request, kind: str):
@@ -132,7 +110,7 @@ def run_new(request, kind: str):
         raise Http404
     form_class = RUN_FORMS[kind]
     if request.method == "GET":
-        initial = {"token": _token_issue(request)}
+        initial = {}
         for key in ("source_run", "dataset", "model", "version"):
             if request.GET.get(key, "").isdigit():
                 initial[key] = int(request.GET[key])
@@ -140,48 +118,23 @@ def run_new(request, kind: str):
         return render(request, "evaluation/run_new.html", {"form": form, "kind": kind, "title": RUN_TITLES[kind]})
 
     form = form_class(request.POST)
-    token = request.POST.get("token", "")
-    tokens = request.session.get(SESSION_TOKENS, {})
-    if token not in tokens:
-        form.is_valid()
-        form.add_error(None, _("This form has expired. Check the values and submit it again."))
-        form = _with_fresh_token(request, form_class, form)
-        return render(
-            request, "evaluation/run_new.html", {"form": form, "kind": kind, "title": RUN_TITLES[kind]}, status=400
-        )
-    if tokens[token] or not cache.add(_token_cache_key(token), 0, timeout=3600):
-        # The same form again: go where the first submit went.
-        token_run = _run_of_token(request, token)
-        messages.info(request, _("This form was already submitted: here is the run it started."))
-        return redirect("evaluation:run_detail", pk=token_run) if token_run else redirect("evaluation:run_list")
-
     if form.is_valid():
         try:
-            run = services.run_start(**form.run_arguments(), user=request.user)
+            run = services.run_start(
+                **form.run_arguments(), user=request.user, idempotency_key=form.cleaned_data["idempotency_key"]
+            )
         except ValidationError as exc:
             add_service_errors(form, exc)
         else:
-            cache.set(_token_cache_key(token), run.pk, timeout=3600)
-            tokens = request.session.get(SESSION_TOKENS, {})
-            tokens[token] = run.pk
-            request.session[SESSION_TOKENS] = tokens
-            messages.success(request, _("Run #%(id)s started.") % {"id": run.pk})
+            if run.idempotent_repeat:
+                # The same form again (a double click, a reload after the POST): where the first submit went.
+                messages.info(request, _("This form was already submitted: here is the run it started."))
+            else:
+                messages.success(request, _("Run #%(id)s started.") % {"id": run.pk})
             return redirect("evaluation:run_detail", pk=run.pk)
-    # The token is free again so the corrected form can be submitted.
-    cache.delete(_token_cache_key(token))
     return render(
         request, "evaluation/run_new.html", {"form": form, "kind": kind, "title": RUN_TITLES[kind]}, status=400
     )
-
-
-def _with_fresh_token(request, form_class, form):
-    data = form.data.copy()
-    data["token"] = _token_issue(request)
-    fresh = form_class(data)
-    fresh.is_valid()
-    for error in form.non_field_errors():
-        fresh.add_error(None, error)
-    return fresh
 
 
 def _filtered_items(run, item_filter: str):
@@ -281,19 +234,11 @@ def run_resume(request, pk: int):
 @role_required(RESEARCHER)
 def item_detail(request, run_pk: int, pk: int):
     run = _run_or_404(run_pk)
-    item = get_object_or_404(
-        RunItem.objects.select_related("expression__theme", "source_item__run__model").prefetch_related(
-            "expression__traits"
-        ),
-        run=run,
-        pk=pk,
-    )
-    neighbours = run.items.order_by("id")
+    item = get_object_or_404(selectors.run_item_details(run=run), pk=pk)
     context = {
         "run": run,
         "item": item,
-        "previous": neighbours.filter(id__lt=item.pk).order_by("-id").values_list("id", flat=True).first(),
-        "next": neighbours.filter(id__gt=item.pk).values_list("id", flat=True).first(),
+        **selectors.run_item_neighbours(item=item),
         "source_url": reverse("evaluation:item_detail", args=[item.source_item.run_id, item.source_item_id])
         if item.source_item_id
         else "",

@@ -15,7 +15,6 @@ no model name reaches these pages.
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.db.models import Count, Q
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -30,67 +29,21 @@ from core.roles import ANNOTATOR, RESEARCHER
 
 from ..forms.scoring import DIMENSIONS, RatingForm, ScoringTaskForm, draft_from, posted_revision, rating_as_draft
 from ..models import HumanRating, RatingStatus, ScoringTask
+from ..selectors.scoring import (
+    rater_next,
+    rater_progress,
+    rater_rating,
+    rater_ratings,
+    rater_task,
+    rater_tasks,
+    task_list,
+    task_progress,
+)
 from ..services.scoring import RatingConflict, rating_draft_save, rating_submit, scoring_task_create
-
-# --- Queries (shared with the API) ---------------------------------------------------------
-
-
-def task_list():
-    return ScoringTask.objects.select_related("run__model", "run__dataset", "created_by").prefetch_related("raters")
-
-
-def task_progress(task: ScoringTask) -> list[dict]:
-    """Per rater: submitted of total, in username order."""
-    rows = (
-        HumanRating.objects.filter(task=task)
-        .values("rater_id", "rater__username")
-        .annotate(total=Count("id"), submitted=Count("id", filter=Q(status=RatingStatus.SUBMITTED)))
-        .order_by("rater__username")
-    )
-    return [
-        {
-            "rater": row["rater__username"],
-            "rater_id": row["rater_id"],
-            "submitted": row["submitted"],
-            "total": row["total"],
-            "percent": round(100 * row["submitted"] / row["total"]) if row["total"] else 0,
-        }
-        for row in rows
-    ]
-
-
-def rater_tasks(user):
-    return ScoringTask.objects.filter(raters=user).order_by("-created_at")
-
-
-def rater_ratings(*, task: ScoringTask, user):
-    """The rater's own ratings of a task, in queue order. Never anyone else's."""
-    return (
-        HumanRating.objects.filter(task=task, rater=user).select_related("item__expression").order_by("position", "id")
-    )
-
-
-def rater_next(*, task: ScoringTask, user, after: HumanRating | None = None) -> HumanRating | None:
-    """The next rating not submitted yet: after ``after`` in queue order, then from the start."""
-    open_ratings = HumanRating.objects.filter(task=task, rater=user).exclude(status=RatingStatus.SUBMITTED)
-    if after is not None:
-        following = open_ratings.filter(position__gt=after.position).order_by("position", "id").first()
-        if following is not None:
-            return following
-        open_ratings = open_ratings.exclude(pk=after.pk)
-    return open_ratings.order_by("position", "id").first()
-
-
-def rater_progress(*, task: ScoringTask, user) -> dict:
-    counts = HumanRating.objects.filter(task=task, rater=user).aggregate(
-        total=Count("id"), done=Count("id", filter=Q(status=RatingStatus.SUBMITTED))
-    )
-    total, done = counts["total"], counts["done"]
-    return {"total": total, "done": done, "percent": round(100 * done / total) if total else 0}
 
 
 def rater_task_or_404(request, task_pk: int) -> ScoringTask:
-    task = rater_tasks(request.user).filter(pk=task_pk).first()
+    task = rater_task(user=request.user, pk=task_pk)
     if task is None:
         raise Http404
     return task
@@ -98,12 +51,7 @@ def rater_task_or_404(request, task_pk: int) -> ScoringTask:
 
 def rating_or_404(user, *, pk: int, task_pk: int | None = None) -> HumanRating:
     """One of the user's own ratings; anyone else's does not exist for them."""
-    ratings = HumanRating.objects.select_related("item__expression", "task").filter(
-        pk=pk, rater=user, task__isnull=False
-    )
-    if task_pk is not None:
-        ratings = ratings.filter(task_id=task_pk)
-    rating = ratings.first()
+    rating = rater_rating(user=user, pk=pk, task_pk=task_pk)
     if rating is None:
         raise Http404
     return rating
@@ -134,6 +82,7 @@ def task_new(request):
         except ValidationError as exc:
             add_service_errors(form, exc)
         else:
+            # A double submit (the same idempotency key) lands on the task the first one created.
             messages.success(request, _("Scoring task “%(name)s” created.") % {"name": task.name})
             return redirect("evaluation:scoring_task_detail", pk=task.pk)
     return render(request, "evaluation/scoring_task_new.html", {"form": form}, status=400)

@@ -104,10 +104,11 @@ def queued_run(dataset, model):
     return run_start(kind=RunKind.GENERATION, model=model, prompt_name="few-shot", dataset=dataset)
 
 
-def form_token(client, kind: str) -> str:
+def form_key(client, kind: str) -> str:
+    """The idempotency key a freshly rendered run form carries."""
     response = client.get(reverse("evaluation:run_new", args=[kind]))
     assert response.status_code == 200
-    return re.search(r'name="token" value="([^"]+)"', response.content.decode()).group(1)
+    return re.search(r'name="idempotency_key" value="([^"]+)"', response.content.decode()).group(1)
 
 
 # --- Permissions -----------------------------------------------------------------------
@@ -312,9 +313,9 @@ def test_it_adds_a_prompt_from_a_system_and_user_pair_and_from_json(researcher_c
 def test_it_starts_a_generation_run_from_the_page_and_a_second_submit_lands_on_it(
     researcher_client, dataset, model, provider, eager, django_capture_on_commit_callbacks
 ):
-    token = form_token(researcher_client, "generation")
+    key = form_key(researcher_client, "generation")
     data = {
-        "token": token,
+        "idempotency_key": key,
         "model": model.pk,
         "prompt": "few-shot",
         "dataset": dataset.pk,
@@ -339,11 +340,11 @@ def test_it_starts_a_generation_run_from_the_page_and_a_second_submit_lands_on_i
     assert "already submitted" in page and "100%" in page and "3 of 3 items finished" in page
 
 
-def test_it_refuses_a_run_form_without_a_session_token(researcher_client, dataset, model):
+def test_it_refuses_a_run_form_with_a_malformed_idempotency_key(researcher_client, dataset, model):
     response = researcher_client.post(
         reverse("evaluation:run_new", args=["generation"]),
         {
-            "token": "forged",
+            "idempotency_key": "forged",
             "model": model.pk,
             "prompt": "zero-shot",
             "dataset": dataset.pk,
@@ -352,15 +353,22 @@ def test_it_refuses_a_run_form_without_a_session_token(researcher_client, datase
             "seed": 0,
         },
     )
-    assert response.status_code == 400 and "This form has expired" in text_of(response)
+    assert response.status_code == 400 and "An idempotency key is 8 to 64 letters" in text_of(response)
     assert not Run.objects.exists()
-    assert re.search(r'name="token" value="[^"]+"', response.content.decode())
+    assert re.search(r'name="idempotency_key" value="[^"]+"', response.content.decode())
 
 
 def test_it_shows_service_errors_and_lets_the_corrected_form_through(researcher_client, model, provider, eager):
-    token = form_token(researcher_client, "generation")
+    key = form_key(researcher_client, "generation")
     url = reverse("evaluation:run_new", args=["generation"])
-    base = {"token": token, "model": model.pk, "prompt": "zero-shot", "temperature": 0.7, "max_tokens": 150, "seed": 0}
+    base = {
+        "idempotency_key": key,
+        "model": model.pk,
+        "prompt": "zero-shot",
+        "temperature": 0.7,
+        "max_tokens": 150,
+        "seed": 0,
+    }
     response = researcher_client.post(url, base)
     assert response.status_code == 400 and "Choose a dataset or a frozen version." in text_of(response)
     empty = Dataset.objects.create(name="Empty")
@@ -374,11 +382,11 @@ def test_it_starts_a_judge_run_and_shows_the_unscored_count(
 ):
     new_page = researcher_client.get(reverse("evaluation:run_new", args=["judge"]) + f"?source_run={finished_run.pk}")
     assert f'<option value="{finished_run.pk}" selected>' in new_page.content.decode()
-    token = form_token(researcher_client, "judge")
+    key = form_key(researcher_client, "judge")
     with django_capture_on_commit_callbacks(execute=True):
         response = researcher_client.post(
             reverse("evaluation:run_new", args=["judge"]),
-            {"token": token, "source_run": finished_run.pk, "model": model.pk, "strategy": "aspect", "seed": 0},
+            {"idempotency_key": key, "source_run": finished_run.pk, "model": model.pk, "strategy": "aspect", "seed": 0},
         )
     judge = Run.objects.get(kind=RunKind.JUDGE)
     assert response["Location"] == reverse("evaluation:run_detail", args=[judge.pk])
@@ -402,11 +410,11 @@ def test_it_starts_a_judge_run_and_shows_the_unscored_count(
 def test_it_starts_a_classification_run_and_shows_its_accuracy(
     researcher_client, dataset, model, provider, eager, django_capture_on_commit_callbacks
 ):
-    token = form_token(researcher_client, "classification")
+    key = form_key(researcher_client, "classification")
     with django_capture_on_commit_callbacks(execute=True):
         response = researcher_client.post(
             reverse("evaluation:run_new", args=["classification"]),
-            {"token": token, "model": model.pk, "task": "topic", "dataset": dataset.pk, "seed": 0},
+            {"idempotency_key": key, "model": model.pk, "task": "topic", "dataset": dataset.pk, "seed": 0},
         )
     run = Run.objects.get(kind=RunKind.CLASSIFICATION)
     assert response["Location"] == reverse("evaluation:run_detail", args=[run.pk])

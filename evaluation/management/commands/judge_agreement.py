@@ -3,7 +3,8 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from evaluation.models import Run, RunKind
-from evaluation.selectors.report import human_report, human_report_csv
+from evaluation.selectors.exports import human_report_csv
+from evaluation.selectors.report import human_report
 
 
 class Command(BaseCommand):
@@ -14,7 +15,9 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--run", type=int, required=True, help="The generation run the humans and the judges scored.")
+        parser.add_argument(
+            "--run", type=int, required=True, help="The generation run the humans and the judges scored."
+        )
         parser.add_argument("--format", choices=["json", "csv"], default="json")
 
     def handle(self, *args, run, format, **options):

@@ -1,22 +1,10 @@
-import csv
-import io
 import json
 
 from django.core.management.base import BaseCommand, CommandError
 
 from evaluation.models import Run
 from evaluation.selectors import run_report
-
-
-def flatten(data: dict, prefix: str = "") -> list[tuple[str, object]]:
-    rows = []
-    for key, value in data.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict):
-            rows.extend(flatten(value, f"{name}."))
-        else:
-            rows.append((name, json.dumps(value, ensure_ascii=False) if isinstance(value, list) else value))
-    return rows
+from evaluation.selectors.exports import run_report_key_value_csv
 
 
 class Command(BaseCommand):
@@ -34,8 +22,4 @@ class Command(BaseCommand):
         if format == "json":
             self.stdout.write(json.dumps(report, ensure_ascii=False, indent=2))
             return
-        out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(["key", "value"])
-        writer.writerows(flatten(report))
-        self.stdout.write(out.getvalue(), ending="")
+        self.stdout.write(run_report_key_value_csv(report), ending="")

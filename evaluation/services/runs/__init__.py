@@ -19,6 +19,7 @@ from .lifecycle import (
     run_cancel,
     run_execute_enqueue,
     run_is_stalled,
+    run_repeat,
     run_resume,
     run_start,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "run_fingerprint_record",
     "run_finish",
     "run_is_stalled",
+    "run_repeat",
     "run_resume",
     "run_start",
 ]

@@ -161,6 +161,22 @@ def _run_create(*, kind, model, prompt_name, dataset, version, source_run, param
     return run
 
 
+def run_repeat(*, judge: Run, user=None, idempotency_key: str | None = None) -> Run:
+    """Start another judge run like ``judge`` with the next seed of its repeat group, to measure the judge's noise."""
+    from ...selectors.runs import judge_repeat_seed
+
+    return run_start(
+        kind=RunKind.JUDGE,
+        model=judge.model,
+        prompt_name=judge.strategy,
+        source_run=judge.source_run,
+        params={**judge.params, "seed": judge_repeat_seed(judge=judge)},
+        limit=judge.limit,
+        user=user,
+        idempotency_key=idempotency_key,
+    )
+
+
 def _run_expressions(*, dataset, version, kind, task) -> list[int]:
     if version is not None:
         ids = list(version.items.exclude(expression=None).order_by("id").values_list("expression_id", flat=True))
