@@ -1,44 +1,48 @@
 """The statistics of the artwork preference study (Pragmatics Meets Culture, §6.2 and A.2).
 
 Pure functions on plain lists: no ORM, so the selectors decide which rows count and these
-only compute. Every figure that cannot be computed (no rows, a constant column) is None,
-never NaN, so the results stay valid JSON.
+only compute, through core.statistics. Every figure that cannot be computed (no rows, a
+constant column) is None, never NaN, so the results stay valid JSON. Figures keep their full
+precision: the page rounds them, the JSON and the API do not.
+
+Kendall's tau gets a percentile bootstrap interval that resamples *participants*: a participant
+gives a row per artwork, and rows of one person are not independent, so resampling rows would
+make the interval too narrow. Rates and accuracies keep Wilson intervals over their answers.
 """
 
-import math
-import warnings
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats
-from statsmodels.stats.proportion import proportion_confint
 
-DIGITS = 4
-CONFIDENCE = 0.95
+from core import statistics
+
+CONFIDENCE = statistics.CONFIDENCE
 N_RESAMPLES = 2000
 SEED = 20240601
+# What the bootstrap draws, each with all of their rows, as the results say.
+RESAMPLED_UNIT = "participants"
 
 
-def clean(value, digits: int = DIGITS) -> float | None:
-    """A float rounded for reports, or None for a missing or non-finite value."""
-    if value is None:
-        return None
-    value = float(value)
-    if not math.isfinite(value):
-        return None
-    return round(value, digits)
+def interval_method(*, n_resamples: int = N_RESAMPLES) -> dict:
+    """The ``interval_method`` of the results: which intervals are bootstrapped, over what."""
+    return {
+        **statistics.interval_method(unit=RESAMPLED_UNIT, n_resamples=n_resamples, confidence=CONFIDENCE),
+        "bootstrapped": ["kendall"],
+        "rates": "wilson",
+    }
 
 
 def proportion(successes: int, n: int) -> dict:
-    """``{"rate", "ci": [lo, hi], "n", "k"}``: a share with its 95% Wilson interval.
-
-    Wilson rather than the normal approximation: rates near 0 or 1 with a few dozen
-    answers are common here and the normal interval leaves [0, 1] there.
-    """
+    """``{"rate", "ci": [lo, hi], "n", "k"}``: a share with its 95% Wilson interval."""
     if n <= 0:
         return {"rate": None, "ci": [None, None], "n": 0, "k": 0}
-    low, high = proportion_confint(successes, n, alpha=1 - CONFIDENCE, method="wilson")
-    return {"rate": clean(successes / n), "ci": [clean(low), clean(high)], "n": int(n), "k": int(successes)}
+    low, high = statistics.wilson_interval(successes, n, confidence=CONFIDENCE)
+    return {
+        "rate": statistics.finite(successes / n),
+        "ci": [statistics.finite(low), statistics.finite(high)],
+        "n": int(n),
+        "k": int(successes),
+    }
 
 
 def accuracy(correct: Sequence[bool]) -> dict:
@@ -52,44 +56,45 @@ def _is_constant(values: np.ndarray) -> bool:
     return values.size == 0 or bool(np.all(values == values[0]))
 
 
-def _tau(x: np.ndarray, y: np.ndarray) -> float:
-    if _is_constant(x) or _is_constant(y):
-        return math.nan
-    with warnings.catch_warnings():
-        # A constant resample is expected now and then; it is dropped, not reported.
-        warnings.simplefilter("ignore")
-        return float(stats.kendalltau(x, y).statistic)
-
-
 def kendall(
-    x: Sequence[float], y: Sequence[float], *, n_resamples: int = N_RESAMPLES, seed: int = SEED
+    x: Sequence[float],
+    y: Sequence[float],
+    *,
+    clusters: Sequence | None = None,
+    n_resamples: int = N_RESAMPLES,
+    seed: int = SEED,
 ) -> dict:
-    """Kendall's tau-b of paired values with a 95% percentile bootstrap interval over rows.
+    """Kendall's tau-b of paired values with a 95% percentile bootstrap interval.
 
-    ``{"tau", "ci": [lo, hi], "n", "p_value"}``; all None (n kept) when there are fewer
-    than three pairs or either side is constant, since tau is undefined there.
+    ``clusters`` gives each pair's participant: a resample draws participants with all their
+    pairs. Without it every pair is its own participant. ``{"tau", "ci": [lo, hi], "n",
+    "p_value"}``; all None (n kept) when there are fewer than three pairs or either side is
+    constant, since tau is undefined there. Resamples that happen to be constant are left out.
     """
-    pairs = [(float(a), float(b)) for a, b in zip(x, y, strict=True) if a is not None and b is not None]
-    n = len(pairs)
+    clusters = list(range(len(x))) if clusters is None else list(clusters)
+    kept = [
+        (float(a), float(b), cluster)
+        for a, b, cluster in zip(x, y, clusters, strict=True)
+        if a is not None and b is not None
+    ]
+    n = len(kept)
     empty = {"tau": None, "ci": [None, None], "n": n, "p_value": None}
     if n < 3:
         return empty
-    xs = np.array([a for a, _ in pairs])
-    ys = np.array([b for _, b in pairs])
+    xs = np.array([a for a, _, _ in kept])
+    ys = np.array([b for _, b, _ in kept])
     if _is_constant(xs) or _is_constant(ys):
         return empty
-    result = stats.kendalltau(xs, ys)
-    tau = float(result.statistic)
-    if not math.isfinite(tau):
+    tau, p_value = statistics.kendall_tau(xs, ys)
+    if statistics.finite(tau) is None:
         return empty
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, n, size=(n_resamples, n))
-    taus = np.array([_tau(xs[rows], ys[rows]) for rows in draws])
-    taus = taus[np.isfinite(taus)]
-    if taus.size:
-        tail = (1 - CONFIDENCE) / 2 * 100
-        low, high = np.percentile(taus, [tail, 100 - tail])
-        ci = [clean(low), clean(high)]
-    else:
-        ci = [None, None]
-    return {"tau": clean(tau), "ci": ci, "n": n, "p_value": clean(result.pvalue)}
+    interval = statistics.bootstrap_interval(
+        statistic=lambda weights: statistics.kendall_tau_weighted(xs, ys, weights),
+        n_rows=n,
+        clusters=np.array([cluster for _, _, cluster in kept]),
+        n_resamples=n_resamples,
+        confidence=CONFIDENCE,
+        seed=seed,
+        min_defined=0,
+    )
+    return {"tau": tau, "ci": interval.pair(), "n": n, "p_value": statistics.finite(p_value)}

@@ -275,6 +275,8 @@ def _pair_scores(assignments: pd.DataFrame) -> pd.DataFrame:
 
 
 def _kendall(assignments: pd.DataFrame, answers: pd.DataFrame, preferences: pd.DataFrame) -> dict:
+    """Kendall's tau per question and for the QA gain; the intervals resample participants (each
+    pair carries its ``participant_id``), as one person's choices are not independent."""
     result = {}
     scored = preferences.merge(_pair_scores(assignments), on="assignment_id", how="inner")
     scored = scored.dropna(subset=["pragmatic_score", "base_score"])
@@ -282,7 +284,7 @@ def _kendall(assignments: pd.DataFrame, answers: pd.DataFrame, preferences: pd.D
         rows = scored[scored["criterion"] == criterion]
         x = (rows["pragmatic_score"] - rows["base_score"]).astype(float).tolist()
         y = (rows["chosen__speaker"] == Speaker.PRAGMATIC).astype(int).tolist()
-        result[criterion] = analysis.kendall(x, y)
+        result[criterion] = analysis.kendall(x, y, clusters=rows["participant_id"].tolist())
 
     # QA gain: per assignment, post accuracy minus pre accuracy, against the shown description's score.
     if len(answers):
@@ -294,10 +296,12 @@ def _kendall(assignments: pd.DataFrame, answers: pd.DataFrame, preferences: pd.D
         gains = (per_phase[Phase.POST.value] - per_phase[Phase.PRE.value]).dropna().rename("gain").reset_index()
     else:
         gains = pd.DataFrame(columns=["assignment_id", "gain"])
-    shown = assignments[["id", "shown__self_eval_score"]].rename(columns={"id": "assignment_id"})
+    shown = assignments[["id", "participant_id", "shown__self_eval_score"]].rename(columns={"id": "assignment_id"})
     gained = gains.merge(shown, on="assignment_id", how="inner").dropna(subset=["shown__self_eval_score", "gain"])
     result["qa_gain"] = analysis.kendall(
-        gained["shown__self_eval_score"].astype(float).tolist(), gained["gain"].astype(float).tolist()
+        gained["shown__self_eval_score"].astype(float).tolist(),
+        gained["gain"].astype(float).tolist(),
+        clusters=gained["participant_id"].tolist(),
     )
     return result
 
@@ -306,7 +310,8 @@ def study_results(*, study: Study, include_test: bool = False) -> dict:
     """Counts, preference rates, position bias, QA accuracy and Kendall's tau of one study.
 
     Analyses use completed (valid) participants' non-QC artworks only; QC items count
-    only towards ``qc_accuracy``.
+    only towards ``qc_accuracy``. ``interval_method`` says what the intervals are: Wilson for
+    rates and accuracies, a bootstrap over participants for Kendall's tau.
     """
     data = _load(study=study, include_test=include_test)
     participants, assignments = data["participants"], data["assignments"]
@@ -318,7 +323,7 @@ def study_results(*, study: Study, include_test: bool = False) -> dict:
         how="inner",
     )
     preferences = data["preferences"].merge(
-        assignments[["id", "group", "status", "is_qc"]].rename(columns={"id": "assignment_id"}),
+        assignments[["id", "participant_id", "group", "status", "is_qc"]].rename(columns={"id": "assignment_id"}),
         on="assignment_id",
         how="inner",
     )
@@ -360,6 +365,7 @@ def study_results(*, study: Study, include_test: bool = False) -> dict:
         "qa_accuracy": qa,
         "qc_accuracy": analysis.accuracy(checked["is_correct"].tolist()),
         "kendall": _kendall(valid_assignments, valid_answers, valid_preferences),
+        "interval_method": analysis.interval_method(),
     }
 
 
@@ -403,7 +409,7 @@ def study_export_rows(*, study: Study, include_test: bool = False, raw_pid: bool
         for participant_id, step, shown_at, submitted_at in PageVisit.objects.filter(
             participant_id__in=participant_ids, submitted_at__isnull=False
         ).values_list("participant_id", "step", "shown_at", "submitted_at"):
-            page_seconds[(participant_id, step)] = round((submitted_at - shown_at).total_seconds(), 3)
+            page_seconds[(participant_id, step)] = (submitted_at - shown_at).total_seconds()
 
     def seconds_on(assignment: dict, kind: str):
         return page_seconds.get((assignment["participant_id"], f"{int(assignment['order'])}:{kind}"))

@@ -6,11 +6,13 @@ can be counted by hand from the scenario below.
 
 from datetime import timedelta
 
+import numpy as np
 import pytest
 from django.utils import timezone
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
+from core import statistics
 from study import analysis
 from study.models import (
     Answer,
@@ -39,11 +41,22 @@ def _media(settings, tmp_path):
 
 def _wilson(k: int, n: int) -> list[float]:
     low, high = proportion_confint(k, n, alpha=0.05, method="wilson")
-    return [round(low, 4), round(high, 4)]
+    return [low, high]
 
 
-def participate(study, pid: str, group: str, *, status=COMPLETED, is_test=False, is_preview=False, items=(),
-                qc=(), consented=True, last_seen_minutes_ago=0):
+def participate(
+    study,
+    pid: str,
+    group: str,
+    *,
+    status=COMPLETED,
+    is_test=False,
+    is_preview=False,
+    items=(),
+    qc=(),
+    consented=True,
+    last_seen_minutes_ago=0,
+):
     """A participant with their answers. Each item is a dict:
 
     ``artwork`` key; ``shown`` and ``left`` speakers; ``choices`` {criterion: speaker};
@@ -62,9 +75,7 @@ def participate(study, pid: str, group: str, *, status=COMPLETED, is_test=False,
         consented_at=now if consented else None,
         finished_at=now if status in (COMPLETED, ParticipantStatus.EXCLUDED_QC) else None,
     )
-    Participant.objects.filter(pk=participant.pk).update(
-        last_seen_at=now - timedelta(minutes=last_seen_minutes_ago)
-    )
+    Participant.objects.filter(pk=participant.pk).update(last_seen_at=now - timedelta(minutes=last_seen_minutes_ago))
     order = 0
     for item in items:
         artwork = Artwork.objects.get(study=study, key=item["artwork"])
@@ -122,37 +133,129 @@ P, B = "pragmatic", "base"
 
 def build_scenario(study):
     """Three valid participants (five artworks), plus one of each kind that must not count."""
-    participate(study, "P1", "american", items=[
-        {"artwork": "am1", "shown": P, "left": B, "choices": prefs(P, P, B), "pre": [False, False], "post": [True, True],
-         "symbols": ["am1 symbol"]},
-        {"artwork": "cn1", "shown": B, "left": P, "choices": prefs(P, B, B), "pre": [False, False], "post": [True, False],
-         "symbols": ["cn1 symbol", "cn1 tree"]},
-    ], qc=[("qc1", [True, True])])
-    participate(study, "P2", "chinese", items=[
-        {"artwork": "cn2", "shown": P, "left": P, "choices": prefs(P, P, P), "pre": [True, False], "post": [True, True]},
-        {"artwork": "am2", "shown": B, "left": B, "choices": prefs(B, P, B), "pre": [False, False], "post": [False, True]},
-    ])
-    participate(study, "P3", "american", items=[
-        {"artwork": "am3", "shown": B, "left": P, "choices": prefs(P, P, P), "pre": [True, True], "post": [True, True]},
-    ])
+    participate(
+        study,
+        "P1",
+        "american",
+        items=[
+            {
+                "artwork": "am1",
+                "shown": P,
+                "left": B,
+                "choices": prefs(P, P, B),
+                "pre": [False, False],
+                "post": [True, True],
+                "symbols": ["am1 symbol"],
+            },
+            {
+                "artwork": "cn1",
+                "shown": B,
+                "left": P,
+                "choices": prefs(P, B, B),
+                "pre": [False, False],
+                "post": [True, False],
+                "symbols": ["cn1 symbol", "cn1 tree"],
+            },
+        ],
+        qc=[("qc1", [True, True])],
+    )
+    participate(
+        study,
+        "P2",
+        "chinese",
+        items=[
+            {
+                "artwork": "cn2",
+                "shown": P,
+                "left": P,
+                "choices": prefs(P, P, P),
+                "pre": [True, False],
+                "post": [True, True],
+            },
+            {
+                "artwork": "am2",
+                "shown": B,
+                "left": B,
+                "choices": prefs(B, P, B),
+                "pre": [False, False],
+                "post": [False, True],
+            },
+        ],
+    )
+    participate(
+        study,
+        "P3",
+        "american",
+        items=[
+            {
+                "artwork": "am3",
+                "shown": B,
+                "left": P,
+                "choices": prefs(P, P, P),
+                "pre": [True, True],
+                "post": [True, True],
+            },
+        ],
+    )
     # Failed quality control: counted, never analysed (except its QC answers).
-    participate(study, "P4", "american", status=ParticipantStatus.EXCLUDED_QC, items=[
-        {"artwork": "am4", "shown": P, "left": B, "choices": prefs(P, P, P), "pre": [True, True], "post": [True, True]},
-    ], qc=[("qc1", [False, False])])
+    participate(
+        study,
+        "P4",
+        "american",
+        status=ParticipantStatus.EXCLUDED_QC,
+        items=[
+            {
+                "artwork": "am4",
+                "shown": P,
+                "left": B,
+                "choices": prefs(P, P, P),
+                "pre": [True, True],
+                "post": [True, True],
+            },
+        ],
+        qc=[("qc1", [False, False])],
+    )
     participate(study, "P5", "chinese", status=ParticipantStatus.RETURNED)
     # Idle past STUDY_ABANDON_MINUTES: returned even though nobody marked it yet.
     participate(study, "P6", "chinese", status=ParticipantStatus.IN_PROGRESS, last_seen_minutes_ago=10_000)
     participate(study, "P7", "american", status=ParticipantStatus.IN_PROGRESS)
     # Left before consenting, long ago: returned, but never started.
-    participate(study, "P10", "american", status=ParticipantStatus.ENTERED, consented=False,
-                last_seen_minutes_ago=10_000)
+    participate(
+        study, "P10", "american", status=ParticipantStatus.ENTERED, consented=False, last_seen_minutes_ago=10_000
+    )
     participate(study, "P8", "american", status=ParticipantStatus.NO_CONSENT, consented=False)
-    participate(study, "P9", "american", is_test=True, items=[
-        {"artwork": "am5", "shown": B, "left": B, "choices": prefs(B, B, B), "pre": [True, True], "post": [False, False]},
-    ])
-    participate(study, "researcher", "american", is_preview=True, items=[
-        {"artwork": "am6", "shown": B, "left": B, "choices": prefs(B, B, B), "pre": [True, True], "post": [False, False]},
-    ])
+    participate(
+        study,
+        "P9",
+        "american",
+        is_test=True,
+        items=[
+            {
+                "artwork": "am5",
+                "shown": B,
+                "left": B,
+                "choices": prefs(B, B, B),
+                "pre": [True, True],
+                "post": [False, False],
+            },
+        ],
+    )
+    participate(
+        study,
+        "researcher",
+        "american",
+        is_preview=True,
+        items=[
+            {
+                "artwork": "am6",
+                "shown": B,
+                "left": B,
+                "choices": prefs(B, B, B),
+                "pre": [True, True],
+                "post": [False, False],
+            },
+        ],
+    )
 
 
 @pytest.fixture
@@ -167,7 +270,7 @@ def scenario(_media):
 
 def test_it_gives_a_wilson_interval_like_statsmodels():
     share = analysis.proportion(7, 9)
-    assert share["rate"] == round(7 / 9, 4) and share["n"] == 9
+    assert share["rate"] == 7 / 9 and share["n"] == 9
     assert share["ci"] == _wilson(7, 9)
     assert analysis.proportion(0, 0) == {"rate": None, "ci": [None, None], "n": 0, "k": 0}
     assert analysis.accuracy([True, False, True, True]) == {"mean": 0.75, "ci": _wilson(3, 4), "n": 4}
@@ -178,8 +281,8 @@ def test_it_gives_kendall_tau_with_a_bootstrap_interval():
     y = [1, 3, 2, 4, 6, 5, 8, 7]
     result = analysis.kendall(x, y, n_resamples=500, seed=1)
     expected = stats.kendalltau(x, y)
-    assert result["tau"] == round(expected.statistic, 4) and result["n"] == 8
-    assert result["p_value"] == round(expected.pvalue, 4)
+    assert result["tau"] == expected.statistic and result["n"] == 8
+    assert result["p_value"] == expected.pvalue
     low, high = result["ci"]
     assert -1 <= low <= result["tau"] <= high <= 1 and low < high
     # Seeded: the same rows give the same interval.
@@ -192,7 +295,7 @@ def test_it_leaves_kendall_undefined_for_few_or_constant_rows():
     assert analysis.kendall([1, 2, 3], [1, 1, 1]) == {**empty, "n": 3}
     assert analysis.kendall([0.5, 0.5, 0.5, 0.5], [0, 1, 0, 1]) == {**empty, "n": 4}
     assert analysis.kendall([1, None, 3], [1, 2, None])["n"] == 1
-    assert analysis.clean(float("nan")) is None and analysis.clean(float("inf")) is None
+    assert statistics.finite(float("nan")) is None and statistics.finite(float("inf")) is None
 
 
 # study_results ----------------------------------------------------------------------------
@@ -202,7 +305,11 @@ def test_it_counts_participants_by_status_and_group(scenario):
     counts = study_results(study=scenario)["participants"]
     # Started = consented: P1–P7 (P8 declined, P9 is a test, the preview never counts).
     assert {key: counts[key] for key in ("started", "completed", "valid", "excluded_qc", "returned")} == {
-        "started": 7, "completed": 3, "valid": 3, "excluded_qc": 1, "returned": 3,
+        "started": 7,
+        "completed": 3,
+        "valid": 3,
+        "excluded_qc": 1,
+        "returned": 3,
     }
     assert counts["in_progress"] == 1 and counts["no_consent"] == 1
     american, chinese = counts["by_group"]["american"], counts["by_group"]["chinese"]
@@ -214,17 +321,17 @@ def test_it_rates_the_pragmatic_preference_per_question(scenario):
     results = study_results(study=scenario)
     preferences = results["preferences"]
     for criterion, k in (("comprehension", 4), ("knowledge_gain", 4), ("prior_knowledge", 2)):
-        assert preferences[criterion] == {"pragmatic_rate": round(k / 5, 4), "n": 5, "ci": _wilson(k, 5)}, criterion
+        assert preferences[criterion] == {"pragmatic_rate": k / 5, "n": 5, "ci": _wilson(k, 5)}, criterion
     by_group = preferences["by_group"]
     # American: P1 (two artworks) and P3; Chinese: P2.
     assert by_group["american"]["comprehension"]["pragmatic_rate"] == 1.0
-    assert by_group["american"]["prior_knowledge"] == {"pragmatic_rate": round(1 / 3, 4), "n": 3, "ci": _wilson(1, 3)}
+    assert by_group["american"]["prior_knowledge"] == {"pragmatic_rate": 1 / 3, "n": 3, "ci": _wilson(1, 3)}
     assert by_group["chinese"]["comprehension"] == {"pragmatic_rate": 0.5, "n": 2, "ci": _wilson(1, 2)}
 
 
 def test_it_measures_the_position_bias(scenario):
     bias = study_results(study=scenario)["position_bias"]
-    assert bias == {"left_rate": round(10 / 15, 4), "n": 15, "ci": _wilson(10, 15)}
+    assert bias == {"left_rate": 10 / 15, "n": 15, "ci": _wilson(10, 15)}
 
 
 def test_it_splits_qa_accuracy_by_familiarity_and_phase(scenario):
@@ -251,7 +358,7 @@ def test_it_includes_test_participants_only_on_request(scenario):
     with_test = study_results(study=scenario, include_test=True)
     assert without["include_test"] is False and with_test["include_test"] is True
     assert with_test["participants"]["completed"] == 4 and with_test["participants"]["started"] == 8
-    assert with_test["preferences"]["comprehension"]["pragmatic_rate"] == round(4 / 6, 4)
+    assert with_test["preferences"]["comprehension"]["pragmatic_rate"] == 4 / 6
     assert with_test["preferences"]["comprehension"]["n"] == 6
     # The preview answered too, but never counts, not even with test data.
     assert with_test["position_bias"]["n"] == 18
@@ -303,20 +410,37 @@ def test_it_correlates_self_evaluation_with_preferences_and_qa_gain(_media):
         ("am4", prefs(P, B, P), [False, False], [True, True]),  # gain 1
     ]
     for n, (key, choices, pre, post) in enumerate(plan):
-        participate(study, f"K{n}", "american", items=[
-            {"artwork": key, "shown": P, "left": B, "choices": choices, "pre": pre, "post": post},
-        ])
+        participate(
+            study,
+            f"K{n}",
+            "american",
+            items=[
+                {"artwork": key, "shown": P, "left": B, "choices": choices, "pre": pre, "post": post},
+            ],
+        )
     # Unscored pairs are skipped, not counted as zero.
     _set_scores(study, "am5", None, 0.5)
-    participate(study, "K9", "american", items=[
-        {"artwork": "am5", "shown": P, "left": B, "choices": prefs(P, P, P), "pre": [False, False], "post": [True, True]},
-    ])
+    participate(
+        study,
+        "K9",
+        "american",
+        items=[
+            {
+                "artwork": "am5",
+                "shown": P,
+                "left": B,
+                "choices": prefs(P, P, P),
+                "pre": [False, False],
+                "post": [True, True],
+            },
+        ],
+    )
 
     kendall = study_results(study=study)["kendall"]
     assert kendall["comprehension"]["tau"] == 1.0 and kendall["comprehension"]["n"] == 4
     assert kendall["comprehension"]["ci"] == [1.0, 1.0]
     expected_p = stats.kendalltau([-0.25, -0.25, 0.25, 0.25], [0, 0, 1, 1]).pvalue
-    assert kendall["comprehension"]["p_value"] == round(expected_p, 4)
+    assert kendall["comprehension"]["p_value"] == expected_p
     assert kendall["knowledge_gain"]["tau"] == -1.0
     assert kendall["prior_knowledge"] == {"tau": None, "ci": [None, None], "n": 4, "p_value": None}
     assert kendall["qa_gain"]["tau"] == 1.0 and kendall["qa_gain"]["n"] == 4
@@ -327,10 +451,92 @@ def test_it_leaves_kendall_undefined_below_three_pairs(_media):
     study = make_study(package_dict(slug="tiny"))
     _set_scores(study, "am1", 0.25, 0.5)
     _set_scores(study, "am2", 0.75, 0.5)
-    participate(study, "T1", "american", items=[
-        {"artwork": "am1", "shown": P, "choices": prefs(B, B, B), "pre": [False, False], "post": [False, False]},
-        {"artwork": "am2", "shown": P, "choices": prefs(P, P, P), "pre": [False, False], "post": [True, True]},
-    ])
+    participate(
+        study,
+        "T1",
+        "american",
+        items=[
+            {"artwork": "am1", "shown": P, "choices": prefs(B, B, B), "pre": [False, False], "post": [False, False]},
+            {"artwork": "am2", "shown": P, "choices": prefs(P, P, P), "pre": [False, False], "post": [True, True]},
+        ],
+    )
     kendall = study_results(study=study)["kendall"]
     for key in (*CRITERIA, "qa_gain"):
         assert kendall[key] == {"tau": None, "ci": [None, None], "n": 2, "p_value": None}, key
+
+
+# Intervals over participants ------------------------------------------------------------------
+
+
+def _participant_bootstrap(x, y, participants, *, n_resamples, seed):
+    """The reference: draw participants with replacement, take all their rows, scipy's tau-b on those."""
+    x, y, participants = np.asarray(x, dtype=float), np.asarray(y, dtype=float), np.asarray(participants)
+    ids = np.unique(participants)
+    rows = [np.flatnonzero(participants == pid) for pid in ids]
+    draws = np.random.default_rng(seed).integers(0, ids.size, (n_resamples, ids.size))
+    taus = []
+    for draw in draws:
+        picked = np.concatenate([rows[i] for i in draw])
+        if len(set(x[picked])) > 1 and len(set(y[picked])) > 1:
+            taus.append(stats.kendalltau(x[picked], y[picked]).statistic)
+    return list(np.quantile(taus, [0.025, 0.975]))
+
+
+def test_it_bootstraps_kendall_tau_over_participants():
+    rng = np.random.default_rng(5)
+    participants = np.repeat(np.arange(15), 6)  # fifteen people, six choices each
+    leaning = rng.normal(0, 1, 15)[participants]
+    x = rng.choice([-0.5, -0.25, 0.0, 0.25, 0.5], participants.size)
+    y = (x + leaning + rng.normal(0, 0.5, participants.size) > 0).astype(int)
+    clustered = analysis.kendall(x.tolist(), y.tolist(), clusters=participants.tolist(), n_resamples=400, seed=3)
+    assert clustered["tau"] == stats.kendalltau(x, y).statistic and clustered["n"] == 90
+    assert clustered["ci"] == pytest.approx(_participant_bootstrap(x, y, participants, n_resamples=400, seed=3))
+    rows = analysis.kendall(x.tolist(), y.tolist(), n_resamples=400, seed=3)
+    assert rows["tau"] == clustered["tau"]
+    assert clustered["ci"][1] - clustered["ci"][0] > rows["ci"][1] - rows["ci"][0]
+
+
+def test_it_resamples_participants_for_the_study_kendall_intervals(_media):
+    study = make_study(package_dict(slug="clustered"))
+    scores = {"am1": (0.25, 0.5), "am2": (0.375, 0.625), "am3": (0.625, 0.375), "am4": (0.75, 0.5)}
+    for key, (pragmatic, base) in scores.items():
+        _set_scores(study, key, pragmatic, base)
+    # Each participant answers four artworks; K0 and K1 follow the score, K2 goes against it, K3 always picks base.
+    follows = [prefs(B, B, P), prefs(B, P, P), prefs(P, P, B), prefs(P, B, B)]
+    against = [prefs(P, P, P), prefs(P, B, B), prefs(B, P, P), prefs(B, B, B)]
+    plans = {"K0": follows, "K1": follows, "K2": against, "K3": [prefs(B, B, B)] * 4}
+    pragmatic_of = {}
+    for pid, choices in plans.items():
+        items = []
+        for key, choice in zip(scores, choices, strict=True):
+            items.append(
+                {"artwork": key, "shown": P, "left": B, "choices": choice, "pre": [False, True], "post": [True, True]}
+            )
+        participant = participate(study, pid, "american", items=items)
+        pragmatic_of[participant.pk] = choices
+
+    results = study_results(study=study)
+    assert results["interval_method"] == {
+        "bootstrap": "participants",
+        "resamples": 2000,
+        "confidence": 0.95,
+        "method": "percentile",
+        "bootstrapped": ["kendall"],
+        "rates": "wilson",
+    }
+    # The pairs, rebuilt by hand (tau and the resamples do not depend on their order).
+    for criterion in CRITERIA:
+        x, y, participants = [], [], []
+        for participant_id, choices in sorted(pragmatic_of.items()):
+            for (pragmatic, base), choice in zip(scores.values(), choices, strict=True):
+                x.append(pragmatic - base)
+                y.append(int(choice[criterion] == P))
+                participants.append(participant_id)
+        figure = results["kendall"][criterion]
+        assert figure["n"] == 16 and figure["tau"] == pytest.approx(stats.kendalltau(x, y).statistic, abs=1e-12)
+        expected = _participant_bootstrap(x, y, participants, n_resamples=2000, seed=analysis.SEED)
+        assert figure["ci"] == pytest.approx(expected, abs=1e-12), criterion
+        if criterion == "comprehension":
+            # Resampling the sixteen rows as if independent gives a narrower interval.
+            rows = analysis.kendall(x, y)["ci"]
+            assert rows[1] - rows[0] < figure["ci"][1] - figure["ci"][0]

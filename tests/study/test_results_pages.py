@@ -36,8 +36,9 @@ def api_urls(study) -> list[str]:
     ]
 
 
-def test_it_shows_results_and_exports_only_to_researchers(scenario, annotator_client, adjudicator_client,
-                                                          outsider_client, anonymous_client):
+def test_it_shows_results_and_exports_only_to_researchers(
+    scenario, annotator_client, adjudicator_client, outsider_client, anonymous_client
+):
     for url in page_urls(scenario):
         for client in (annotator_client, adjudicator_client, outsider_client):
             assert client.get(url).status_code == 403, url
@@ -65,7 +66,7 @@ def test_it_renders_counts_figure_and_tables(scenario, researcher_client):
     assert '<svg role="img"' in html and 'width="240.00"' in html  # 0.8 of the 300-unit scale
     assert "[0.376, 0.964]" in html  # Wilson interval of 4 of 5
     assert 'data-position="left"' in html and "0.667" in html
-    assert all(f"data-qa=\"{key}\"" in html for key in ("all", "pragmatic", "base", "group-american", "group-chinese"))
+    assert all(f'data-qa="{key}"' in html for key in ("all", "pragmatic", "base", "group-american", "group-chinese"))
     assert 'data-kendall="qa_gain"' in html
     assert "personal data" in html
     assert reverse("study:export", args=[scenario.slug]) + "?raw_pid=1" in html
@@ -100,8 +101,13 @@ def test_it_downloads_the_long_format_csv(scenario, researcher_client):
     assert 'filename="page-study-responses.csv"' in response["Content-Disposition"]
     frame = pd.read_csv(io.StringIO(response.content.decode()))
     assert list(frame.columns) == EXPORT_COLUMNS and len(frame) == len(study_export_rows(study=scenario))
-    raw = pd.read_csv(io.StringIO(researcher_client.get(
-        reverse("study:export", args=[scenario.slug]) + "?raw_pid=1&include_test=1").content.decode()))
+    raw = pd.read_csv(
+        io.StringIO(
+            researcher_client.get(
+                reverse("study:export", args=[scenario.slug]) + "?raw_pid=1&include_test=1"
+            ).content.decode()
+        )
+    )
     assert "P9" in set(raw["prolific_pid"]) and len(raw) == len(frame) + 7
 
 
@@ -133,3 +139,29 @@ def test_it_pages_the_responses_over_the_api(scenario, researcher_client):
     assert csv.status_code == 200 and csv["Content-Type"].startswith("text/csv")
     assert len(pd.read_csv(io.StringIO(csv.content.decode()))) == total
     assert researcher_client.get(url + "?format=xml").status_code == 400
+
+
+def test_it_says_what_the_intervals_resampled_on_the_page_and_in_the_json(scenario, researcher_client):
+    url = reverse("study:results", args=[scenario.slug])
+    html = researcher_client.get(url).content.decode()
+    assert 'data-interval-method="participants"' in html
+    assert "95% intervals: bootstrap over participants (2,000 resamples)" in html
+    method = {"bootstrap": "participants", "resamples": 2000, "confidence": 0.95, "method": "percentile"}
+    for data in (
+        json.loads(researcher_client.get(url + "?format=json").content),
+        researcher_client.get(reverse("study_api:results", args=[scenario.slug])).json(),
+    ):
+        assert method.items() <= data["interval_method"].items()
+
+
+def test_it_serves_full_precision_and_rounds_only_on_the_page(scenario, researcher_client):
+    url = reverse("study:results", args=[scenario.slug])
+    data = json.loads(researcher_client.get(url + "?format=json").content)
+    # Two of the three American choices on prior knowledge went to the base description.
+    prior = data["preferences"]["by_group"]["american"]["prior_knowledge"]
+    assert prior["pragmatic_rate"] == 1 / 3
+    assert data["position_bias"]["left_rate"] == 10 / 15
+    api = researcher_client.get(reverse("study_api:results", args=[scenario.slug])).json()
+    assert api["position_bias"] == data["position_bias"]
+    html = researcher_client.get(url).content.decode()
+    assert "0.667" in html and str(10 / 15) not in html
