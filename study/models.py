@@ -11,6 +11,7 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from artworks.models import ArtworkQuestionType, SpeakerKind
+from artworks.services.export import QC_THRESHOLD_DEFAULT
 
 # The package's one translation, for the Chinese group: the key of every ``translations`` field.
 TRANSLATION = "zh-hans"
@@ -45,7 +46,7 @@ class Study(models.Model):
     groups = models.JSONField(default=list, help_text=_("Participant groups, e.g. american and chinese."))
     artworks_per_participant = models.PositiveSmallIntegerField(default=12)
     qc_per_participant = models.PositiveSmallIntegerField(default=2)
-    qc_threshold = models.FloatField(default=0.75)
+    qc_threshold = models.FloatField(default=QC_THRESHOLD_DEFAULT)
     quota_per_group = models.PositiveIntegerField(default=10)
     completion_code = models.CharField(max_length=64)
     screenout_code = models.CharField(max_length=64)

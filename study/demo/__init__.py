@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 from artworks.demo.drawings import DRAWINGS, png
+from artworks.services.export import QC_THRESHOLD_DEFAULT
 
 SLUG = "demo-artworks"
 LABEL = "DEMO ARTWORK – drawn by code"
@@ -697,7 +698,7 @@ def demo_package() -> dict:
         "groups": ["american", "chinese"],
         "artworks_per_participant": 6,
         "qc_per_participant": 2,
-        "qc_threshold": 0.75,
+        "qc_threshold": QC_THRESHOLD_DEFAULT,
         "quota_per_group": 10,
         "completion_code": "DEMOCOMPLETE",
         "screenout_code": "DEMOSCREENOUT",

@@ -58,12 +58,6 @@ def study_term_find(*, study: Study, pk) -> Term | None:
     return Term.objects.filter(pk=pk, artwork__study=study).select_related("artwork").first()
 
 
-def study_artwork_find_by_pk(*, study: Study, pk) -> Artwork | None:
-    if not str(pk or "").isdigit():
-        return None
-    return Artwork.objects.filter(study=study, pk=pk).first()
-
-
 def term_study(*, term: Term) -> Study:
     """The study of a term as stored now: its status decides whether the term's row is editable."""
     return Study.objects.get(pk=term.artwork.study_id)

@@ -66,6 +66,13 @@ def study_artwork_find(*, study: Study, key: str) -> Artwork | None:
     return Artwork.objects.filter(study=study, key=key).first()
 
 
+def study_artwork_find_by_pk(*, study: Study, pk) -> Artwork | None:
+    """An artwork of this study by its id as posted (anything but digits finds nothing)."""
+    if not str(pk or "").isdigit():
+        return None
+    return Artwork.objects.filter(study=study, pk=pk).first()
+
+
 def study_get(slug: str) -> Study | None:
     """The study of a slug with its ``progress`` rows, or None."""
     study = Study.objects.select_related("created_by").filter(slug=slug).first()

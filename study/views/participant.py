@@ -20,7 +20,7 @@ from core.decorators import role_required
 from core.files import untrusted_file_response
 from core.roles import RESEARCHER, has_role
 
-from ..models import Culture, Participant, ParticipantStatus, Study, StudyStatus
+from ..models import Culture, Participant, ParticipantStatus, StudyStatus
 from ..selectors.participants import (
     UNFINISHED,
     consent_context,
@@ -32,6 +32,7 @@ from ..selectors.participants import (
 )
 from ..selectors.studies import study_artwork_find, study_find
 from ..services import participants as flow
+from . import study_or_404
 
 ENTRY_MESSAGES = {
     "bad_pid": (
@@ -78,13 +79,6 @@ ENTRY_MESSAGES = {
 
 # The four pages of an artwork before the comparison share one template.
 ARTWORK_PAGES = ("symbols", "qa", "post_symbols", "post_qa")
-
-
-def _study_or_404(slug: str) -> Study:
-    study = study_find(slug=slug)
-    if study is None:
-        raise Http404
-    return study
 
 
 def _session_key(slug: str) -> str:
@@ -254,7 +248,7 @@ def _finished(request, participant: Participant):
 @require_POST
 @role_required(RESEARCHER)
 def preview_start(request, slug):
-    study = _study_or_404(slug)
+    study = study_or_404(slug)
     try:
         participant = flow.preview_start(study=study, user=request.user, group=request.POST.get("group", ""))
     except flow.EntryError:
@@ -267,7 +261,7 @@ def preview_start(request, slug):
 # The site policy would be the wrong one: the file carries its own, stricter policy.
 @csp_exempt()
 def artwork_image(request, slug, key):
-    study = _study_or_404(slug)
+    study = study_or_404(slug)
     if study.status == StudyStatus.DRAFT and not (
         has_role(request.user, RESEARCHER) or request.session.get(_session_key(slug))
     ):

@@ -24,16 +24,10 @@ from core.roles import RESEARCHER
 
 from ..forms import TermAddForm, TermEditForm, TermModelForm, ThresholdForm
 from ..models import PrepStatus, Study, Term
-from ..selectors.prep import study_artwork_find_by_pk, study_term_find, study_terms_review, term_study
-from ..selectors.studies import study_find
+from ..selectors.prep import study_term_find, study_terms_review, term_study
+from ..selectors.studies import study_artwork_find_by_pk
 from ..services import prep as services
-
-
-def _study_or_404(slug: str) -> Study:
-    study = study_find(slug=slug)
-    if study is None:
-        raise Http404
-    return study
+from . import study_or_404
 
 
 def _error_text(exc: ValidationError) -> str:
@@ -121,7 +115,7 @@ def _row(request, term: Term, *, error: str = "", saved: str = ""):
 @role_required(RESEARCHER)
 @vary_on_headers("HX-Request")
 def study_terms(request, slug: str):
-    study = _study_or_404(slug)
+    study = study_or_404(slug)
     if request.method == "POST":
         return _terms_post(request, study)
     if request.htmx and request.GET.get("part") == "status" and not request.htmx.history_restore_request:
@@ -222,7 +216,7 @@ def _term_add(request, study: Study):
 @role_required(RESEARCHER)
 def study_prepare(request, slug: str):
     """Queue the preparation again, optionally finding terms with a chosen model."""
-    study = _study_or_404(slug)
+    study = study_or_404(slug)
     form = TermModelForm(request.POST)
     term_model = form.cleaned_data.get("term_model") if form.is_valid() else None
     if request.POST.get("term_model") and term_model is None:

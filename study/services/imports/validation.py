@@ -9,12 +9,12 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
 from django.utils.translation import gettext as _
 
+from artworks.models import DISTRACTORS
 from core.files import ImageRefused, image_format, svg_rasterise
 from core.packages import FileRefused
 
 from ...models import CONSENT_LANGUAGES, TRANSLATION, Culture, QuestionType, Speaker, Study
 
-DISTRACTORS = 5
 RASTER_FORMATS = {"PNG": "png", "JPEG": "jpg", "WEBP": "webp", "GIF": "gif"}
 IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".webp", ".gif", ".svg"}
 # Slugs that would shadow a fixed route under /studies/ or /api/study/.
