@@ -1,6 +1,5 @@
 """The judge-versus-human report of a generation run over the API (researchers only)."""
 
-from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.exceptions import NotFound, ValidationError
@@ -8,7 +7,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.apis.common import ApiMixin, IgnoreFormatParamNegotiation, error_responses
-from core.files import untrusted_file_response
+from core.http import download
 from core.permissions import IsResearcher
 
 from .. import selectors
@@ -49,6 +48,5 @@ class HumanReportApi(ApiMixin, APIView):
             raise ValidationError({"format": ["json or csv."]})
         report = report_selectors.human_report(run=run)
         if fmt == "csv":
-            response = HttpResponse(human_report_csv(report).encode(), content_type="text/csv; charset=utf-8")
-            return untrusted_file_response(response, filename=f"run-{run.pk}-human-report.csv")
+            return download(human_report_csv(report), filename=f"run-{run.pk}-human-report.csv", fmt="csv")
         return Response(report)

@@ -1,6 +1,5 @@
 """The paper's Tables 3-5 over the API."""
 
-from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
@@ -9,7 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.apis.common import ApiMixin, IgnoreFormatParamNegotiation, error_responses
-from core.files import untrusted_file_response
+from core.http import download
 from core.permissions import IsResearcher
 
 from .. import selectors
@@ -87,6 +86,5 @@ class ResultsTableApi(ApiMixin, APIView):
             raise ValidationError({"format": ["json or csv."]})
         data = selectors.results_table(table=table, judge_model=judge_model, strategy=strategy)
         if fmt == "csv":
-            response = HttpResponse(results_csv(data).encode(), content_type="text/csv; charset=utf-8")
-            return untrusted_file_response(response, filename=f"vivid-results-{table}.csv")
+            return download(results_csv(data), filename=f"vivid-results-{table}.csv", fmt="csv")
         return Response(data)

@@ -1,6 +1,5 @@
 """Runs over the API: create, follow, cancel, resume, read items and the report."""
 
-from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -20,7 +19,7 @@ from core.apis.common import (
 )
 from core.apis.idempotency import IDEMPOTENCY_KEY_HEADER, request_idempotency_key
 from core.apis.pagination import PageNumberPagination
-from core.files import untrusted_file_response
+from core.http import download
 from core.permissions import IsResearcher
 
 from .. import selectors, services
@@ -354,6 +353,5 @@ class RunReportApi(ApiMixin, APIView):
             raise ValidationError({"format": ["json or csv."]})
         report = selectors.run_report(run=run)
         if fmt == "csv":
-            response = HttpResponse(report_csv(report).encode(), content_type="text/csv; charset=utf-8")
-            return untrusted_file_response(response, filename=f"run-{run.pk}-report.csv")
+            return download(report_csv(report), filename=f"run-{run.pk}-report.csv", fmt="csv")
         return Response(report)
