@@ -1,9 +1,7 @@
 """Study results and long-format responses over the API (researchers only)."""
 
-from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import path
-from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.exceptions import ValidationError
@@ -12,7 +10,7 @@ from rest_framework.views import APIView
 
 from core.apis.common import ApiMixin, IgnoreFormatParamNegotiation, error_responses
 from core.apis.pagination import PageNumberPagination
-from core.files import untrusted_file_response
+from core.http import download
 from core.permissions import IsResearcher
 
 from ..models import Study
@@ -94,12 +92,8 @@ class StudyResponsesApi(ApiMixin, APIView):
             raise ValidationError({"format": ["json or csv."]})
         include_test, raw_pid = _flag(request, "include_test"), _flag(request, "raw_pid")
         if fmt == "csv":
-            response = HttpResponse(
-                study_export_csv(study=study, include_test=include_test, raw_pid=raw_pid).encode(),
-                content_type="text/csv; charset=utf-8",
-                headers={"Content-Disposition": content_disposition_header(True, f"{study.slug}-responses.csv")},
-            )
-            return untrusted_file_response(response, filename=f"{study.slug}-responses.csv")
+            body = study_export_csv(study=study, include_test=include_test, raw_pid=raw_pid)
+            return download(body, filename=f"{study.slug}-responses.csv", fmt="csv")
         rows = study_export_rows(study=study, include_test=include_test, raw_pid=raw_pid)
         paginator = ResponsePagination()
         page = paginator.paginate_queryset(rows, request, view=self)

@@ -3,8 +3,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from core.http import json_text
-from study.models import Study
 from study.selectors.results import study_export_csv, study_results
+from study.selectors.studies import study_find
 
 
 class Command(BaseCommand):
@@ -23,7 +23,7 @@ class Command(BaseCommand):
         parser.add_argument("--output", "-o", default="", help="Write to this file instead of standard output.")
 
     def handle(self, *args, **options):
-        study = Study.objects.filter(slug=options["slug"]).first()
+        study = study_find(slug=options["slug"])
         if study is None:
             raise CommandError(f"no study with slug '{options['slug']}'")
         if options["format"] == "json":
