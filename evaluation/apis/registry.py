@@ -1,7 +1,7 @@
 """Models and prompt templates over the API."""
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import JSONParser
@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.apis.common import MAX_INT32, ApiMixin, error_responses, string_enum
+from core.apis.idempotency import IDEMPOTENCY_KEY_HEADER, request_idempotency_key
 from core.permissions import IsResearcher
 
 from .. import selectors, services
@@ -64,15 +65,27 @@ class ModelListApi(ApiMixin, APIView):
     @extend_schema(
         operation_id="evaluation_models_create",
         request=ModelCreateSerializer,
-        responses={201: ModelSerializer, **error_responses(400, 401, 403)},
+        parameters=[IDEMPOTENCY_KEY_HEADER],
+        responses={
+            201: ModelSerializer,
+            200: OpenApiResponse(
+                ModelSerializer,
+                description="A repeat of an earlier request's Idempotency-Key: the model that request registered.",
+            ),
+            **error_responses(400, 401, 403),
+        },
         description="Register a model: an OpenAI-compatible endpoint (base URL, API key variable name) or a local "
-        "transformers model (path). The API key itself is never sent or stored.",
+        "transformers model (path). The API key itself is never sent or stored. Send an Idempotency-Key to retry "
+        "safely: a repeat answers 200 with the model the first request registered.",
     )
     def post(self, request):
         serializer = ModelCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        model = services.model_add(**serializer.validated_data, user=request.user)
-        return Response(ModelSerializer(model).data, status=status.HTTP_201_CREATED)
+        model = services.model_add(
+            **serializer.validated_data, user=request.user, idempotency_key=request_idempotency_key(request)
+        )
+        answer = status.HTTP_200_OK if model.idempotent_repeat else status.HTTP_201_CREATED
+        return Response(ModelSerializer(model).data, status=answer)
 
 
 class MessageSerializer(serializers.Serializer):

@@ -5,12 +5,14 @@ import json
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from core.forms import IdempotentFormMixin
+
 from ..models import MAX_CONCURRENCY, PromptKind, Provider
 
 ROLES = ("system", "user", "assistant")
 
 
-class ModelAddForm(forms.Form):
+class ModelAddForm(IdempotentFormMixin, forms.Form):
     name = forms.SlugField(
         label=_("Name"), max_length=100, help_text=_("Short and unique, e.g. “gpt-4o-mini” or “local-qwen”.")
     )

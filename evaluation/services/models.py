@@ -4,11 +4,14 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.translation import gettext as _
 
+from core.services.idempotency import idempotent_create
+
 from ..model_guard import api_key_env_problem, base_url_problem
 from ..models import MAX_CONCURRENCY, ModelConfig, ModelSlot, ModelThrottle, PromptKind, PromptTemplate, Provider
 
+MODEL_IDEMPOTENCY_SCOPE = "evaluation.model"
 
-@transaction.atomic
+
 def model_add(
     *,
     name: str,
@@ -21,8 +24,39 @@ def model_add(
     timeout: float = 60.0,
     user=None,
     builtin: bool = False,
+    idempotency_key: str | None = None,
 ) -> ModelConfig:
-    """Register a model. The API key itself is never stored, only the name of its environment variable."""
+    """Register a model. The API key itself is never stored, only the name of its environment variable.
+
+    A second request with the same ``idempotency_key`` returns the model the first one registered, with
+    ``model.idempotent_repeat`` set, instead of refusing the name as taken.
+    """
+    model, created = idempotent_create(
+        scope=MODEL_IDEMPOTENCY_SCOPE,
+        key=idempotency_key,
+        user=user,
+        model=ModelConfig,
+        create=lambda: _model_create(
+            name=name,
+            provider=provider,
+            model_id=model_id,
+            base_url=base_url,
+            api_key_env=api_key_env,
+            max_concurrency=max_concurrency,
+            requests_per_minute=requests_per_minute,
+            timeout=timeout,
+            user=user,
+            builtin=builtin,
+        ),
+    )
+    model.idempotent_repeat = not created
+    return model
+
+
+@transaction.atomic
+def _model_create(
+    *, name, provider, model_id, base_url, api_key_env, max_concurrency, requests_per_minute, timeout, user, builtin
+) -> ModelConfig:
     errors = {}
     if provider not in Provider.values:
         errors["provider"] = _("one of %(values)s") % {"values": ", ".join(Provider.values)}

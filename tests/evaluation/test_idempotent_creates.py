@@ -10,7 +10,7 @@ from django.db import connection
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from evaluation.models import Run, RunKind, ScoringTask
+from evaluation.models import ModelConfig, Run, RunKind, ScoringTask
 from evaluation.services import model_add, run_start
 from evaluation.services.runs import lifecycle as runs_lifecycle
 
@@ -176,3 +176,38 @@ def test_it_answers_a_repeated_scoring_task_create_with_the_first_task(researche
     assert (first.status_code, again.status_code) == (201, 200)
     assert again.json() == first.json()
     assert ScoringTask.objects.count() == 1
+
+
+# --- Models -------------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_it_registers_one_model_for_a_double_submit(researcher_client):
+    url = reverse("evaluation:model_new")
+    form = {
+        "idempotency_key": rendered_key(researcher_client, url),
+        "name": "twice",
+        "provider": "openai",
+        "model_id": "m",
+        "base_url": "http://127.0.0.1:9/v1",
+        "max_concurrency": 2,
+        "timeout": 30,
+    }
+    first = researcher_client.post(url, form)
+    again = researcher_client.post(url, form)
+
+    assert first.status_code == again.status_code == 302
+    assert first["Location"] == again["Location"] == reverse("evaluation:model_list")
+    assert ModelConfig.objects.filter(name="twice").count() == 1
+
+
+@pytest.mark.django_db
+def test_it_answers_a_repeated_model_create_with_the_first_model(researcher):
+    body = {"name": "retried", "provider": "openai", "model_id": "m", "base_url": "http://127.0.0.1:9/v1"}
+    url = reverse("evaluation-api:model_list")
+    first = api(researcher).post(url, body, format="json", HTTP_IDEMPOTENCY_KEY=KEY)
+    again = api(researcher).post(url, body, format="json", HTTP_IDEMPOTENCY_KEY=KEY)
+
+    assert (first.status_code, again.status_code) == (201, 200)
+    assert again.json()["id"] == first.json()["id"]
+    assert ModelConfig.objects.filter(name="retried").count() == 1
