@@ -78,6 +78,9 @@ class AgreementStatsSerializer(serializers.Serializer):
     annotators_per_item = serializers.IntegerField()
     categories = serializers.DictField(child=serializers.ListField(child=serializers.CharField()))
     method = serializers.DictField()
+    interval_method = serializers.DictField(
+        help_text="What the intervals resampled: `bootstrap` (the unit, items), `resamples`, `confidence`, `method`."
+    )
     theme = AgreementLabelSerializer(help_text="The theme as one nominal label.")
     traits = serializers.DictField(
         child=AgreementLabelSerializer(), help_text="Each trait as present/absent, by trait code."

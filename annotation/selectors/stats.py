@@ -12,6 +12,8 @@ import numpy as np
 from django.core.cache import cache
 from django.db.models import Count, Max
 
+from core import statistics
+
 from .. import agreement
 from ..models import AnnotationRound, ItemStatus, LabelChange, RoundItem, Suggestion, Theme, Trait
 from .visibility import round_overview_visible
@@ -100,6 +102,9 @@ def _round_agreement_stats(*, round: AnnotationRound, n_resamples: int, seed: in
             "seed": seed,
             "percent_agreement": "percentage of agreeing annotator pairs on items with all ratings",
         },
+        "interval_method": statistics.interval_method(
+            unit="items", n_resamples=n_resamples, confidence=agreement.CONFIDENCE_LEVEL
+        ),
         "theme": labelled["theme"],
         "traits": {code: labelled[code] for code in trait_codes},
         "theme_confusion": {

@@ -7,10 +7,11 @@ intervals, and Welch two-sample t-tests on per-question correctness between the 
 """
 
 import io
-import math
 import warnings
 
 from django.db.models import Avg, Count
+
+from core import statistics
 
 from ..models import (
     ArtworkPipelineRun,
@@ -35,23 +36,14 @@ ALPHA = 0.05
 CSV_COLUMNS = ["condition", "familiarity", "type", "accuracy", "n", "ci_low", "ci_high"]
 
 
-def _finite(value) -> float | None:
-    if value is None:
-        return None
-    value = float(value)
-    return value if math.isfinite(value) else None
-
-
 def accuracy_cell(outcomes: list[bool]) -> dict:
     """Accuracy with its Wilson 95% interval; an empty cell has no accuracy rather than 0."""
-    from statsmodels.stats.proportion import proportion_confint
-
     n = len(outcomes)
     if not n:
         return {"accuracy": None, "n": 0, "ci": None}
     successes = sum(outcomes)
-    low, high = proportion_confint(successes, n, alpha=ALPHA, method="wilson")
-    return {"accuracy": successes / n, "n": n, "ci": [float(low), float(high)]}
+    low, high = statistics.wilson_interval(successes, n, confidence=1 - ALPHA)
+    return {"accuracy": successes / n, "n": n, "ci": [low, high]}
 
 
 def welch_test(a: list[bool], b: list[bool]) -> dict:
@@ -67,7 +59,7 @@ def welch_test(a: list[bool], b: list[bool]) -> dict:
         # One constant side is fine for Welch (its variance is exactly 0), but scipy warns about it.
         warnings.simplefilter("ignore", RuntimeWarning)
         statistic, p_value = ttest_ind([float(x) for x in a], [float(x) for x in b], equal_var=False)
-    statistic, p_value = _finite(statistic), _finite(p_value)
+    statistic, p_value = statistics.finite(statistic), statistics.finite(p_value)
     if statistic is None or p_value is None:
         return result
     result.update(t=statistic, p_value=p_value, significant=p_value < ALPHA)
@@ -86,7 +78,7 @@ def _image_seen(run: ArtworkPipelineRun):
 def _speaker_scores(run: ArtworkPipelineRun) -> dict:
     def summary(queryset) -> dict:
         row = queryset.filter(listener_score__isnull=False).aggregate(mean=Avg("listener_score"), n=Count("id"))
-        return {"mean": _finite(row["mean"]), "n": row["n"]}
+        return {"mean": statistics.finite(row["mean"]), "n": row["n"]}
 
     candidates = SpeakerCandidate.objects.filter(run=run)
     return {

@@ -29,7 +29,8 @@ class HumanReportApi(ApiMixin, APIView):
                 description="`human` (`n_ratings`, `mean`, `inter_rater`), `judges` keyed by judge run id (`strategy`, "
                 "`judge_model`, `n`, `mean`, `human_mean`, `cohen_kappa`, `cohen_kappa_linear`, `cohen_kappa_quadratic`, "
                 "`kendall_tau`, `spearman_rho`, `cohen_kappa_ci`, `kendall_tau_ci`, `confusion`), `noise`, "
-                "`disagreements`, `table1`. Undefined figures are null with a reason in `reasons`.",
+                "`disagreements`, `table1`, `interval_method` (`bootstrap`: the unit resampled, items; `resamples`; "
+                "`confidence`). Figures carry full precision. Undefined figures are null with a reason in `reasons`.",
             ),
             (200, "text/csv"): OpenApiResponse(
                 OpenApiTypes.STR, description="One row per judge run, then a `human` row."

@@ -10,6 +10,8 @@ from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.db.models import Count, Max, Sum
 
+from core import statistics
+
 from .. import agreement
 from ..models import HumanRating, RatingStatus, Run, RunItem, RunKind, RunStatus
 
@@ -156,6 +158,9 @@ def _compute(*, run: Run, seed: int, n_resamples: int) -> dict:
             "seed": seed,
             "bootstrap": "percentile, resampling items (an item brings all of its pairs)",
         },
+        "interval_method": statistics.interval_method(
+            unit=agreement.RESAMPLED_UNIT, n_resamples=n_resamples, confidence=agreement.CONFIDENCE_LEVEL
+        ),
         "human": human,
         "judges": judges,
         "noise": noise,

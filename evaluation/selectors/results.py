@@ -61,7 +61,7 @@ def results_table(*, table: str, judge_model: ModelConfig | None = None, strateg
                     done = run.items.filter(status=ItemStatus.DONE).aggregate(
                         n=Count("id"), ok=Count("id", filter=Q(correct=True))
                     )
-                    values[task] = round(done["ok"] / done["n"], 4) if done["n"] else None
+                    values[task] = done["ok"] / done["n"] if done["n"] else None
                 else:
                     values[task] = None
             rows.append({"model": name, "values": values})

@@ -113,7 +113,7 @@ def run_item_neighbours(*, item: RunItem) -> dict:
 
 
 def _mean(values: list[float]) -> float | None:
-    return round(sum(values) / len(values), 4) if values else None
+    return sum(values) / len(values) if values else None
 
 
 def run_report(*, run: Run) -> dict:
@@ -144,7 +144,7 @@ def run_report(*, run: Run) -> dict:
         done = run.items.filter(status=ItemStatus.DONE)
         n = done.count()
         correct = done.filter(correct=True).count()
-        report["accuracy"] = round(correct / n, 4) if n else None
+        report["accuracy"] = correct / n if n else None
         report["task"] = run.strategy
     return report
 

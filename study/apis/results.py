@@ -41,7 +41,9 @@ class StudyResultsApi(ApiMixin, APIView):
                 "`ci`) plus `by_group`, `position_bias` (`left_rate`, `n`, `ci`), `qa_accuracy` keyed `familiar`, "
                 "`unfamiliar` (each `without` and `with`, each `mean`, `ci`, `n`) plus `by_speaker` and `by_group`, "
                 "`qc_accuracy`, `kendall` keyed by the three questions and `qa_gain` (each `tau`, `ci`, `n`, "
-                "`p_value`). Intervals are 95%; undefined figures are null.",
+                "`p_value`), `interval_method` (`bootstrap`: the unit Kendall's tau intervals resample, participants; "
+                "`resamples`; `confidence`; `rates`: wilson). Intervals are 95%; figures carry full precision; "
+                "undefined figures are null.",
             ),
             **error_responses(401, 403, 404),
         },

@@ -360,6 +360,12 @@ def test_it_prints_the_json_contract_with_library_values():
         assert values["n"] == 24
     for key in ("theme_confusion", "vs_final", "vs_llm", "anchoring", "distributions"):
         assert key in stats
+    assert stats["interval_method"] == {
+        "bootstrap": "items",
+        "resamples": 200,
+        "confidence": 0.95,
+        "method": "percentile",
+    }
 
     texts = sorted({text for _user, text in labels})
     first, second = stats["annotators"]

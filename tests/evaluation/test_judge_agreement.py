@@ -372,6 +372,12 @@ def test_it_prints_the_contract_json(rated):
     assert "NaN" not in text and "Câu số" in text  # ensure_ascii=False
     assert text.startswith('{\n  "')  # indent 2
     assert {"n_ratings", "mean", "inter_rater"} <= set(data["human"])
+    assert data["interval_method"] == {
+        "bootstrap": "items",
+        "resamples": 1000,
+        "confidence": 0.95,
+        "method": "percentile",
+    }
     coefficient_keys = {
         "n",
         "cohen_kappa",

@@ -14,6 +14,7 @@ from annotation.services import expression_import
 from evaluation.models import ItemStatus, ModelConfig, ResponseCache, Run, RunStatus
 from evaluation.providers import ClientError, Completion, RetryableError
 from evaluation.selectors import run_progress, run_report
+from evaluation.selectors.results import results_table
 from evaluation.services import model_add, run_cancel, run_chunk, run_resume, run_start
 from evaluation.services.runs import execution as runs_execution
 
@@ -160,6 +161,22 @@ def test_it_scores_a_generation_run_and_counts_unscored_replies(eager, dataset, 
         "folk_knowledge",
         "pragmatic",
     }
+
+
+def test_it_reports_full_precision_and_leaves_rounding_to_the_pages(eager, dataset, provider, model):
+    generation = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=dataset)
+    replies = iter(["4", "4", "3", "không rõ", "không rõ"])
+    provider.answer = lambda text: next(replies)
+    judge = run_start(kind="judge", model=model, prompt_name="aspect", source_run=generation)
+    assert run_report(run=judge)["average"] == 11 / 3  # not 3.6667
+    assert results_table(table="theme")["rows"][0]["average"] == 11 / 3
+    out = io.StringIO()
+    call_command("run_report", str(judge.pk), "--format", "json", stdout=out)
+    assert json.loads(out.getvalue())["average"] == 11 / 3
+    out = io.StringIO()
+    call_command("run_report", str(judge.pk), "--format", "csv", stdout=out)
+    frame = pd.read_csv(io.StringIO(out.getvalue())).set_index("key")
+    assert float(frame.loc["average", "value"]) == 11 / 3
 
 
 def test_it_classifies_with_exact_match(eager, dataset, provider, model):
