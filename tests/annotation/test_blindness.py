@@ -10,20 +10,18 @@ import io
 import json
 
 import pytest
-from django.contrib.auth.models import Group
-from django.test import Client
 from django.urls import reverse
 
-from annotation.models import Dataset, ItemStatus
+from annotation.models import ItemStatus
 from annotation.services import (
     adjudication_resolve,
     assignment_submit,
-    expression_import,
-    round_create,
     round_lock,
     version_freeze,
 )
 from core.roles import ADJUDICATOR, RESEARCHER
+
+from .factories import add_role, client_for, make_dataset, make_round
 
 pytestmark = pytest.mark.django_db
 
@@ -35,29 +33,16 @@ GOLD_CSV = (
 )
 
 
-def client_for(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
-
-def add_role(user, role):
-    user.groups.add(Group.objects.get(name=role))
-    return user
+@pytest.fixture
+def gold_dataset(db):
+    """Two expressions whose gold labels appear nowhere else on the pages."""
+    return make_dataset(name="Gold corpus", csv=GOLD_CSV, filename="gold.csv")
 
 
 @pytest.fixture
-def dataset():
-    expression_import(dataset_name="Gold corpus", filename="gold.csv", content=GOLD_CSV.encode())
-    return Dataset.objects.get(name="Gold corpus")
-
-
-@pytest.fixture
-def disputed_round(dataset, annotator_a, annotator_b, researcher):
+def disputed_round(gold_dataset, annotator_a, annotator_b, researcher):
     """An open round in which A and B disagree on the first item and agree on the second."""
-    round_ = round_create(
-        name="Blind round", dataset=dataset, annotators=[annotator_a, annotator_b], user=researcher, seed=1
-    )
+    round_ = make_round(gold_dataset, [annotator_a, annotator_b], name="Blind round", user=researcher, seed=1)
     first, second = round_.items.order_by("id")
     for item, theme_b in ((first, "virtues"), (second, "love")):
         assignment_submit(assignment=item.assignments.get(annotator=annotator_a), user=annotator_a, theme="love")
@@ -148,8 +133,8 @@ def test_it_gives_the_same_adjudication_answer_for_every_item_of_an_open_round(d
 # --- Gold traits and theme ------------------------------------------------------------
 
 
-def test_it_hides_gold_labels_on_the_dataset_page_from_annotators(dataset, annotator_a, adjudicator):
-    url = reverse("annotation:dataset_detail", args=[dataset.pk])
+def test_it_hides_gold_labels_on_the_dataset_page_from_annotators(gold_dataset, annotator_a, adjudicator):
+    url = reverse("annotation:dataset_detail", args=[gold_dataset.pk])
     html = client_for(annotator_a).get(url).content.decode()
     assert "Folk knowledge" not in html and "work_nature" not in html and 'name="theme"' not in html
     # A filter by gold theme would reveal it too: it is ignored.
@@ -159,7 +144,7 @@ def test_it_hides_gold_labels_on_the_dataset_page_from_annotators(dataset, annot
     assert 'name="theme"' in client_for(adjudicator).get(url).content.decode()
 
 
-def test_it_hides_gold_labels_in_the_expressions_api_from_annotators(dataset, annotator_a, researcher):
+def test_it_hides_gold_labels_in_the_expressions_api_from_annotators(gold_dataset, annotator_a, researcher):
     rows = client_for(annotator_a).get(reverse("api:expression-list")).json()["results"]
     assert {(row["traits"], row["theme"]) for row in rows} == {(None, None)}
     one = client_for(annotator_a).get(reverse("api:expression-detail", args=[rows[0]["id"]])).json()
@@ -186,10 +171,10 @@ def test_it_hides_gold_labels_from_an_adjudicator_while_they_annotate_an_open_ro
 
 
 @pytest.mark.parametrize("fmt", ["csv", "jsonl"])
-def test_it_leaves_gold_labels_out_of_the_dataset_export_for_annotators(dataset, annotator_a, adjudicator, fmt):
+def test_it_leaves_gold_labels_out_of_the_dataset_export_for_annotators(gold_dataset, annotator_a, adjudicator, fmt):
     for url in (
-        reverse("annotation:dataset_export", args=[dataset.pk]) + f"?format={fmt}",
-        reverse("api:dataset-export", args=[dataset.pk]) + f"?format={fmt}",
+        reverse("annotation:dataset_export", args=[gold_dataset.pk]) + f"?format={fmt}",
+        reverse("api:dataset-export", args=[gold_dataset.pk]) + f"?format={fmt}",
     ):
         body = client_for(annotator_a).get(url).content.decode()
         assert "folk_knowledge" not in body and "work_nature" not in body
@@ -200,11 +185,11 @@ def test_it_leaves_gold_labels_out_of_the_dataset_export_for_annotators(dataset,
         assert "work_nature" in client_for(adjudicator).get(url).content.decode()
 
 
-def test_it_hides_a_gold_filter_of_a_round_from_annotators(dataset, annotator_a, annotator_b, researcher):
-    round_create(
+def test_it_hides_a_gold_filter_of_a_round_from_annotators(gold_dataset, annotator_a, annotator_b, researcher):
+    make_round(
+        gold_dataset,
+        [annotator_a, annotator_b],
         name="Filtered",
-        dataset=dataset,
-        annotators=[annotator_a, annotator_b],
         user=researcher,
         item_filter={"theme": "work_nature"},
         seed=1,

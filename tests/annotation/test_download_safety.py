@@ -2,12 +2,11 @@
 
 import pytest
 from django.urls import reverse
-from rest_framework.test import APIClient
 
-from annotation.models import Dataset
-from annotation.services import expression_import
 from study.models import StudyStatus
 from tests.study.factories import make_study, package_dict
+
+from .factories import api_client_for, make_dataset
 
 pytestmark = pytest.mark.django_db
 
@@ -25,23 +24,21 @@ def assert_sandboxed_attachment(response, content_type: str):
 
 
 @pytest.fixture
-def dataset():
-    expression_import(
-        dataset_name="Hostile", filename="s.csv", content=f"expression,explanation\n{HOSTILE},x\n".encode()
-    )
-    return Dataset.objects.get(name="Hostile")
+def hostile_dataset(db):
+    """One expression a browser would run as a script if an export were sniffed as HTML."""
+    return make_dataset(name="Hostile", csv=f"expression,explanation\n{HOSTILE},x\n")
 
 
 @pytest.mark.parametrize(
     "fmt, content_type", [("csv", "text/csv; charset=utf-8"), ("jsonl", "application/x-ndjson; charset=utf-8")]
 )
 def test_it_serves_a_dataset_export_as_a_sandboxed_attachment(
-    researcher_client, researcher, dataset, fmt, content_type
+    researcher_client, researcher, hostile_dataset, fmt, content_type
 ):
-    page = researcher_client.get(reverse("annotation:dataset_export", args=[dataset.pk]), {"format": fmt})
-    api = APIClient()
-    api.force_authenticate(researcher)
-    answer = api.get(reverse("api:dataset-export", args=[dataset.pk]), {"format": fmt})
+    page = researcher_client.get(reverse("annotation:dataset_export", args=[hostile_dataset.pk]), {"format": fmt})
+    answer = api_client_for(researcher, session=False).get(
+        reverse("api:dataset-export", args=[hostile_dataset.pk]), {"format": fmt}
+    )
 
     for response in (page, answer):
         assert_sandboxed_attachment(response, content_type)

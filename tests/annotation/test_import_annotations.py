@@ -13,29 +13,22 @@ from annotation.models import (
     AnnotationRound,
     Assignment,
     AssignmentStatus,
-    Dataset,
     ItemStatus,
     LabelChange,
     RoundItem,
     RoundStatus,
 )
 from annotation.selectors import round_funnel
-from annotation.services import expression_import, round_create, round_lock, version_freeze
+from annotation.services import round_lock, version_freeze
 from annotation.services.imports import annotations_import
 from core.roles import ANNOTATOR
-from tests.conftest import make_user
+
+from .factories import make_annotator, make_dataset, make_round
 
 pytestmark = pytest.mark.django_db
 
 NFC = unicodedata.normalize("NFC", "Ếch ngồi đáy giếng")
 NFD = unicodedata.normalize("NFD", NFC)
-CORPUS = (
-    "expression,explanation\n"
-    "Ăn cháo đá bát,Vô ơn\n"
-    f"{NFC},Hiểu biết hẹp\n"
-    "Tấc đất tấc vàng,Đất quý\n"
-    "Xa mặt cách lòng,Xa nhau thì phai\n"
-)
 GOOD = (
     "expression,annotator,theme,traits,note\n"
     "Ăn cháo đá bát,lan,criticism,pragmatic,\n"
@@ -48,17 +41,13 @@ GOOD = (
 )
 
 
-@pytest.fixture
-def dataset(db):
-    expression_import(dataset_name="Ca dao", filename="c.csv", content=CORPUS.encode())
-    return Dataset.objects.get(name="Ca dao")
-
-
-def run(tmp_path, text: str, *, dataset="Ca dao", round_name="Ngoài", name="labels.csv") -> tuple[str, str]:
+def run(tmp_path, text: str, *, dataset_name="Ca dao", round_name="Ngoài", name="labels.csv") -> tuple[str, str]:
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
     out, err = io.StringIO(), io.StringIO()
-    call_command("import_annotations", str(path), "--dataset", dataset, "--round", round_name, stdout=out, stderr=err)
+    call_command(
+        "import_annotations", str(path), "--dataset", dataset_name, "--round", round_name, stdout=out, stderr=err
+    )
     return out.getvalue(), err.getvalue()
 
 
@@ -73,12 +62,12 @@ def counts():
     )
 
 
-def test_it_creates_the_round_inactive_accounts_and_submitted_assignments(tmp_path, dataset):
+def test_it_creates_the_round_inactive_accounts_and_submitted_assignments(tmp_path, small_dataset):
     out, _ = run(tmp_path, GOOD)
     assert out.strip().splitlines()[-1] == "round Ngoài: items 4, annotations 7, unanimous 2, needs_adjudication 1"
     assert "created inactive annotator accounts: lan, minh" in out
     round_ = AnnotationRound.objects.get(name="Ngoài")
-    assert round_.dataset == dataset and round_.status == RoundStatus.OPEN
+    assert round_.dataset == small_dataset and round_.status == RoundStatus.OPEN
     assert round_.annotators_per_item == 2
     assert sorted(round_.annotators.values_list("username", flat=True)) == ["lan", "minh"]
     for username in ("lan", "minh"):
@@ -111,13 +100,13 @@ def test_it_creates_the_round_inactive_accounts_and_submitted_assignments(tmp_pa
     assert history == [("added_traits", None, ["literal", "pragmatic"]), ("theme", None, "criticism")]
 
 
-def test_it_agrees_with_the_round_funnel(tmp_path, dataset):
+def test_it_agrees_with_the_round_funnel(tmp_path, small_dataset):
     out, _ = run(tmp_path, GOOD)
     funnel = round_funnel(round=AnnotationRound.objects.get(name="Ngoài"))
     assert (funnel["in_round"], funnel["unanimous"], funnel["needs_adjudication"], funnel["final"]) == (4, 2, 1, 2)
 
 
-def test_it_reads_tsv_jsonl_and_trait_numbers(tmp_path, dataset):
+def test_it_reads_tsv_jsonl_and_trait_numbers(tmp_path, small_dataset):
     tsv = (
         "expression\tannotator\ttheme\ttraits\nĂn cháo đá bát\tlan\t3\t5\nĂn cháo đá bát\tminh\tcriticism\tpragmatic\n"
     )
@@ -131,7 +120,7 @@ def test_it_reads_tsv_jsonl_and_trait_numbers(tmp_path, dataset):
     assert out.strip().endswith("round JSONL: items 1, annotations 2, unanimous 1, needs_adjudication 0")
 
 
-def test_it_adds_rows_to_an_existing_round_and_refuses_an_already_submitted_pair(tmp_path, dataset):
+def test_it_adds_rows_to_an_existing_round_and_refuses_an_already_submitted_pair(tmp_path, small_dataset):
     run(tmp_path, "expression,annotator,theme,traits\nĂn cháo đá bát,lan,criticism,pragmatic\n")
     round_ = AnnotationRound.objects.get(name="Ngoài")
     assert round_.annotators_per_item == 1 and round_.items.get().status == ItemStatus.UNANIMOUS
@@ -155,9 +144,9 @@ def test_it_adds_rows_to_an_existing_round_and_refuses_an_already_submitted_pair
     assert counts() == before
 
 
-def test_it_fills_in_an_unsubmitted_assignment_of_a_round_made_here(tmp_path, dataset):
-    a, b = make_user("lan", ANNOTATOR), make_user("minh", ANNOTATOR)
-    round_create(name="Ngoài", dataset=dataset, annotators=[a, b], seed=1)
+def test_it_fills_in_an_unsubmitted_assignment_of_a_round_made_here(tmp_path, small_dataset):
+    a, b = make_annotator("lan"), make_annotator("minh")
+    make_round(small_dataset, [a, b], name="Ngoài", seed=1)
     before_assignments = Assignment.objects.count()
     out, _ = run(tmp_path, "expression,annotator,theme,traits\nĂn cháo đá bát,lan,love,\nĂn cháo đá bát,minh,love,\n")
     assert out.strip().splitlines()[-1].endswith("unanimous 1, needs_adjudication 0")
@@ -198,7 +187,7 @@ def test_it_fills_in_an_unsubmitted_assignment_of_a_round_made_here(tmp_path, da
         ("expression,annotator,theme,traits\n", "has no data rows"),
     ],
 )
-def test_it_writes_nothing_and_names_the_row_for_each_error(tmp_path, dataset, text, expected):
+def test_it_writes_nothing_and_names_the_row_for_each_error(tmp_path, small_dataset, text, expected):
     run(tmp_path, "expression,annotator,theme,traits\nXa mặt cách lòng,old,love,\n", round_name="Existing")
     before = counts()
     # A good row first: it must not be written either.
@@ -219,7 +208,7 @@ def test_it_writes_nothing_and_names_the_row_for_each_error(tmp_path, dataset, t
     assert not AnnotationRound.objects.filter(name="Ngoài").exists()
 
 
-def test_it_reports_every_bad_row_at_once(tmp_path, dataset):
+def test_it_reports_every_bad_row_at_once(tmp_path, small_dataset):
     text = (
         "expression,annotator,theme,traits\nKhông có,lan,love,\nĂn cháo đá bát,lan,nope,\nĂn cháo đá bát,minh,love,x\n"
     )
@@ -234,7 +223,7 @@ def test_it_reports_every_bad_row_at_once(tmp_path, dataset):
     assert [line.split(": ", 1)[1].split(",")[0] for line in lines] == ["row 2", "row 3", "row 4"]
 
 
-def test_it_exits_with_status_1_from_the_command_line(tmp_path, dataset):
+def test_it_exits_with_status_1_from_the_command_line(tmp_path, small_dataset):
     path = tmp_path / "bad.csv"
     path.write_text("expression,annotator,theme,traits\nKhông có,lan,love,\n", encoding="utf-8")
     with pytest.raises(SystemExit) as exit_info:
@@ -246,17 +235,13 @@ def test_it_exits_with_status_1_from_the_command_line(tmp_path, dataset):
     assert exit_info.value.code == 1
 
 
-def test_it_refuses_a_missing_dataset_file_a_foreign_round_and_a_frozen_one(tmp_path, dataset):
+def test_it_refuses_a_missing_dataset_file_a_foreign_round_and_a_frozen_one(tmp_path, small_dataset):
     with pytest.raises(CommandError, match="no dataset named 'Nope'"):
-        run(tmp_path, GOOD, dataset="Nope")
+        run(tmp_path, GOOD, dataset_name="Nope")
     with pytest.raises(CommandError, match="no such file"):
         call_command("import_annotations", str(tmp_path / "missing.csv"), "--dataset", "Ca dao", "--round", "R")
-    expression_import(
-        dataset_name="Khác", filename="k.csv", content="expression,explanation\nĂn cháo đá bát,x\n".encode()
-    )
-    other = Dataset.objects.get(name="Khác")
-    a, b = make_user("a1", ANNOTATOR), make_user("b1", ANNOTATOR)
-    foreign = round_create(name="Foreign", dataset=other, annotators=[a, b])
+    other = make_dataset(name="Khác", csv="expression,explanation\nĂn cháo đá bát,x\n", filename="k.csv")
+    foreign = make_round(other, [make_annotator("a1"), make_annotator("b1")], name="Foreign")
     before = counts()
     with pytest.raises(CommandError, match="belongs to the dataset 'Khác'"):
         run(tmp_path, GOOD, round_name="Foreign")
@@ -267,13 +252,13 @@ def test_it_refuses_a_missing_dataset_file_a_foreign_round_and_a_frozen_one(tmp_
         run(
             tmp_path,
             "expression,annotator,theme,traits\nĂn cháo đá bát,zed,love,\n",
-            dataset="Khác",
+            dataset_name="Khác",
             round_name="Foreign",
         )
     assert counts()[:4] == (before[0], before[1], before[2], before[3])
 
 
-def test_it_matches_nfd_and_nfc_spellings_to_one_item(tmp_path, dataset):
+def test_it_matches_nfd_and_nfc_spellings_to_one_item(tmp_path, small_dataset):
     text = f"expression,annotator,theme,traits\n{NFD},lan,criticism,pragmatic\n{NFC},minh,criticism,pragmatic\n"
     out, _ = run(tmp_path, text)
     assert out.strip().endswith("items 1, annotations 2, unanimous 1, needs_adjudication 0")
@@ -281,9 +266,9 @@ def test_it_matches_nfd_and_nfc_spellings_to_one_item(tmp_path, dataset):
     assert item.expression.text == NFC
 
 
-def test_the_service_reports_a_result_for_callers_other_than_the_cli(dataset, researcher):
+def test_the_service_reports_a_result_for_callers_other_than_the_cli(small_dataset, researcher):
     result = annotations_import(
-        dataset=dataset,
+        dataset=small_dataset,
         round_name="API",
         filename="x.json",
         user=researcher,

@@ -1,76 +1,62 @@
 """The annotator's review queue pages: each persona, htmx and plain POST, drafts, two tabs, blindness."""
 
 import re
-from html import unescape
 
 import pytest
 from django.core.exceptions import ValidationError
-from django.test import Client
 from django.urls import reverse
 
-from annotation.models import Assignment, AssignmentStatus, Dataset, LabelChange
+from annotation.models import Assignment, AssignmentStatus, LabelChange
 from annotation.services import (
     adjudication_remove,
     assignment_submit,
-    expression_import,
-    round_create,
     round_lock,
     suggested_codes,
-    suggestion_set_create,
 )
 from annotation.views import review as review_views
-from core.roles import ANNOTATOR
-from tests.conftest import make_user
+
+from .factories import (
+    alternating_traits,
+    client_for,
+    make_annotator,
+    make_dataset,
+    make_round,
+    make_suggestions,
+    numbered_csv,
+    queue_of,
+    text_of,
+)
 
 pytestmark = pytest.mark.django_db
 
-CORPUS = "expression,explanation\n" + "".join(f"Câu số {n},Giải nghĩa số {n}\n" for n in range(6))
 HTMX = {"HX-Request": "true"}
 SECRET_NOTE = "GHI-CHÚ-BÍ-MẬT-của-A-7731"
 
 
 @pytest.fixture
-def dataset():
-    expression_import(dataset_name="Review corpus", filename="c.csv", content=CORPUS.encode())
-    return Dataset.objects.get(name="Review corpus")
+def numbered_dataset(db):
+    """Six unlabelled expressions."""
+    return make_dataset(name="Review corpus", csv=numbered_csv(6, explanation="Giải nghĩa số {n}"))
 
 
 @pytest.fixture
-def suggestions(dataset):
-    predictions = [
-        (e.pk, ["pragmatic"] if e.pk % 2 else ["literal", "folk_knowledge"], "raw") for e in dataset.expressions.all()
-    ]
-    return suggestion_set_create(dataset=dataset, name="gpt", model_name="gpt-4.1", predictions=predictions)
+def suggestions(numbered_dataset):
+    return make_suggestions(numbered_dataset, traits=alternating_traits)
 
 
 @pytest.fixture
-def review_round(dataset, suggestions, annotator_a, annotator_b, researcher):
-    return round_create(
-        name="R1",
-        dataset=dataset,
-        annotators=[annotator_a, annotator_b],
-        suggestion_set=suggestions,
-        user=researcher,
-        seed=7,
-    )
+def review_round(numbered_dataset, suggestions, annotator_a, annotator_b, researcher):
+    return make_round(numbered_dataset, [annotator_a, annotator_b], suggestion_set=suggestions, user=researcher, seed=7)
 
 
 @pytest.fixture
 def client_a(annotator_a):
-    client = Client()
-    client.force_login(annotator_a)
-    return client
+    return client_for(annotator_a)
 
 
 @pytest.fixture
 def client_b(annotator_b):
-    client = Client()
-    client.force_login(annotator_b)
-    return client
-
-
-def queue_of(round_, user) -> list[Assignment]:
-    return list(Assignment.objects.filter(item__round=round_, annotator=user).order_by("position"))
+    return client_for(annotator_b)
 
 
 def item_url(assignment) -> str:
@@ -96,12 +82,6 @@ def answer(
     if flagged:
         data["flagged"] = "on"
     return data
-
-
-def text_of(response) -> str:
-    html = response.content.decode()
-    html = re.sub(r"<(script|style)\b.*?</\1>", " ", html, flags=re.S)
-    return " ".join(unescape(re.sub(r"<[^>]+>", " ", html)).split())
 
 
 def checked(response, name: str) -> set[str]:
@@ -142,15 +122,14 @@ def test_it_refuses_every_review_page_to_people_outside_the_round(review_round, 
         ],
         "post": [item_url(mine), draft_url(mine), skip_url(mine)],
     }
-    stranger = make_user("annotator_c", ANNOTATOR)
+    stranger = make_annotator("annotator_c")
     for user, expected in ((stranger, 404), (outsider, 403), (researcher, 403)):
-        client = Client()
-        client.force_login(user)
+        client = client_for(user)
         for url in urls["get"]:
             assert client.get(url).status_code == expected, (user, url)
         for url in urls["post"]:
             assert client.post(url, answer(mine)).status_code == expected, (user, url)
-    anonymous = Client()
+    anonymous = client_for()
     for url in urls["get"] + urls["post"]:
         response = anonymous.get(url) if url in urls["get"] else anonymous.post(url, answer(mine))
         assert response.status_code == 302 and response["Location"].startswith(reverse("login")), url
@@ -167,7 +146,7 @@ def test_it_hides_another_annotators_assignment_behind_a_404(client_b, review_ro
     theirs.refresh_from_db()
     assert theirs.status == AssignmentStatus.PENDING and theirs.draft == {}
     # The right assignment under the wrong round is not found either.
-    other = round_create(name="R-other", dataset=review_round.dataset, annotators=list(review_round.annotators.all()))
+    other = make_round(review_round.dataset, review_round.annotators.all(), name="R-other")
     assert client_b.get(reverse("annotation:review_item", args=[other.pk, theirs.pk])).status_code == 404
 
 
@@ -390,12 +369,12 @@ def test_it_lets_an_annotator_edit_an_answer_until_the_round_is_locked(client_a,
 
 
 def test_it_asks_for_all_five_traits_when_suggestions_are_hidden(
-    dataset, suggestions, annotator_a, annotator_b, client_a
+    numbered_dataset, suggestions, annotator_a, annotator_b, client_a
 ):
-    hidden = round_create(
+    hidden = make_round(
+        numbered_dataset,
+        [annotator_a, annotator_b],
         name="Hidden",
-        dataset=dataset,
-        annotators=[annotator_a, annotator_b],
         suggestion_set=suggestions,
         hide_suggestions_fraction=1.0,
     )

@@ -1,11 +1,9 @@
 """Researchers' pages: suggestion import, round creation with its preview, round list and detail, lock, freeze; home and nav."""
 
 import re
-from html import unescape
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.test import Client
 from django.urls import reverse
 
 from annotation.models import (
@@ -18,30 +16,22 @@ from annotation.models import (
     RoundStatus,
     SuggestionSet,
 )
-from annotation.services import (
-    adjudication_resolve,
-    assignment_skip,
-    assignment_submit,
-    expression_import,
-    round_create,
-    round_lock,
-    suggested_codes,
-    suggestion_set_create,
-)
-from core.roles import ADJUDICATOR, ANNOTATOR
+from annotation.services import adjudication_resolve, assignment_skip, round_lock
 from tests.conftest import make_user
+
+from .factories import (
+    client_for,
+    make_adjudicator,
+    make_annotator,
+    make_round,
+    make_suggestions,
+    review_all,
+    submit,
+    text_of,
+)
 
 pytestmark = pytest.mark.django_db
 
-CORPUS = (
-    "expression,explanation,kind,traits,theme\n"
-    "Ăn cháo đá bát,Vô ơn,idiom,pragmatic,criticism\n"
-    "Ếch ngồi đáy giếng,Hiểu biết hẹp,idiom,pragmatic,criticism\n"
-    "Tấc đất tấc vàng,Đất quý,proverb,uncommon_vocabulary,work_nature\n"
-    "Xa mặt cách lòng,Xa nhau thì phai,idiom,,love\n"
-    "Đồng cam cộng khổ,Chia sẻ,idiom,sino_vietnamese,social_relationships\n"
-    "Có công mài sắt có ngày nên kim,Kiên trì,proverb,,life_lessons\n"
-)
 SUGGESTIONS = (
     "expression,traits,raw_output\n"
     "Ăn cháo đá bát,pragmatic,{}\n"
@@ -50,53 +40,21 @@ SUGGESTIONS = (
 )
 
 
-def text_of(response) -> str:
-    html = re.sub(r"<(script|style)\b.*?</\1>", " ", response.content.decode(), flags=re.S)
-    return " ".join(unescape(re.sub(r"<[^>]+>", " ", html)).split())
-
-
-@pytest.fixture
-def dataset(db):
-    expression_import(dataset_name="Ca dao", filename="c.csv", content=CORPUS.encode())
-    return Dataset.objects.get(name="Ca dao")
-
-
 @pytest.fixture
 def suggestions(dataset):
-    predictions = [(e.pk, ["pragmatic"], "raw") for e in dataset.expressions.all()]
-    return suggestion_set_create(dataset=dataset, name="gpt", model_name="gpt-4.1", predictions=predictions)
+    return make_suggestions(dataset)
 
 
 @pytest.fixture
 def round_(dataset, suggestions, annotator_a, annotator_b, researcher):
-    return round_create(
-        name="R1",
-        dataset=dataset,
-        annotators=[annotator_a, annotator_b],
+    return make_round(
+        dataset,
+        [annotator_a, annotator_b],
         suggestion_set=suggestions,
         user=researcher,
         seed=11,
         hide_suggestions_fraction=0.5,
     )
-
-
-def client_for(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
-
-def submit(assignment, user, theme="criticism"):
-    decisions = {code: "accept" for code in suggested_codes(assignment.item)}
-    return assignment_submit(assignment=assignment, user=user, theme=theme, trait_decisions=decisions)
-
-
-def review_all(round_, annotator_a, annotator_b, disagree: int = 0):
-    """Both annotators review every item; the first `disagree` items get different themes."""
-    for n, item in enumerate(round_.items.order_by("id")):
-        for assignment in item.assignments.select_related("annotator"):
-            theme = "love" if (n < disagree and assignment.annotator == annotator_b) else "criticism"
-            submit(assignment, assignment.annotator, theme=theme)
 
 
 def round_post(dataset, annotators, **extra) -> dict:
@@ -149,7 +107,7 @@ def test_it_sends_anonymous_visitors_to_sign_in_and_refuses_the_wrong_roles(
     name, round_, outsider, annotator_a, adjudicator
 ):
     url, method = page_urls(round_)[name]
-    response = getattr(Client(), method)(url)
+    response = getattr(client_for(), method)(url)
     assert response.status_code == 302 and response.url.startswith(reverse("login"))
     assert getattr(client_for(outsider), method)(url).status_code == 403
     if name in RESEARCHER_ONLY or name in STAFF_ONLY:
@@ -246,7 +204,7 @@ def test_it_refuses_an_unsupported_suggestion_file(dataset, researcher):
 def test_it_creates_a_round_over_all_items_with_the_chosen_settings(
     dataset, suggestions, researcher, annotator_a, annotator_b
 ):
-    make_user("inactive_annotator", ANNOTATOR, is_active=False)
+    make_annotator("inactive_annotator", is_active=False)
     client = client_for(researcher)
     page = client.get(reverse("annotation:round_new")).content.decode()
     assert "annotator_a" in page and "annotator_b" in page and "inactive_annotator" not in page
@@ -284,11 +242,8 @@ def test_it_creates_a_round_over_the_filtered_items_and_records_the_filter(
 
 
 def test_it_leaves_out_items_already_in_another_round_when_asked(dataset, researcher, annotator_a, annotator_b):
-    round_create(
-        name="Old",
-        dataset=dataset,
-        annotators=[annotator_a, annotator_b],
-        expressions=dataset.expressions.filter(theme__code="criticism"),
+    make_round(
+        dataset, [annotator_a, annotator_b], name="Old", expressions=dataset.expressions.filter(theme__code="criticism")
     )
     client_for(researcher).post(
         reverse("annotation:round_new"), round_post(dataset, [annotator_a, annotator_b], not_in_other_round="on")
@@ -301,7 +256,7 @@ def test_it_leaves_out_items_already_in_another_round_when_asked(dataset, resear
 def test_it_previews_the_items_and_each_annotators_load_with_htmx(
     dataset, researcher, annotator_a, annotator_b, suggestions
 ):
-    annotator_c = make_user("annotator_c", ANNOTATOR)
+    annotator_c = make_annotator("annotator_c")
     client = client_for(researcher)
     url = reverse("annotation:round_new")
     params = {
@@ -336,7 +291,7 @@ def test_it_previews_the_items_and_each_annotators_load_with_htmx(
 def test_it_keeps_the_input_and_names_the_problem_when_a_round_cannot_be_created(
     dataset, researcher, annotator_a, annotator_b, suggestions
 ):
-    round_create(name="Taken", dataset=dataset, annotators=[annotator_a, annotator_b])
+    make_round(dataset, [annotator_a, annotator_b], name="Taken")
     client = client_for(researcher)
     response = client.post(
         reverse("annotation:round_new"), round_post(dataset, [annotator_a, annotator_b], name="Taken", seed=5)
@@ -385,8 +340,8 @@ def test_it_creates_a_round_once_when_the_form_is_submitted_twice(dataset, resea
 def test_it_lists_only_an_annotators_own_rounds_with_their_progress_and_a_review_button(
     round_, dataset, annotator_a, annotator_b
 ):
-    carol, dave = make_user("carol", ANNOTATOR), make_user("dave", ANNOTATOR)
-    other = round_create(name="Not mine", dataset=dataset, annotators=[carol, dave])
+    carol, dave = make_annotator("carol"), make_annotator("dave")
+    other = make_round(dataset, [carol, dave], name="Not mine")
     mine = Assignment.objects.filter(item__round=round_, annotator=annotator_a).order_by("position")
     submit(mine[0], annotator_a)
     assignment_skip(assignment=mine[1], user=annotator_a)
@@ -414,8 +369,8 @@ def test_it_offers_outcomes_instead_of_review_once_a_round_is_locked(round_, ann
 def test_it_lists_every_round_with_overall_progress_for_researchers_and_adjudicators(
     round_, dataset, researcher, adjudicator, annotator_a
 ):
-    carol, dave = make_user("carol", ANNOTATOR), make_user("dave", ANNOTATOR)
-    round_create(name="Other", dataset=dataset, annotators=[carol, dave])
+    carol, dave = make_annotator("carol"), make_annotator("dave")
+    make_round(dataset, [carol, dave], name="Other")
     submit(round_.items.first().assignments.first(), round_.items.first().assignments.first().annotator)
     for user in (researcher, adjudicator):
         page = text_of(client_for(user).get(reverse("annotation:round_list")))
@@ -528,8 +483,8 @@ def test_it_freezes_a_version_from_the_round_page_once(round_, researcher, adjud
 def test_it_shows_an_annotator_their_rounds_on_the_home_page_and_nothing_of_others(
     round_, dataset, annotator_a, annotator_b
 ):
-    carol, dave = make_user("carol", ANNOTATOR), make_user("dave", ANNOTATOR)
-    round_create(name="Not mine", dataset=dataset, annotators=[carol, dave])
+    carol, dave = make_annotator("carol"), make_annotator("dave")
+    make_round(dataset, [carol, dave], name="Not mine")
     for assignment in Assignment.objects.filter(item__round=round_, annotator=annotator_b):
         submit(assignment, annotator_b)
     response = client_for(annotator_a).get(reverse("home"))
@@ -561,7 +516,7 @@ def test_it_gives_a_researcher_the_links_to_the_whole_workflow(round_, researche
 
 
 def test_it_adds_rounds_and_versions_to_the_menu_for_the_right_roles(db):
-    annotator, adjudicator = make_user("ann", ANNOTATOR), make_user("adj", ADJUDICATOR)
+    annotator, adjudicator = make_annotator("ann"), make_adjudicator("adj")
     rounds, versions = reverse("annotation:round_list"), reverse("annotation:version_list")
     html = client_for(annotator).get(reverse("annotation:dataset_list")).content.decode()
     assert f'href="{rounds}"' in html and f'href="{versions}"' not in html

@@ -6,82 +6,22 @@ import pandas as pd
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
-from rest_framework.test import APIClient
 
-from annotation.models import AnnotationRound, Assignment, Dataset, DatasetVersion, RoundStatus, SuggestionSet
-from annotation.services import (
-    assignment_submit,
-    expression_import,
-    round_create,
-    round_lock,
-    suggested_codes,
-    suggestion_set_create,
-    version_freeze,
-)
-from core.roles import ANNOTATOR
-from tests.conftest import make_user
+from annotation.models import AnnotationRound, Assignment, DatasetVersion, RoundStatus, SuggestionSet
+
+from .factories import make_annotator, make_round, make_suggestions, make_version, submit_all
 
 pytestmark = pytest.mark.django_db
 
-CORPUS = (
-    "expression,explanation,theme\n"
-    "Ăn cháo đá bát,Vô ơn,criticism\n"
-    "Ếch ngồi đáy giếng,Hiểu biết hẹp,criticism\n"
-    "Tấc đất tấc vàng,Đất quý,work_nature\n"
-    "Xa mặt cách lòng,Xa nhau thì phai,love\n"
-)
-
 
 @pytest.fixture
-def dataset(db):
-    expression_import(dataset_name="Ca dao", filename="c.csv", content=CORPUS.encode())
-    return Dataset.objects.get(name="Ca dao")
-
-
-@pytest.fixture
-def round_(dataset, annotator_a, annotator_b, researcher):
-    predictions = [(e.pk, ["pragmatic"], "") for e in dataset.expressions.all()]
-    suggestions = suggestion_set_create(dataset=dataset, name="gpt", model_name="gpt-4.1", predictions=predictions)
-    return round_create(
-        name="R1",
-        dataset=dataset,
-        annotators=[annotator_a, annotator_b],
-        suggestion_set=suggestions,
-        user=researcher,
-        seed=9,
-    )
-
-
-@pytest.fixture
-def api_as(annotator_a, annotator_b, adjudicator, researcher, outsider):
-    users = {
-        "annotator": annotator_a,
-        "annotator_b": annotator_b,
-        "adjudicator": adjudicator,
-        "researcher": researcher,
-        "outsider": outsider,
-    }
-
-    def client_for(persona: str) -> APIClient:
-        client = APIClient()
-        if persona != "anonymous":
-            client.force_authenticate(users[persona])
-        return client
-
-    return client_for
-
-
-def submit_all(round_, user):
-    for assignment in Assignment.objects.filter(item__round=round_, annotator=user):
-        decisions = {code: "accept" for code in suggested_codes(assignment.item)}
-        assignment_submit(assignment=assignment, user=user, theme="criticism", trait_decisions=decisions)
+def round_(small_dataset, annotator_a, annotator_b, researcher):
+    suggestions = make_suggestions(small_dataset, raw="")
+    return make_round(small_dataset, [annotator_a, annotator_b], suggestion_set=suggestions, user=researcher, seed=9)
 
 
 def frozen(round_, annotator_a, annotator_b, researcher):
-    submit_all(round_, annotator_a)
-    submit_all(round_, annotator_b)
-    round_lock(round=round_)
-    return version_freeze(round=round_, name="v1", user=researcher)
+    return make_version(round_, annotator_a, annotator_b, user=researcher)
 
 
 # --- permissions ---------------------------------------------------------------------------------------------------
@@ -125,10 +65,10 @@ def test_it_answers_401_403_or_200_by_role_on_every_endpoint(
 
 
 def test_it_hides_other_rounds_and_other_annotators_from_an_annotator(
-    api_as, round_, dataset, annotator_a, annotator_b
+    api_as, round_, small_dataset, annotator_a, annotator_b
 ):
-    carol, dave = make_user("carol", ANNOTATOR), make_user("dave", ANNOTATOR)
-    other = round_create(name="Not mine", dataset=dataset, annotators=[carol, dave])
+    carol, dave = make_annotator("carol"), make_annotator("dave")
+    other = make_round(small_dataset, [carol, dave], name="Not mine")
     submit_all(round_, annotator_b)
     client = api_as("annotator")
     assert [r["name"] for r in client.get(reverse("api:round_list")).json()] == ["R1"]
@@ -164,10 +104,10 @@ def test_it_locks_and_reopens_through_the_api(api_as, round_):
     assert client.post(reverse("api:round_lock", args=[999]), {"action": "lock"}, format="json").status_code == 404
 
 
-def test_it_creates_a_round_through_the_api_with_a_filter(api_as, dataset, annotator_a, annotator_b, researcher):
+def test_it_creates_a_round_through_the_api_with_a_filter(api_as, small_dataset, annotator_a, annotator_b, researcher):
     body = {
         "name": "API",
-        "dataset": dataset.pk,
+        "dataset": small_dataset.pk,
         "annotators": ["annotator_a", "annotator_b"],
         "theme": "criticism",
         "seed": 4,
@@ -187,11 +127,11 @@ def test_it_creates_a_round_through_the_api_with_a_filter(api_as, dataset, annot
     assert response.status_code == 400
 
 
-def test_it_imports_suggestions_through_the_api(api_as, dataset, researcher):
+def test_it_imports_suggestions_through_the_api(api_as, small_dataset, researcher):
     upload = SimpleUploadedFile("s.csv", "expression,traits\nĂn cháo đá bát,pragmatic\nTấc đất tấc vàng,\n".encode())
     response = api_as("researcher").post(
         reverse("api:suggestion_import"),
-        {"dataset": dataset.pk, "name": "run", "model_name": "m", "file": upload},
+        {"dataset": small_dataset.pk, "name": "run", "model_name": "m", "file": upload},
         format="multipart",
     )
     assert response.status_code == 201
@@ -199,7 +139,7 @@ def test_it_imports_suggestions_through_the_api(api_as, dataset, researcher):
     bad = SimpleUploadedFile("s.csv", "expression,traits\nKhông có,pragmatic\n".encode())
     response = api_as("researcher").post(
         reverse("api:suggestion_import"),
-        {"dataset": dataset.pk, "name": "bad", "model_name": "m", "file": bad},
+        {"dataset": small_dataset.pk, "name": "bad", "model_name": "m", "file": bad},
         format="multipart",
     )
     assert response.status_code == 400
@@ -208,7 +148,7 @@ def test_it_imports_suggestions_through_the_api(api_as, dataset, researcher):
     again = SimpleUploadedFile("s.csv", "expression,traits\nĂn cháo đá bát,pragmatic\n".encode())
     response = api_as("researcher").post(
         reverse("api:suggestion_import"),
-        {"dataset": dataset.pk, "name": "run", "model_name": "m", "file": again},
+        {"dataset": small_dataset.pk, "name": "run", "model_name": "m", "file": again},
         format="multipart",
     )
     assert response.status_code == 400 and "name" in response.json()

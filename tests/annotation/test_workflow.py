@@ -8,7 +8,6 @@ from django.core.exceptions import PermissionDenied, ValidationError
 
 from annotation.models import (
     AssignmentStatus,
-    Dataset,
     DatasetVersionItem,
     ItemStatus,
     LabelChange,
@@ -22,50 +21,31 @@ from annotation.services import (
     assignment_draft_save,
     assignment_skip,
     assignment_submit,
-    expression_import,
     round_create,
     round_lock,
-    suggestion_set_create,
     version_freeze,
 )
 from tests.conftest import make_user
 
+from .factories import alternating_traits, make_dataset, make_round, make_suggestions, numbered_csv, submit
+
 pytestmark = pytest.mark.django_db
 
-CORPUS = "expression,explanation\n" + "".join(f"Câu số {n},Giải nghĩa {n}\n" for n in range(12))
+
+@pytest.fixture
+def numbered_dataset(db):
+    """Twelve unlabelled expressions."""
+    return make_dataset(name="Round corpus", csv=numbered_csv(12))
 
 
 @pytest.fixture
-def dataset():
-    expression_import(dataset_name="Round corpus", filename="c.csv", content=CORPUS.encode())
-    return Dataset.objects.get(name="Round corpus")
+def suggestions(numbered_dataset):
+    return make_suggestions(numbered_dataset, traits=alternating_traits)
 
 
 @pytest.fixture
-def suggestions(dataset):
-    predictions = [
-        (e.pk, ["pragmatic"] if e.pk % 2 else ["literal", "folk_knowledge"], "raw") for e in dataset.expressions.all()
-    ]
-    return suggestion_set_create(dataset=dataset, name="gpt", model_name="gpt-4.1", predictions=predictions)
-
-
-@pytest.fixture
-def two_round(dataset, suggestions, annotator_a, annotator_b, researcher):
-    return round_create(
-        name="R1",
-        dataset=dataset,
-        annotators=[annotator_a, annotator_b],
-        suggestion_set=suggestions,
-        user=researcher,
-        seed=7,
-    )
-
-
-def submit(assignment, user, theme="criticism", accept=True, **extra):
-    from annotation.services import suggested_codes
-
-    decisions = {code: "accept" if accept else "reject" for code in suggested_codes(assignment.item)}
-    return assignment_submit(assignment=assignment, user=user, theme=theme, trait_decisions=decisions, **extra)
+def two_round(numbered_dataset, suggestions, annotator_a, annotator_b, researcher):
+    return make_round(numbered_dataset, [annotator_a, annotator_b], suggestion_set=suggestions, user=researcher, seed=7)
 
 
 def test_it_gives_every_item_to_exactly_two_annotators(two_round, annotator_a):
@@ -75,9 +55,9 @@ def test_it_gives_every_item_to_exactly_two_annotators(two_round, annotator_a):
     assert annotator_progress(round=two_round, user=annotator_a) == {"total": 12, "done": 0, "skipped": 0, "percent": 0}
 
 
-def test_it_spreads_items_so_each_pair_overlaps_evenly(dataset):
+def test_it_spreads_items_so_each_pair_overlaps_evenly(numbered_dataset):
     annotators = [make_user(f"ann{n}") for n in range(4)]
-    round_ = round_create(name="R4", dataset=dataset, annotators=annotators, seed=1)
+    round_ = round_create(name="R4", dataset=numbered_dataset, annotators=annotators, seed=1)
     pairs = Counter(
         tuple(sorted(item.assignments.values_list("annotator__username", flat=True))) for item in round_.items.all()
     )
@@ -85,10 +65,10 @@ def test_it_spreads_items_so_each_pair_overlaps_evenly(dataset):
     assert max(pairs.values()) - min(pairs.values()) <= 1
 
 
-def test_it_hides_suggestions_from_a_recorded_fraction(dataset, suggestions, annotator_a, annotator_b):
+def test_it_hides_suggestions_from_a_recorded_fraction(numbered_dataset, suggestions, annotator_a, annotator_b):
     round_ = round_create(
         name="Hidden",
-        dataset=dataset,
+        dataset=numbered_dataset,
         annotators=[annotator_a, annotator_b],
         suggestion_set=suggestions,
         hide_suggestions_fraction=0.25,
@@ -98,7 +78,7 @@ def test_it_hides_suggestions_from_a_recorded_fraction(dataset, suggestions, ann
     assert len(hidden) == 3
     again = round_create(
         name="Hidden again",
-        dataset=dataset,
+        dataset=numbered_dataset,
         annotators=[annotator_a, annotator_b],
         suggestion_set=suggestions,
         hide_suggestions_fraction=0.25,
@@ -107,9 +87,9 @@ def test_it_hides_suggestions_from_a_recorded_fraction(dataset, suggestions, ann
     assert sorted(again.items.filter(suggestions_hidden=True).values_list("expression_id", flat=True)) == hidden
 
 
-def test_it_refuses_a_round_with_too_few_annotators(dataset, annotator_a):
+def test_it_refuses_a_round_with_too_few_annotators(numbered_dataset, annotator_a):
     with pytest.raises(ValidationError) as excinfo:
-        round_create(name="Solo", dataset=dataset, annotators=[annotator_a])
+        round_create(name="Solo", dataset=numbered_dataset, annotators=[annotator_a])
     assert "annotators" in excinfo.value.message_dict
 
 
@@ -295,13 +275,13 @@ def test_it_recomputes_cached_statistics_after_a_label_changes(two_round, annota
 
 
 def test_it_reads_the_suggestions_of_many_items_in_one_query(
-    dataset, suggestions, annotator_a, annotator_b, django_assert_num_queries
+    numbered_dataset, suggestions, annotator_a, annotator_b, django_assert_num_queries
 ):
     from annotation.selectors import suggested_codes_for
 
     round_ = round_create(
         name="Bulk",
-        dataset=dataset,
+        dataset=numbered_dataset,
         annotators=[annotator_a, annotator_b],
         suggestion_set=suggestions,
         hide_suggestions_fraction=0.25,
