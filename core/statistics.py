@@ -305,10 +305,13 @@ def bootstrap_distribution(
     """
     cluster_of_row, by_stratum, n_clusters = _cluster_layout(n_rows, clusters, strata)
     rng = np.random.default_rng(seed)
-    counts = np.zeros((n_resamples, n_clusters))
-    for members in by_stratum:
-        draws = rng.integers(0, members.size, (n_resamples, members.size))
-        counts[:, members] = draw_counts(draws, members.size)
+    if len(by_stratum) == 1:
+        counts = draw_counts(rng.integers(0, n_clusters, (n_resamples, n_clusters)), n_clusters)
+    else:
+        counts = np.zeros((n_resamples, n_clusters))
+        for members in by_stratum:
+            draws = rng.integers(0, members.size, (n_resamples, members.size))
+            counts[:, members] = draw_counts(draws, members.size)
     if clusters is None:
         # Every row is its own cluster, in row order: the counts are the row weights already.
         cluster_of_row = slice(None)
