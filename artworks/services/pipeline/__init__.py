@@ -1,5 +1,5 @@
 """The artwork pipeline of *Pragmatics Meets Culture*: question construction, base and
-pragmatic speakers, and the simulated listener (see evaluation/models_artwork.py)."""
+pragmatic speakers, and the simulated listener (see artworks/models.py)."""
 
 from .lifecycle import (
     DEFAULT_GROUPS,
