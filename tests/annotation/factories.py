@@ -155,6 +155,59 @@ def review_all(round_: AnnotationRound, annotator_a, annotator_b, disagree: int 
             submit(assignment, assignment.annotator, theme=theme)
 
 
+# The adjudication scenario: four items, two disputed, one unsure and flagged, one unanimous.
+ADJUDICATION_CSV = (
+    "expression,explanation\n"
+    "Ăn quả nhớ kẻ trồng cây,Biết ơn người đi trước\n"
+    "Có công mài sắt có ngày nên kim,Kiên trì thì thành công\n"
+    "Nước chảy đá mòn,Bền bỉ thắng tất cả\n"
+    "Gần mực thì đen,Môi trường ảnh hưởng con người\n"
+)
+A_NOTE = "A-secret-note-about-the-orchard"
+B_NOTE = "B-secret-note-about-the-orchard"
+
+
+def make_adjudication_round(annotator_a, annotator_b, researcher, *, lock: bool = True):
+    """Four items: two disputed on theme/trait, one unsure and flagged, one unanimous.
+
+    Returns the round and its items in queue order (by id).
+    """
+    dataset = make_dataset(name="Adjudication corpus", csv=ADJUDICATION_CSV)
+    suggestions = make_suggestions(dataset, traits=("literal", "folk_knowledge"))
+    round_ = make_round(
+        dataset,
+        [annotator_a, annotator_b],
+        name="Adjudication round",
+        suggestion_set=suggestions,
+        user=researcher,
+        seed=1,
+    )
+    items = list(round_.items.select_related("expression").order_by("id"))
+
+    def answer(item, user, theme, decisions, **extra):
+        assignment = item.assignments.get(annotator=user)
+        assignment_submit(assignment=assignment, user=user, theme=theme, trait_decisions=decisions, **extra)
+
+    both = {"literal": "accept", "folk_knowledge": "accept"}
+    # Disputed: theme and folk knowledge differ; both notes are secret until the lock.
+    answer(items[0], annotator_a, "love", {"literal": "accept", "folk_knowledge": "reject"}, note=A_NOTE)
+    answer(items[0], annotator_b, "virtues", both, note=B_NOTE)
+    # Same theme, but B is unsure of one trait and flags the item.
+    answer(items[1], annotator_a, "love", both)
+    answer(items[1], annotator_b, "love", {"literal": "accept", "folk_knowledge": "unsure"}, flagged=True)
+    # Unanimous: accepted automatically, never in the queue.
+    answer(items[2], annotator_a, "criticism", both)
+    answer(items[2], annotator_b, "criticism", both)
+    # A adds a trait the LLM missed.
+    answer(items[3], annotator_a, "other", both, added_traits=["pragmatic"])
+    answer(items[3], annotator_b, "other", both)
+    if lock:
+        round_lock(round=round_)
+    for item in items:
+        item.refresh_from_db()
+    return round_, items
+
+
 def make_version(round_: AnnotationRound, *annotators, name: str = "v1", user=None) -> DatasetVersion:
     """A frozen version of ``round_`` after every annotator agreed on every item."""
     for annotator in annotators:

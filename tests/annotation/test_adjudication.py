@@ -3,95 +3,28 @@
 import re
 
 import pytest
-from django.test import Client
 from django.urls import reverse
 
-from annotation.models import Dataset, ItemStatus, LabelChange
+from annotation.models import ItemStatus, LabelChange
 from annotation.services import (
     adjudication_resolve,
     assignment_submit,
-    expression_import,
-    round_create,
-    round_lock,
-    suggestion_set_create,
 )
-from core.roles import ADJUDICATOR, ANNOTATOR
-from tests.conftest import make_user
+from core.roles import ADJUDICATOR
+
+from .factories import A_NOTE, B_NOTE, add_role, client_for, make_adjudication_round, make_adjudicator, make_annotator
 
 pytestmark = pytest.mark.django_db
-
-CORPUS = (
-    "expression,explanation\n"
-    "Ăn quả nhớ kẻ trồng cây,Biết ơn người đi trước\n"
-    "Có công mài sắt có ngày nên kim,Kiên trì thì thành công\n"
-    "Nước chảy đá mòn,Bền bỉ thắng tất cả\n"
-    "Gần mực thì đen,Môi trường ảnh hưởng con người\n"
-)
-A_NOTE = "A-secret-note-about-the-orchard"
-B_NOTE = "B-secret-note-about-the-orchard"
-
-
-def build_round(annotator_a, annotator_b, researcher, *, lock=True):
-    """Four items: two disputed on theme/trait, one unsure and flagged, one unanimous.
-
-    Returns the round and its items in queue order (by id).
-    """
-    expression_import(dataset_name="Adjudication corpus", filename="c.csv", content=CORPUS.encode())
-    dataset = Dataset.objects.get(name="Adjudication corpus")
-    suggestions = suggestion_set_create(
-        dataset=dataset,
-        name="gpt",
-        model_name="gpt-4.1",
-        predictions=[(e.pk, ["literal", "folk_knowledge"], "raw") for e in dataset.expressions.all()],
-    )
-    round_ = round_create(
-        name="Adjudication round",
-        dataset=dataset,
-        annotators=[annotator_a, annotator_b],
-        suggestion_set=suggestions,
-        user=researcher,
-        seed=1,
-    )
-    items = list(round_.items.select_related("expression").order_by("id"))
-
-    def submit(item, user, theme, decisions, **extra):
-        assignment = item.assignments.get(annotator=user)
-        assignment_submit(assignment=assignment, user=user, theme=theme, trait_decisions=decisions, **extra)
-
-    both = {"literal": "accept", "folk_knowledge": "accept"}
-    # Disputed: theme and folk knowledge differ; both notes are secret until the lock.
-    submit(items[0], annotator_a, "love", {"literal": "accept", "folk_knowledge": "reject"}, note=A_NOTE)
-    submit(items[0], annotator_b, "virtues", both, note=B_NOTE)
-    # Same theme, but B is unsure of one trait and flags the item.
-    submit(items[1], annotator_a, "love", both)
-    submit(items[1], annotator_b, "love", {"literal": "accept", "folk_knowledge": "unsure"}, flagged=True)
-    # Unanimous: accepted automatically, never in the queue.
-    submit(items[2], annotator_a, "criticism", both)
-    submit(items[2], annotator_b, "criticism", both)
-    # A adds a trait the LLM missed.
-    submit(items[3], annotator_a, "other", both, added_traits=["pragmatic"])
-    submit(items[3], annotator_b, "other", both)
-    if lock:
-        round_lock(round=round_)
-    for item in items:
-        item.refresh_from_db()
-    return round_, items
 
 
 @pytest.fixture
 def open_round(annotator_a, annotator_b, researcher):
-    return build_round(annotator_a, annotator_b, researcher, lock=False)
+    return make_adjudication_round(annotator_a, annotator_b, researcher, lock=False)
 
 
 @pytest.fixture
 def locked_round(annotator_a, annotator_b, researcher):
-    return build_round(annotator_a, annotator_b, researcher)
-
-
-def client_for(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
+    return make_adjudication_round(annotator_a, annotator_b, researcher)
 
 
 def queue_url(round_):
@@ -130,7 +63,7 @@ def test_it_sends_anonymous_visitors_to_the_login_page(locked_round, anonymous_c
         assert response.status_code == 302 and response["Location"].startswith(reverse("login")), url
     response = anonymous_client.post(item_url(round_, items[0]), {"action": "resolve"})
     assert response.status_code == 302
-    assert ItemStatus.NEEDS_ADJUDICATION == type(items[0]).objects.get(pk=items[0].pk).status
+    assert type(items[0]).objects.get(pk=items[0].pk).status == ItemStatus.NEEDS_ADJUDICATION
 
 
 @pytest.mark.parametrize("persona", ["annotator_client", "researcher_client", "outsider_client"])
@@ -149,9 +82,7 @@ def test_it_lets_only_adjudicators_adjudicate(locked_round, persona, request):
 
 def test_it_lets_an_annotator_who_also_holds_the_adjudicator_role_adjudicate(locked_round, annotator_a):
     """As in the paper, annotators can resolve together: give them the Adjudicator role too."""
-    from django.contrib.auth.models import Group
-
-    annotator_a.groups.add(Group.objects.get(name=ADJUDICATOR))
+    add_role(annotator_a, ADJUDICATOR)
     round_, items = locked_round
     response = client_for(annotator_a).get(item_url(round_, items[0]))
     assert response.status_code == 200 and B_NOTE in response.content.decode()
@@ -165,7 +96,7 @@ def test_it_shows_item_history_to_researchers_adjudicators_and_assigned_annotato
     for client in (annotator_client, researcher_client, adjudicator_client):
         assert client.get(url).status_code == 200
     assert outsider_client.get(url).status_code == 403
-    stranger = make_user("annotator_c", ANNOTATOR)
+    stranger = make_annotator("annotator_c")
     assert client_for(stranger).get(url).status_code == 404
     other_round_url = reverse("annotation:item_detail", args=[round_.pk + 1000, items[0].pk])
     assert researcher_client.get(other_round_url).status_code == 404
@@ -397,7 +328,7 @@ def test_it_keeps_the_input_when_the_theme_is_missing(locked_round, adjudicator_
 
 def test_it_lets_one_of_two_adjudicators_win_and_tells_the_other_who(locked_round, adjudicator):
     round_, items = locked_round
-    second = make_user("adjudicator_2", ADJUDICATOR)
+    second = make_adjudicator("adjudicator_2")
     first_client, second_client = client_for(adjudicator), client_for(second)
     url = item_url(round_, items[0])
     first_revision = revision_of(first_client.get(url).content.decode())

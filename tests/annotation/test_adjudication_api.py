@@ -4,38 +4,23 @@ import json
 
 import pytest
 from django.urls import reverse
-from rest_framework.test import APIClient
 
 from annotation.models import ItemStatus, RoundItem
 from annotation.services import adjudication_resolve
-from core.roles import ADJUDICATOR, ANNOTATOR
-from tests.annotation.test_adjudication import A_NOTE, B_NOTE, build_round
-from tests.conftest import make_user
+
+from .factories import A_NOTE, B_NOTE, api_client_for, make_adjudication_round, make_adjudicator, make_annotator
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def open_round(annotator_a, annotator_b, researcher):
-    return build_round(annotator_a, annotator_b, researcher, lock=False)
+    return make_adjudication_round(annotator_a, annotator_b, researcher, lock=False)
 
 
 @pytest.fixture
 def locked_round(annotator_a, annotator_b, researcher):
-    return build_round(annotator_a, annotator_b, researcher)
-
-
-@pytest.fixture
-def api_as(annotator_a, adjudicator, researcher, outsider):
-    users = {"annotator": annotator_a, "adjudicator": adjudicator, "researcher": researcher, "outsider": outsider}
-
-    def client(persona):
-        api = APIClient()
-        if persona != "anonymous":
-            api.force_authenticate(users[persona])
-        return api
-
-    return client
+    return make_adjudication_round(annotator_a, annotator_b, researcher)
 
 
 def list_url(round_):
@@ -93,8 +78,7 @@ def test_it_shows_item_history_to_staff_and_assigned_annotators(locked_round, ap
 
 def test_it_hides_an_item_from_an_annotator_it_was_not_given_to(locked_round):
     round_, items = locked_round
-    api = APIClient()
-    api.force_authenticate(make_user("annotator_c", ANNOTATOR))
+    api = api_client_for(make_annotator("annotator_c"), session=False)
     response = api.get(history_url(items[0]))
     assert response.status_code == 404 and B_NOTE not in response.content.decode()
 
@@ -218,10 +202,8 @@ def test_it_refuses_to_resolve_before_the_lock(open_round, api_as):
 
 def test_it_lets_the_first_of_two_adjudicators_win_and_names_them_to_the_second(locked_round, adjudicator):
     round_, items = locked_round
-    second = make_user("adjudicator_2", ADJUDICATOR)
-    first_api, second_api = APIClient(), APIClient()
-    first_api.force_authenticate(adjudicator)
-    second_api.force_authenticate(second)
+    second = make_adjudicator("adjudicator_2")
+    first_api, second_api = api_client_for(adjudicator, session=False), api_client_for(second, session=False)
     seen = {r["id"]: r["revision"] for r in second_api.get(list_url(round_)).json()["results"]}
     won = first_api.post(
         resolve_url(items[0]), {"action": "resolve", "theme": "love", "revision": seen[items[0].pk]}, format="json"

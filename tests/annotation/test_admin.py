@@ -4,14 +4,20 @@ import unicodedata
 
 import pytest
 from django.contrib import admin
-from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Dataset, Expression, ImportJob, ImportJobStatus, Theme, Trait, normalize_key
+from annotation.services import dataset_create
 from tests.conftest import make_user
+
+from .factories import client_for, make_dataset
 
 ANNOTATION_MODELS = [Trait, Theme, Dataset, Expression, ImportJob]
 SECRET_UPLOAD = b"expression,explanation\nsecret-upload-bytes,do not show\n"
+ADMIN_CSV = (
+    "expression,explanation,kind,traits,theme\n"
+    'Ăn quả nhớ kẻ trồng cây,Biết ơn người đã gây dựng.,proverb,"pragmatic,folk_knowledge",virtues\n'
+)
 
 
 def _url(model, view, *args):
@@ -25,23 +31,13 @@ def superuser(db):
 
 @pytest.fixture
 def superuser_client(superuser):
-    client = Client()
-    client.force_login(superuser)
-    return client
+    return client_for(superuser)
 
 
 @pytest.fixture
 def corpus(superuser):
-    dataset = Dataset.objects.create(name="Admin corpus", created_by=superuser)
-    expression = Expression.objects.create(
-        dataset=dataset,
-        text="Ăn quả nhớ kẻ trồng cây",
-        normalized_key=normalize_key("Ăn quả nhớ kẻ trồng cây"),
-        explanation="Biết ơn người đã gây dựng.",
-        kind="proverb",
-        theme=Theme.objects.get(code="virtues"),
-    )
-    expression.traits.set(Trait.objects.filter(code__in=["pragmatic", "folk_knowledge"]))
+    dataset = make_dataset(name="Admin corpus", csv=ADMIN_CSV, user=superuser)
+    expression = dataset.expressions.get()
     job = ImportJob.objects.create(
         dataset_name="Admin corpus",
         dataset=dataset,
@@ -51,7 +47,13 @@ def corpus(superuser):
         report={"summary": "created 1, skipped_duplicates 0"},
         created_by=superuser,
     )
-    return {Dataset: dataset, Expression: expression, ImportJob: job, Trait: Trait.objects.first(), Theme: Theme.objects.first()}
+    return {
+        Dataset: dataset,
+        Expression: expression,
+        ImportJob: job,
+        Trait: Trait.objects.first(),
+        Theme: Theme.objects.first(),
+    }
 
 
 def test_it_registers_every_annotation_model():
@@ -74,7 +76,16 @@ def test_it_shows_workflow_records_read_only(superuser_client):
         SuggestionSet,
     )
 
-    for model in (SuggestionSet, Suggestion, AnnotationRound, RoundItem, Assignment, LabelChange, DatasetVersion, DatasetVersionItem):
+    for model in (
+        SuggestionSet,
+        Suggestion,
+        AnnotationRound,
+        RoundItem,
+        Assignment,
+        LabelChange,
+        DatasetVersion,
+        DatasetVersionItem,
+    ):
         assert superuser_client.get(_url(model, "changelist")).status_code == 200
         assert superuser_client.get(_url(model, "add")).status_code == 403
 
@@ -105,9 +116,13 @@ def test_it_forbids_adding_taxonomy_or_import_jobs_by_hand(superuser_client, mod
 def test_it_lets_a_superuser_edit_a_trait_description_but_not_its_code(superuser_client):
     trait = Trait.objects.get(code="literal")
     data = {
-        "aspect": trait.aspect, "name_en": trait.name_en, "name_vi": trait.name_vi,
-        "description_en": "Edited description.", "description_vi": trait.description_vi,
-        "code": "hacked", "number": "99",
+        "aspect": trait.aspect,
+        "name_en": trait.name_en,
+        "name_vi": trait.name_vi,
+        "description_en": "Edited description.",
+        "description_vi": trait.description_vi,
+        "code": "hacked",
+        "number": "99",
     }
     response = superuser_client.post(_url(Trait, "change", trait.pk), data)
     assert response.status_code == 302
@@ -186,7 +201,7 @@ def test_it_rejects_a_duplicate_expression_in_the_admin_form(superuser_client, c
     assert "text" in response.context["adminform"].form.errors
     assert corpus[Dataset].expressions.count() == 1
     # The same text is fine in another dataset.
-    other = Dataset.objects.create(name="Other corpus")
+    other = dataset_create(name="Other corpus")
     response = superuser_client.post(_url(Expression, "add"), _expression_form(other, duplicate))
     assert response.status_code == 302
     assert other.expressions.get().normalized_key == corpus[Expression].normalized_key

@@ -2,15 +2,12 @@
 the funnel adds up: in round = unanimous + adjudicated + removed + undecided."""
 
 import re
-from html import unescape
 
 import pytest
 from django.core.exceptions import ValidationError
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.test import Client
 from django.urls import reverse
-from rest_framework.test import APIClient
 
 from annotation.models import DatasetVersion, ItemStatus, LabelChange, RoundStatus
 from annotation.selectors import adjudication_queue, round_funnel, version_funnel
@@ -18,20 +15,15 @@ from annotation.services import (
     adjudication_remove,
     adjudication_resolve,
     assignment_submit,
-    expression_import,
-    round_create,
     round_lock,
     version_freeze,
 )
 
+from .factories import api_client_for, client_for, make_dataset, make_round, numbered_csv, text_of
+
 pytestmark = pytest.mark.django_db
 
-CORPUS = "expression,explanation\n" + "".join(f"Câu khóa {n},Giải nghĩa {n}\n" for n in range(6))
 NOT_DECIDED = "2 items of round “R” are not decided yet (1 awaiting reviews, 1 needing adjudication)"
-
-
-def text_of(response) -> str:
-    return " ".join(unescape(re.sub(r"<[^>]+>", " ", response.content.decode())).split())
 
 
 def adds_up(funnel: dict) -> bool:
@@ -42,12 +34,8 @@ def adds_up(funnel: dict) -> bool:
 def mixed_round(annotator_a, annotator_b, adjudicator, researcher):
     """A locked round with every state: 2 unanimous, 1 adjudicated, 1 removed (while still
     awaiting a review), 1 needing adjudication and 1 nobody reviewed."""
-    expression_import(dataset_name="Khóa", filename="k.csv", content=CORPUS.encode())
-    from annotation.models import Dataset
-
-    round_ = round_create(
-        name="R", dataset=Dataset.objects.get(name="Khóa"), annotators=[annotator_a, annotator_b], seed=2
-    )
+    dataset = make_dataset(name="Khóa", csv=numbered_csv(6, text="Câu khóa {n}"), filename="k.csv")
+    round_ = make_round(dataset, [annotator_a, annotator_b], name="R", seed=2)
     items = list(round_.items.order_by("id"))
     for n, item in enumerate(items[:5]):
         for assignment in item.assignments.select_related("annotator"):
@@ -110,8 +98,7 @@ def test_it_lets_an_adjudicator_decide_an_item_that_still_awaited_a_review(mixed
 
 
 def test_it_refuses_on_the_round_page_and_shows_what_is_left(mixed_round, adjudicator, researcher):
-    client = Client()
-    client.force_login(researcher)
+    client = client_for(researcher)
     url = reverse("annotation:round_detail", args=[mixed_round.pk])
     freeze_url = reverse("annotation:round_freeze", args=[mixed_round.pk])
     page = client.get(url)
@@ -128,8 +115,7 @@ def test_it_refuses_on_the_round_page_and_shows_what_is_left(mixed_round, adjudi
 
 
 def test_it_refuses_over_the_api_and_freezes_once_everything_is_decided(mixed_round, adjudicator, researcher):
-    client = APIClient()
-    client.force_authenticate(researcher)
+    client = api_client_for(researcher, session=False)
     funnel = client.get(reverse("api:round_detail", args=[mixed_round.pk])).json()["funnel"]
     assert funnel["undecided"] == 2 and funnel["pending"] == 1 and adds_up(funnel)
     url = reverse("api:version_list")
@@ -147,13 +133,14 @@ def test_it_refuses_over_the_api_and_freezes_once_everything_is_decided(mixed_ro
 
 def test_it_lets_only_researchers_freeze_over_the_api(mixed_round, adjudicator, annotator_a):
     for user in (adjudicator, annotator_a):
-        client = APIClient()
-        client.force_authenticate(user)
+        client = api_client_for(user, session=False)
         assert (
             client.post(reverse("api:version_list"), {"round": mixed_round.pk, "name": "v1"}, format="json").status_code
             == 403
         )
-    anonymous = APIClient().post(reverse("api:version_list"), {"round": mixed_round.pk, "name": "v1"}, format="json")
+    anonymous = api_client_for().post(
+        reverse("api:version_list"), {"round": mixed_round.pk, "name": "v1"}, format="json"
+    )
     assert anonymous.status_code == 401 and not DatasetVersion.objects.exists()
 
 
@@ -195,22 +182,19 @@ def test_it_completes_the_funnel_of_a_version_frozen_before_undecided_was_record
     version.save()
     funnel = version_funnel(version=version)
     assert funnel["pending"] == 1 and funnel["undecided"] == 1 and adds_up(funnel)
-    client = APIClient()
-    client.force_authenticate(researcher)
+    client = api_client_for(researcher, session=False)
     assert client.get(reverse("api:version_detail", args=[version.pk])).json()["funnel"]["undecided"] == 1
 
 
 def test_it_offers_an_item_that_still_awaited_a_review_on_the_adjudication_pages(mixed_round, adjudicator):
-    client = Client()
-    client.force_login(adjudicator)
+    client = client_for(adjudicator)
     waiting = mixed_round.items.get(status=ItemStatus.PENDING)
     queue = client.get(reverse("annotation:adjudication_queue", args=[mixed_round.pk]))
     item_url = reverse("annotation:adjudication_item", args=[mixed_round.pk, waiting.pk])
     assert queue.status_code == 200 and item_url in queue.content.decode()
     page = client.get(item_url)
     assert page.status_code == 200 and 'name="remove-revision"' in page.content.decode()
-    api = APIClient()
-    api.force_authenticate(adjudicator)
+    api = api_client_for(adjudicator, session=False)
     listed = api.get(reverse("api:adjudication_list", args=[mixed_round.pk])).json()["results"]
     assert waiting.pk in {row["id"] for row in listed}
     response = api.post(

@@ -16,12 +16,13 @@ import openpyxl
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
-from rest_framework.test import APIClient
 
 from annotation.models import Dataset, Expression
 from annotation.services import ImportValidationError, expression_import
 from core.files import ArchiveError, zip_open, zip_read, zip_verify
 from tests.bombs import MIB, gigabyte_entry, lying_entry, stored, xlsx_bomb, zip_entries
+
+from .factories import api_client_for
 
 ROOT = Path(__file__).resolve().parents[2]
 # Far above what the checks need (a few MB), far below what inflating a bomb would take.
@@ -182,8 +183,7 @@ def test_it_still_imports_an_ordinary_workbook():
 
 
 def test_it_shows_the_xlsx_bomb_error_on_the_api_like_other_import_errors(researcher):
-    api = APIClient()
-    api.force_authenticate(researcher)
+    api = api_client_for(researcher, session=False)
     upload = SimpleUploadedFile("idioms.xlsx", xlsx_bomb(workbook()))
 
     response = api.post(reverse("api:import"), {"dataset": "Bomb", "file": upload}, format="multipart")

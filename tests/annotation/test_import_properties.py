@@ -5,10 +5,11 @@ from django.core.exceptions import ValidationError
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from annotation.models import Dataset
 from annotation.services import expression_import
 from annotation.services.imports import ImportValidationError, annotations_import, suggestion_set_import
 from tests.importing import PROPERTY_SETTINGS, assert_all_or_nothing, table_files
+
+from .factories import make_dataset
 
 pytestmark = pytest.mark.django_db
 
@@ -26,9 +27,9 @@ def _django_text(exc: ValidationError) -> str:
 
 
 @pytest.fixture
-def dataset(db):
-    expression_import(dataset_name="Seed", filename="seed.csv", content=SEED.encode())
-    return Dataset.objects.get(name="Seed")
+def seed_dataset(db):
+    """One labelled expression the generated files may name."""
+    return make_dataset(name="Seed", csv=SEED, filename="seed.csv")
 
 
 EXPRESSION_COLUMNS = ["id", "expression", "explanation", "kind", "traits", "theme", "source", "note"]
@@ -56,7 +57,7 @@ VALID_EXPRESSION = {
     dataset_name="Mới",
 )
 @example(file=("f.csv", "expression,explanation\nCó công mài sắt,Kiên trì\n,Thiếu\n".encode()), dataset_name="Mới")
-def test_it_imports_expressions_completely_or_not_at_all(dataset, file, dataset_name):
+def test_it_imports_expressions_completely_or_not_at_all(seed_dataset, file, dataset_name):
     filename, content = file
     assert_all_or_nothing(
         lambda: expression_import(dataset_name=dataset_name or "Seed", filename=filename, content=content),
@@ -72,10 +73,12 @@ def test_it_imports_expressions_completely_or_not_at_all(dataset, file, dataset_
 )
 @example(file=("f.csv", "expression,traits,raw_output\nNước chảy đá mòn,pragmatic,{}\n".encode()), name="Gợi ý")
 @example(file=("f.csv", "expression,traits\nNước chảy đá mòn,pragmatic\nKhông có,pragmatic\n".encode()), name="Gợi ý")
-def test_it_imports_suggestions_completely_or_not_at_all(dataset, file, name):
+def test_it_imports_suggestions_completely_or_not_at_all(seed_dataset, file, name):
     filename, content = file
     assert_all_or_nothing(
-        lambda: suggestion_set_import(dataset=dataset, name=name, model_name="m", filename=filename, content=content),
+        lambda: suggestion_set_import(
+            dataset=seed_dataset, name=name, model_name="m", filename=filename, content=content
+        ),
         (ImportValidationError, ValidationError),
         lambda exc: _report_text(exc) if isinstance(exc, ImportValidationError) else _django_text(exc),
     )
@@ -105,10 +108,10 @@ def test_it_imports_suggestions_completely_or_not_at_all(dataset, file, name):
     ),
     round_name="Vòng nhập",
 )
-def test_it_imports_annotations_completely_or_not_at_all(dataset, annotator_a, file, round_name):
+def test_it_imports_annotations_completely_or_not_at_all(seed_dataset, annotator_a, file, round_name):
     filename, content = file
     assert_all_or_nothing(
-        lambda: annotations_import(dataset=dataset, round_name=round_name, filename=filename, content=content),
+        lambda: annotations_import(dataset=seed_dataset, round_name=round_name, filename=filename, content=content),
         (ImportValidationError, ValidationError),
         lambda exc: _report_text(exc) if isinstance(exc, ImportValidationError) else _django_text(exc),
     )

@@ -6,11 +6,18 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.urls import reverse
-from rest_framework.test import APIClient
 
 from annotation.models import Dataset, Expression, ImportJob, ImportJobStatus
 from annotation.selectors import dataset_name_key, dataset_near_matches
-from annotation.services import expression_import, import_job_confirm, import_job_create, import_job_retarget
+from annotation.services import (
+    dataset_create,
+    expression_import,
+    import_job_confirm,
+    import_job_create,
+    import_job_retarget,
+)
+
+from .factories import api_client_for
 
 pytestmark = pytest.mark.django_db
 
@@ -19,7 +26,7 @@ CSV = "expression,explanation\nĂn quả nhớ kẻ trồng cây,Biết ơn ngư
 
 @pytest.fixture
 def vivid_v1(researcher):
-    return Dataset.objects.create(name="VIVID v1", created_by=researcher)
+    return dataset_create(name="VIVID v1", user=researcher)
 
 
 def run_import(path, dataset, *extra):
@@ -48,14 +55,14 @@ def test_it_offers_the_dataset_a_name_only_looks_like(vivid_v1, typed):
 
 
 def test_it_offers_nothing_for_an_exact_name_or_an_unrelated_one(vivid_v1):
-    Dataset.objects.create(name="Ca dao")
+    dataset_create(name="Ca dao")
     assert dataset_near_matches(name="VIVID v1") == []
     assert dataset_near_matches(name="Thành ngữ Việt") == []
     assert dataset_near_matches(name="  ") == []
 
 
 def test_it_lists_the_same_key_before_a_typo(vivid_v1):
-    typo = Dataset.objects.create(name="VIVID v2")
+    typo = dataset_create(name="VIVID v2")
     assert dataset_near_matches(name="vivid v1 ") == [vivid_v1, typo]
 
 
@@ -156,8 +163,7 @@ def api_import(client, dataset, dry_run=True):
 
 
 def test_it_answers_a_dry_run_with_new_dataset_and_near_matches(vivid_v1, researcher):
-    client = APIClient()
-    client.force_login(researcher)
+    client = api_client_for(researcher)
     answer = api_import(client, "vivid v1 ")
     assert answer.status_code == 200
     assert answer.json()["new_dataset"] is True and answer.json()["near_matches"] == ["VIVID v1"]

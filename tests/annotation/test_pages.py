@@ -11,13 +11,12 @@ import pandas as pd
 import pytest
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.test import Client
 from django.urls import reverse
 
 from annotation import services
 from annotation.models import Dataset, Expression, ImportJob, ImportJobStatus
-from core.roles import RESEARCHER
-from tests.conftest import make_user
+
+from .factories import client_for, make_dataset, make_researcher, text_of
 
 HEADER = ["expression", "explanation", "kind", "traits", "theme", "region"]
 ROWS = [
@@ -55,25 +54,21 @@ def upload(name="tuc-ngu.csv", content=None):
 
 
 @pytest.fixture
-def dataset(researcher):
-    services.expression_import(dataset_name="Tục ngữ", filename="seed.csv", content=csv_bytes(ROWS), user=researcher)
-    dataset = Dataset.objects.get(name="Tục ngữ")
-    dataset.description = "Tục ngữ về lao động và đạo đức"
-    dataset.save()
-    return dataset
+def tuc_ngu_dataset(researcher):
+    """Four proverbs and idioms with a metadata column, imported and described by the researcher."""
+    return make_dataset(
+        name="Tục ngữ",
+        csv=csv_bytes(ROWS).decode(),
+        filename="seed.csv",
+        user=researcher,
+        description="Tục ngữ về lao động và đạo đức",
+    )
 
 
 def job_for(user, content=None, dataset_name="Tục ngữ") -> ImportJob:
     return services.import_job_create(
         dataset_name=dataset_name, filename="tuc-ngu.csv", content=content or csv_bytes(ROWS), user=user
     )
-
-
-def text_of(response) -> str:
-    """The page as a person reads it: tags dropped, whitespace collapsed."""
-    html = response.content.decode()
-    html = re.sub(r"<(script|style)\b.*?</\1>", " ", html, flags=re.S)
-    return " ".join(unescape(re.sub(r"<[^>]+>", " ", html)).split())
 
 
 def table_rows(response) -> list[str]:
@@ -84,11 +79,11 @@ def table_rows(response) -> list[str]:
 # --- who may open what ---------------------------------------------------------------------------------------------
 
 
-def read_urls(dataset):
+def read_urls(tuc_ngu_dataset):
     return [
         reverse("annotation:dataset_list"),
-        reverse("annotation:dataset_detail", args=[dataset.pk]),
-        reverse("annotation:dataset_export", args=[dataset.pk]) + "?format=csv",
+        reverse("annotation:dataset_detail", args=[tuc_ngu_dataset.pk]),
+        reverse("annotation:dataset_export", args=[tuc_ngu_dataset.pk]) + "?format=csv",
     ]
 
 
@@ -100,9 +95,9 @@ def import_post_urls(job):
     return [reverse("annotation:import_confirm", args=[job.pk]), reverse("annotation:import_cancel", args=[job.pk])]
 
 
-def test_it_sends_anonymous_visitors_to_the_login_page(anonymous_client, dataset, researcher):
+def test_it_sends_anonymous_visitors_to_the_login_page(anonymous_client, tuc_ngu_dataset, researcher):
     job = job_for(researcher)
-    for url in read_urls(dataset) + import_get_urls(job):
+    for url in read_urls(tuc_ngu_dataset) + import_get_urls(job):
         response = anonymous_client.get(url)
         assert response.status_code == 302, url
         assert response.url.startswith(reverse("login") + "?next="), url
@@ -111,9 +106,9 @@ def test_it_sends_anonymous_visitors_to_the_login_page(anonymous_client, dataset
     assert ImportJob.objects.get(pk=job.pk).status == ImportJobStatus.PREVIEWED
 
 
-def test_it_forbids_every_page_to_a_signed_in_user_without_a_role(outsider_client, dataset, researcher):
+def test_it_forbids_every_page_to_a_signed_in_user_without_a_role(outsider_client, tuc_ngu_dataset, researcher):
     job = job_for(researcher)
-    for url in read_urls(dataset) + import_get_urls(job):
+    for url in read_urls(tuc_ngu_dataset) + import_get_urls(job):
         response = outsider_client.get(url)
         assert response.status_code == 403, url
         assert "Your account has no role yet" in text_of(response)
@@ -123,9 +118,9 @@ def test_it_forbids_every_page_to_a_signed_in_user_without_a_role(outsider_clien
 
 
 @pytest.mark.parametrize("persona", ["annotator_client", "adjudicator_client", "researcher_client"])
-def test_it_lets_every_role_read_and_export_datasets(request, persona, dataset):
+def test_it_lets_every_role_read_and_export_datasets(request, persona, tuc_ngu_dataset):
     client = request.getfixturevalue(persona)
-    for url in read_urls(dataset):
+    for url in read_urls(tuc_ngu_dataset):
         assert client.get(url).status_code == 200, url
 
 
@@ -165,20 +160,20 @@ def test_it_answers_404_with_the_site_layout(researcher_client):
 # --- datasets ------------------------------------------------------------------------------------------------------
 
 
-def test_it_lists_datasets_with_their_size_and_creator(annotator_client, dataset, researcher):
-    Dataset.objects.create(name="Thành ngữ rỗng", created_by=None)
+def test_it_lists_datasets_with_their_size_and_creator(annotator_client, tuc_ngu_dataset, researcher):
+    services.dataset_create(name="Thành ngữ rỗng")
     response = annotator_client.get(reverse("annotation:dataset_list"))
     rows = table_rows(response)
     assert rows[0] == "Name Description Expressions Created by Created"
     assert rows[1].startswith("Thành ngữ rỗng — 0 —")
     assert rows[2].startswith("Tục ngữ Tục ngữ về lao động và đạo đức 4 researcher")
-    assert reverse("annotation:dataset_detail", args=[dataset.pk]) in response.content.decode()
+    assert reverse("annotation:dataset_detail", args=[tuc_ngu_dataset.pk]) in response.content.decode()
     # Importing is a researcher's job: an annotator is not offered it.
     assert reverse("annotation:import_start") not in response.content.decode()
 
 
-def test_it_shows_a_dataset_with_kinds_traits_and_themes(researcher_client, dataset):
-    response = researcher_client.get(reverse("annotation:dataset_detail", args=[dataset.pk]))
+def test_it_shows_a_dataset_with_kinds_traits_and_themes(researcher_client, tuc_ngu_dataset):
+    response = researcher_client.get(reverse("annotation:dataset_detail", args=[tuc_ngu_dataset.pk]))
     rows = table_rows(response)
     assert rows[0] == "Expression Explanation Kind Traits Theme"
     assert rows[1] == "Ăn quả nhớ kẻ trồng cây Hưởng thành quả thì phải nhớ ơn người đã gây dựng nên. Proverb — Virtues"
@@ -189,20 +184,20 @@ def test_it_shows_a_dataset_with_kinds_traits_and_themes(researcher_client, data
     page = text_of(response)
     assert "Showing 1–4 of 4 expressions" in page
     html = response.content.decode()
-    export = reverse("annotation:dataset_export", args=[dataset.pk])
+    export = reverse("annotation:dataset_export", args=[tuc_ngu_dataset.pk])
     assert f'href="{export}?format=csv"' in html and f'href="{export}?format=jsonl"' in html
     assert f'href="{reverse("annotation:import_start")}?dataset=T%E1%BB%A5c%20ng%E1%BB%AF"' in html
     assert 'hx-trigger="input delay:300ms, submit"' in html and 'hx-push-url="true"' in html
 
 
-def test_it_offers_import_into_a_dataset_only_to_researchers(annotator_client, dataset):
-    response = annotator_client.get(reverse("annotation:dataset_detail", args=[dataset.pk]))
+def test_it_offers_import_into_a_dataset_only_to_researchers(annotator_client, tuc_ngu_dataset):
+    response = annotator_client.get(reverse("annotation:dataset_detail", args=[tuc_ngu_dataset.pk]))
     assert "Import into this dataset" not in text_of(response)
     assert "Export CSV" in text_of(response)
 
 
-def test_it_returns_only_the_table_to_htmx(researcher_client, dataset):
-    url = reverse("annotation:dataset_detail", args=[dataset.pk])
+def test_it_returns_only_the_table_to_htmx(researcher_client, tuc_ngu_dataset):
+    url = reverse("annotation:dataset_detail", args=[tuc_ngu_dataset.pk])
     response = researcher_client.get(url, {"q": "nước"}, headers={"HX-Request": "true"})
     html = response.content.decode()
     assert response.status_code == 200
@@ -212,8 +207,8 @@ def test_it_returns_only_the_table_to_htmx(researcher_client, dataset):
     assert "HX-Request" in response["Vary"]
 
 
-def test_it_returns_the_full_page_when_htmx_restores_history(researcher_client, dataset):
-    url = reverse("annotation:dataset_detail", args=[dataset.pk])
+def test_it_returns_the_full_page_when_htmx_restores_history(researcher_client, tuc_ngu_dataset):
+    url = reverse("annotation:dataset_detail", args=[tuc_ngu_dataset.pk])
     response = researcher_client.get(
         url, {"q": "nước"}, headers={"HX-Request": "true", "HX-History-Restore-Request": "true"}
     )
@@ -239,8 +234,8 @@ def test_it_returns_the_full_page_when_htmx_restores_history(researcher_client, 
         ({"trait": "no-such-trait"}, [r[0] for r in ROWS]),
     ],
 )
-def test_it_filters_expressions(researcher_client, dataset, query, expected):
-    response = researcher_client.get(reverse("annotation:dataset_detail", args=[dataset.pk]), query)
+def test_it_filters_expressions(researcher_client, tuc_ngu_dataset, query, expected):
+    response = researcher_client.get(reverse("annotation:dataset_detail", args=[tuc_ngu_dataset.pk]), query)
     assert response.status_code == 200
     shown = re.findall(r'<th scope="row" lang="vi">(.*?)</th>', response.content.decode())
     assert shown == expected
@@ -250,9 +245,8 @@ def test_it_filters_expressions(researcher_client, dataset, query, expected):
 
 def test_it_pages_through_a_large_dataset_keeping_the_filters(researcher_client, researcher):
     rows = [[f"Câu số {n:03d}", f"Giải thích {n}", "idiom", "", "", ""] for n in range(120)]
-    services.expression_import(dataset_name="Lớn", filename="big.csv", content=csv_bytes(rows), user=researcher)
-    dataset = Dataset.objects.get(name="Lớn")
-    url = reverse("annotation:dataset_detail", args=[dataset.pk])
+    big = make_dataset(name="Lớn", csv=csv_bytes(rows).decode(), filename="big.csv", user=researcher)
+    url = reverse("annotation:dataset_detail", args=[big.pk])
     response = researcher_client.get(url, {"kind": "idiom", "page": 2})
     shown = re.findall(r'<th scope="row" lang="vi">(.*?)</th>', response.content.decode())
     assert shown[0] == "Câu số 050" and shown[-1] == "Câu số 099" and len(shown) == 50
@@ -262,8 +256,10 @@ def test_it_pages_through_a_large_dataset_keeping_the_filters(researcher_client,
     assert 'href="?kind=idiom&amp;page=3"' in html and 'href="?kind=idiom&amp;page=1"' in html
 
 
-def test_it_exports_csv_that_pandas_reads(adjudicator_client, dataset):
-    response = adjudicator_client.get(reverse("annotation:dataset_export", args=[dataset.pk]), {"format": "csv"})
+def test_it_exports_csv_that_pandas_reads(adjudicator_client, tuc_ngu_dataset):
+    response = adjudicator_client.get(
+        reverse("annotation:dataset_export", args=[tuc_ngu_dataset.pk]), {"format": "csv"}
+    )
     assert response.status_code == 200
     assert response["Content-Type"] == "text/csv; charset=utf-8"
     assert response["Content-Disposition"].startswith("attachment;")
@@ -274,8 +270,10 @@ def test_it_exports_csv_that_pandas_reads(adjudicator_client, dataset):
     assert frame.loc[0, "region"] == "Bắc Bộ"
 
 
-def test_it_exports_jsonl_that_pandas_reads(adjudicator_client, dataset):
-    response = adjudicator_client.get(reverse("annotation:dataset_export", args=[dataset.pk]), {"format": "jsonl"})
+def test_it_exports_jsonl_that_pandas_reads(adjudicator_client, tuc_ngu_dataset):
+    response = adjudicator_client.get(
+        reverse("annotation:dataset_export", args=[tuc_ngu_dataset.pk]), {"format": "jsonl"}
+    )
     assert response.status_code == 200
     assert response["Content-Type"] == "application/x-ndjson; charset=utf-8"
     assert "T%E1%BB%A5c%20ng%E1%BB%AF.jsonl" in response["Content-Disposition"]
@@ -286,18 +284,15 @@ def test_it_exports_jsonl_that_pandas_reads(adjudicator_client, dataset):
 
 
 def test_it_gives_a_plain_filename_to_an_ascii_dataset(annotator_client, researcher):
-    services.expression_import(
-        dataset_name="idioms-2024", filename="a.csv", content=csv_bytes(ROWS[:1]), user=researcher
-    )
-    dataset = Dataset.objects.get(name="idioms-2024")
-    response = annotator_client.get(reverse("annotation:dataset_export", args=[dataset.pk]), {"format": "jsonl"})
+    ascii_named = make_dataset(name="idioms-2024", csv=csv_bytes(ROWS[:1]).decode(), filename="a.csv", user=researcher)
+    response = annotator_client.get(reverse("annotation:dataset_export", args=[ascii_named.pk]), {"format": "jsonl"})
     assert response["Content-Disposition"] == 'attachment; filename="idioms-2024.jsonl"'
     assert json.loads(response.content.decode().splitlines()[0])["expression"] == "Ăn quả nhớ kẻ trồng cây"
 
 
 @pytest.mark.parametrize("fmt", ["xlsx", "", "CSV"])
-def test_it_refuses_an_unknown_export_format(annotator_client, dataset, fmt):
-    response = annotator_client.get(reverse("annotation:dataset_export", args=[dataset.pk]), {"format": fmt})
+def test_it_refuses_an_unknown_export_format(annotator_client, tuc_ngu_dataset, fmt):
+    response = annotator_client.get(reverse("annotation:dataset_export", args=[tuc_ngu_dataset.pk]), {"format": fmt})
     assert response.status_code == 400
     assert response.content.decode() == f"Unknown export format “{fmt}”; use ?format=csv or ?format=jsonl."
 
@@ -305,7 +300,7 @@ def test_it_refuses_an_unknown_export_format(annotator_client, dataset, fmt):
 # --- the import wizard ---------------------------------------------------------------------------------------------
 
 
-def test_it_prefills_the_upload_form(researcher_client, dataset):
+def test_it_prefills_the_upload_form(researcher_client, tuc_ngu_dataset):
     response = researcher_client.get(reverse("annotation:import_start"), {"dataset": "Tục ngữ"})
     html = response.content.decode()
     assert 'name="dataset_name" value="Tục ngữ"' in html
@@ -360,7 +355,7 @@ def test_it_imports_through_the_whole_wizard(researcher_client, eager, django_ca
     assert shown == [r[0] for r in ROWS]
 
 
-def test_it_lists_duplicates_before_confirming(researcher_client, dataset):
+def test_it_lists_duplicates_before_confirming(researcher_client, tuc_ngu_dataset):
     rows = [
         ROWS[0],
         ["nước  chảy ĐÁ mòn", "Trùng", "idiom", "", "", ""],
@@ -398,7 +393,7 @@ def test_it_maps_columns_with_other_names(researcher_client):
 
 
 def test_it_shows_row_and_column_errors_and_writes_nothing(
-    researcher_client, dataset, eager, django_capture_on_commit_callbacks
+    researcher_client, tuc_ngu_dataset, eager, django_capture_on_commit_callbacks
 ):
     before = (Dataset.objects.count(), Expression.objects.count())
     rows = [ROWS[0], ["", "Thiếu câu", "idiom", "", "", ""], ["Câu lạ", "Có đặc điểm lạ", "riddle", "magic", "", ""]]
@@ -504,26 +499,24 @@ def test_it_cannot_cancel_a_confirmed_import(researcher_client, researcher):
     assert job.status == ImportJobStatus.QUEUED
 
 
-def test_it_hides_my_import_from_another_researcher(researcher, dataset):
+def test_it_hides_my_import_from_another_researcher(researcher, tuc_ngu_dataset):
     job = job_for(researcher)
-    other = Client()
-    other.force_login(make_user("researcher_2", RESEARCHER))
+    other = client_for(make_researcher("researcher_2"))
     assert other.get(reverse("annotation:import_detail", args=[job.pk])).status_code == 404
     for url in import_post_urls(job):
         assert other.post(url).status_code == 404, url
     job.refresh_from_db()
     assert job.status == ImportJobStatus.PREVIEWED
 
-    admin = Client()
-    admin.force_login(User.objects.create_superuser("root", "root@example.org", "x-long-password-1"))
+    admin = client_for(User.objects.create_superuser("root", "root@example.org", "x-long-password-1"))
     assert admin.get(reverse("annotation:import_detail", args=[job.pk])).status_code == 200
 
 
 # --- languages -----------------------------------------------------------------------------------------------------
 
 
-def test_it_switches_the_pages_to_vietnamese(researcher_client, dataset):
-    url = reverse("annotation:dataset_detail", args=[dataset.pk])
+def test_it_switches_the_pages_to_vietnamese(researcher_client, tuc_ngu_dataset):
+    url = reverse("annotation:dataset_detail", args=[tuc_ngu_dataset.pk])
     response = researcher_client.post(reverse("set_language"), {"language": "vi", "next": url})
     assert response.status_code == 302 and response.url == url
 

@@ -2,52 +2,42 @@
 
 import pytest
 from django.urls import reverse
-from rest_framework.test import APIClient
 
-from annotation.models import Assignment, AssignmentStatus, Dataset, LabelChange
+from annotation.models import Assignment, AssignmentStatus, LabelChange
 from annotation.services import (
     assignment_submit,
-    expression_import,
-    round_create,
     round_lock,
     suggested_codes,
-    suggestion_set_create,
 )
-from core.roles import ANNOTATOR
-from tests.conftest import make_user
+
+from .factories import (
+    api_client_for,
+    make_annotator,
+    make_dataset,
+    make_round,
+    make_suggestions,
+    numbered_csv,
+    queue_of,
+)
 
 pytestmark = pytest.mark.django_db
 
-CORPUS = "expression,explanation\n" + "".join(f"Thành ngữ {n},Nghĩa {n}\n" for n in range(4))
 SECRET_NOTE = "ghi-chu-rieng-cua-A-4412"
 
 
 @pytest.fixture
 def review_round(annotator_a, annotator_b, researcher):
-    expression_import(dataset_name="API corpus", filename="c.csv", content=CORPUS.encode())
-    dataset = Dataset.objects.get(name="API corpus")
-    predictions = [(e.pk, ["pragmatic", "literal"], "raw") for e in dataset.expressions.all()]
-    suggestions = suggestion_set_create(dataset=dataset, name="gpt", model_name="gpt-4.1", predictions=predictions)
-    return round_create(
+    dataset = make_dataset(name="API corpus", csv=numbered_csv(4, text="Thành ngữ {n}", explanation="Nghĩa {n}"))
+    suggestions = make_suggestions(dataset, traits=("pragmatic", "literal"))
+    return make_round(
+        dataset,
+        [annotator_a, annotator_b],
         name="API round",
-        dataset=dataset,
-        annotators=[annotator_a, annotator_b],
         suggestion_set=suggestions,
         hide_suggestions_fraction=0.5,
         seed=11,
         user=researcher,
     )
-
-
-def client_for(user=None) -> APIClient:
-    client = APIClient()
-    if user is not None:
-        client.force_login(user)
-    return client
-
-
-def queue_of(round_, user) -> list[Assignment]:
-    return list(Assignment.objects.filter(item__round=round_, annotator=user).order_by("position"))
 
 
 def shown(round_, user) -> Assignment:
@@ -79,7 +69,7 @@ def submit_url(assignment) -> str:
 
 
 def test_it_lists_only_the_callers_assignments(review_round, annotator_a):
-    response = client_for(annotator_a).get(list_url(review_round))
+    response = api_client_for(annotator_a).get(list_url(review_round))
     assert response.status_code == 200
     results = response.json()["results"]
     mine = queue_of(review_round, annotator_a)
@@ -114,22 +104,22 @@ def test_it_lists_only_the_callers_assignments(review_round, annotator_a):
 
 def test_it_guards_the_list(review_round, outsider, researcher, adjudicator):
     url = list_url(review_round)
-    assert client_for().get(url).status_code == 401
+    assert api_client_for().get(url).status_code == 401
     for user in (outsider, researcher, adjudicator):
-        assert client_for(user).get(url).status_code == 403
-    stranger = make_user("annotator_c", ANNOTATOR)
-    assert client_for(stranger).get(url).status_code == 404
-    assert client_for(stranger).get(reverse("api:assignment_list", args=[999999])).status_code == 404
+        assert api_client_for(user).get(url).status_code == 403
+    stranger = make_annotator("annotator_c")
+    assert api_client_for(stranger).get(url).status_code == 404
+    assert api_client_for(stranger).get(reverse("api:assignment_list", args=[999999])).status_code == 404
 
 
 def test_it_shows_an_own_assignment_and_hides_everyone_elses(review_round, annotator_a, annotator_b, researcher):
     mine = queue_of(review_round, annotator_a)[0]
-    response = client_for(annotator_a).get(detail_url(mine))
+    response = api_client_for(annotator_a).get(detail_url(mine))
     assert response.status_code == 200 and response.json()["id"] == mine.pk
-    assert client_for(annotator_b).get(detail_url(mine)).status_code == 404
-    assert client_for(annotator_b).get(reverse("api:assignment_detail", args=[999999])).status_code == 404
-    assert client_for().get(detail_url(mine)).status_code == 401
-    assert client_for(researcher).get(detail_url(mine)).status_code == 403
+    assert api_client_for(annotator_b).get(detail_url(mine)).status_code == 404
+    assert api_client_for(annotator_b).get(reverse("api:assignment_detail", args=[999999])).status_code == 404
+    assert api_client_for().get(detail_url(mine)).status_code == 401
+    assert api_client_for(researcher).get(detail_url(mine)).status_code == 403
 
 
 def test_it_submits_and_returns_the_saved_assignment(review_round, annotator_a):
@@ -141,7 +131,7 @@ def test_it_submits_and_returns_the_saved_assignment(review_round, annotator_a):
         flagged=True,
         note=" xem lại ",
     )
-    response = client_for(annotator_a).post(submit_url(assignment), data, format="json")
+    response = api_client_for(annotator_a).post(submit_url(assignment), data, format="json")
     assert response.status_code == 200, response.json()
     saved = response.json()
     assert saved["status"] == "submitted" and saved["revision"] == 1 and saved["theme"] == "criticism"
@@ -153,11 +143,11 @@ def test_it_submits_and_returns_the_saved_assignment(review_round, annotator_a):
 
 def test_it_submits_present_traits_when_suggestions_are_hidden(review_round, annotator_a):
     assignment = next(a for a in queue_of(review_round, annotator_a) if a.item.suggestions_hidden)
-    response = client_for(annotator_a).post(
+    response = api_client_for(annotator_a).post(
         submit_url(assignment), body(assignment, trait_decisions={}, added_traits=["pragmatic"]), format="json"
     )
     assert response.status_code == 200 and response.json()["added_traits"] == ["pragmatic"]
-    refused = client_for(annotator_a).post(
+    refused = api_client_for(annotator_a).post(
         submit_url(assignment), body(assignment, revision=1, trait_decisions={"pragmatic": "accept"}), format="json"
     )
     assert refused.status_code == 400 and "trait_decisions" in refused.json()
@@ -165,7 +155,7 @@ def test_it_submits_present_traits_when_suggestions_are_hidden(review_round, ann
 
 def test_it_answers_400_with_the_field_errors(review_round, annotator_a):
     assignment = shown(review_round, annotator_a)
-    client = client_for(annotator_a)
+    client = api_client_for(annotator_a)
     cases = [
         (body(assignment, theme="no-such-theme"), "theme"),
         (body(assignment, trait_decisions={"literal": "accept"}), "trait_decisions"),
@@ -185,7 +175,7 @@ def test_it_answers_400_with_the_field_errors(review_round, annotator_a):
 
 def test_it_answers_409_to_a_stale_revision_and_changes_nothing(review_round, annotator_a):
     assignment = shown(review_round, annotator_a)
-    client = client_for(annotator_a)
+    client = api_client_for(annotator_a)
     assert (
         client.post(submit_url(assignment), body(assignment, theme="love", note="trước"), format="json").status_code
         == 200
@@ -207,7 +197,7 @@ def test_it_answers_409_to_a_stale_revision_and_changes_nothing(review_round, an
 
 def test_it_treats_a_repeated_identical_submit_as_one(review_round, annotator_a):
     assignment = shown(review_round, annotator_a)
-    client = client_for(annotator_a)
+    client = api_client_for(annotator_a)
     data = body(assignment, note="một lần")
     assert client.post(submit_url(assignment), data, format="json").status_code == 200
     changes = LabelChange.objects.filter(assignment=assignment).count()
@@ -219,10 +209,10 @@ def test_it_treats_a_repeated_identical_submit_as_one(review_round, annotator_a)
 def test_it_guards_submit(review_round, annotator_a, annotator_b, outsider, researcher):
     assignment = shown(review_round, annotator_a)
     data = body(assignment)
-    assert client_for().post(submit_url(assignment), data, format="json").status_code == 401
-    assert client_for(outsider).post(submit_url(assignment), data, format="json").status_code == 403
-    assert client_for(researcher).post(submit_url(assignment), data, format="json").status_code == 403
-    assert client_for(annotator_b).post(submit_url(assignment), data, format="json").status_code == 404
+    assert api_client_for().post(submit_url(assignment), data, format="json").status_code == 401
+    assert api_client_for(outsider).post(submit_url(assignment), data, format="json").status_code == 403
+    assert api_client_for(researcher).post(submit_url(assignment), data, format="json").status_code == 403
+    assert api_client_for(annotator_b).post(submit_url(assignment), data, format="json").status_code == 404
     assignment.refresh_from_db()
     assert assignment.status == AssignmentStatus.PENDING
 
@@ -230,7 +220,7 @@ def test_it_guards_submit(review_round, annotator_a, annotator_b, outsider, rese
 def test_it_refuses_a_submit_once_the_round_is_locked(review_round, annotator_a):
     assignment = shown(review_round, annotator_a)
     round_lock(round=review_round)
-    response = client_for(annotator_a).post(submit_url(assignment), body(assignment), format="json")
+    response = api_client_for(annotator_a).post(submit_url(assignment), body(assignment), format="json")
     assert response.status_code == 400 and "locked" in str(response.json())
     assignment.refresh_from_db()
     assert assignment.status == AssignmentStatus.PENDING
@@ -246,7 +236,7 @@ def test_it_keeps_annotator_a_answer_out_of_annotator_b_api(review_round, annota
             note=SECRET_NOTE,
             flagged=True,
         )
-    client = client_for(annotator_b)
+    client = api_client_for(annotator_b)
     responses = [client.get(list_url(review_round))]
     for assignment in queue_of(review_round, annotator_b):
         responses.append(client.get(detail_url(assignment)))

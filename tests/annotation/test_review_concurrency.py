@@ -10,8 +10,10 @@ import threading
 import pytest
 from django.db import connection
 
-from annotation.models import AssignmentStatus, Dataset, ItemStatus, RoundItem
-from annotation.services import assignment_submit, expression_import, round_create
+from annotation.models import AssignmentStatus, ItemStatus, RoundItem
+from annotation.services import assignment_submit
+
+from .factories import make_dataset, make_round, numbered_csv
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
@@ -43,11 +45,8 @@ def _submit_together(pairs):
 def test_it_never_leaves_an_item_pending_once_both_answers_are_stored(annotator_a, annotator_b):
     if connection.vendor == "sqlite" and connection.settings_dict["NAME"].startswith(("file:memory", ":memory:")):
         pytest.skip("concurrent connections need a database file or PostgreSQL")
-    corpus = "expression,explanation\n" + "".join(f"Câu đồng thời {n},Giải nghĩa {n}\n" for n in range(N_ITEMS))
-    expression_import(dataset_name="Concurrent", filename="c.csv", content=corpus.encode())
-    round_ = round_create(
-        name="Race", dataset=Dataset.objects.get(name="Concurrent"), annotators=[annotator_a, annotator_b], seed=5
-    )
+    dataset = make_dataset(name="Concurrent", csv=numbered_csv(N_ITEMS, text="Câu đồng thời {n}"))
+    round_ = make_round(dataset, [annotator_a, annotator_b], name="Race", seed=5)
     items = list(round_.items.order_by("id"))
     errors = []
     for n, item in enumerate(items):

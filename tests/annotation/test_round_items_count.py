@@ -3,25 +3,18 @@
 import pytest
 from django.urls import reverse
 
-from annotation.models import Dataset
-from annotation.services import expression_import, round_create
+from .factories import make_dataset, make_round, numbered_csv
 
 pytestmark = pytest.mark.django_db
 
 
-def _dataset(n: int) -> Dataset:
-    rows = "".join(f"Câu số {i},Giải thích {i}.\n" for i in range(n))
-    expression_import(dataset_name="Đếm", filename="dem.csv", content=("expression,explanation\n" + rows).encode())
-    return Dataset.objects.get(name="Đếm")
-
-
 def test_it_says_how_many_of_the_dataset_items_the_round_holds(researcher_client, annotator_a, annotator_b):
-    dataset = _dataset(5)
-    whole = round_create(name="Cả", dataset=dataset, annotators=[annotator_a, annotator_b])
-    part = round_create(
+    dataset = make_dataset(name="Đếm", csv=numbered_csv(5, explanation="Giải thích {n}."), filename="dem.csv")
+    whole = make_round(dataset, [annotator_a, annotator_b], name="Cả")
+    part = make_round(
+        dataset,
+        [annotator_a, annotator_b],
         name="Phần",
-        dataset=dataset,
-        annotators=[annotator_a, annotator_b],
         expressions=dataset.expressions.filter(
             id__in=list(dataset.expressions.order_by("id").values_list("id", flat=True)[:3])
         ),

@@ -6,8 +6,6 @@ import re
 
 import pandas as pd
 import pytest
-from django.contrib.auth.models import Group
-from django.test import Client
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -15,6 +13,8 @@ from rest_framework.test import APIClient
 from annotation.services import round_lock
 from core.roles import RESEARCHER
 from tests.annotation.test_agreement import TRAITS, build_round
+
+from .factories import add_role, api_client_for, client_for
 
 pytestmark = [
     pytest.mark.django_db,
@@ -35,12 +35,6 @@ def page_url(round_, fmt: str = "") -> str:
 
 def api_url(round_) -> str:
     return reverse("api:round_stats", args=[round_.pk])
-
-
-def client_for(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 # --- Permissions --------------------------------------------------------------------------
@@ -64,12 +58,11 @@ def test_it_refuses_annotators_and_outsiders_the_page_and_downloads(
 
 
 def test_it_refuses_the_stats_to_a_researcher_who_annotates_the_open_round(stats_round, annotator_a):
-    annotator_a.groups.add(Group.objects.get(name=RESEARCHER))
+    add_role(annotator_a, RESEARCHER)
     client = client_for(annotator_a)
     assert client.get(page_url(stats_round)).status_code == 403
     assert client.get(page_url(stats_round, "json")).status_code == 403
-    api = APIClient()
-    api.force_login(annotator_a)
+    api = api_client_for(annotator_a)
     assert api.get(api_url(stats_round)).status_code == 403
     round_lock(round=stats_round)
     assert client.get(page_url(stats_round)).status_code == 200
@@ -91,12 +84,8 @@ def test_it_answers_404_for_an_unknown_round(researcher_client):
     "persona, status",
     [("anonymous", 401), ("outsider", 403), ("annotator", 403), ("adjudicator", 200), ("researcher", 200)],
 )
-def test_it_guards_the_api(stats_round, annotator_a, adjudicator, researcher, outsider, persona, status):
-    users = {"annotator": annotator_a, "adjudicator": adjudicator, "researcher": researcher, "outsider": outsider}
-    client = APIClient()
-    if persona != "anonymous":
-        client.force_login(users[persona])
-    response = client.get(api_url(stats_round))
+def test_it_guards_the_api(stats_round, api_as, persona, status):
+    response = api_as(persona).get(api_url(stats_round))
     assert response.status_code == status
     if status != 200:
         assert "theme" not in response.json() and "traits" not in response.json()
@@ -114,8 +103,7 @@ def test_it_serves_the_api_with_a_token(stats_round, researcher):
 
 
 def test_it_returns_the_json_contract_from_the_api(stats_round, researcher):
-    client = APIClient()
-    client.force_login(researcher)
+    client = api_client_for(researcher)
     data = client.get(api_url(stats_round)).json()
     assert data["n_items"] == 16
     assert data["annotators"] == ["annotator_a", "annotator_b"]

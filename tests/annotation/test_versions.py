@@ -7,7 +7,6 @@ import pandas as pd
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.test import Client
 from django.urls import reverse
 
 from annotation.models import DatasetVersion, DatasetVersionItem, Expression, ItemStatus
@@ -15,15 +14,15 @@ from annotation.services import (
     adjudication_remove,
     adjudication_resolve,
     assignment_submit,
-    expression_import,
     expression_update,
-    round_create,
     round_lock,
     suggested_codes,
     version_freeze,
 )
 from annotation.services.exports import VERSION_COLUMNS as BASE_COLUMNS
 from annotation.services.exports import version_export
+
+from .factories import client_for, make_dataset, make_round
 
 pytestmark = pytest.mark.django_db
 
@@ -48,19 +47,11 @@ COLUMNS = [
 ]
 
 
-def client_for(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
-
 @pytest.fixture
 def version(annotator_a, annotator_b, adjudicator, researcher):
-    expression_import(dataset_name="Ca dao", filename="c.csv", content=CORPUS.encode())
-    from annotation.models import Dataset
-
-    dataset = Dataset.objects.get(name="Ca dao")
-    round_ = round_create(name="R", dataset=dataset, annotators=[annotator_a, annotator_b], seed=3)
+    # Metadata columns and sources the version must carry through; no gold labels, no suggestions.
+    glossed = make_dataset(csv=CORPUS)
+    round_ = make_round(glossed, [annotator_a, annotator_b], name="R", seed=3)
     plan = {  # external id: (theme of A, theme of B, traits)
         "v1": ("criticism", "criticism", ["pragmatic"]),
         "v2": ("criticism", "criticism", ["pragmatic", "literal"]),
@@ -172,7 +163,7 @@ def test_it_refuses_versions_to_anonymous_visitors_and_people_without_a_role(ver
         reverse("annotation:version_export", args=[version.pk]) + "?format=csv",
     ]
     for url in urls:
-        response = Client().get(url)
+        response = client_for().get(url)
         assert response.status_code == 302 and response.url.startswith(reverse("login"))
         assert client_for(outsider).get(url).status_code == 403
 
