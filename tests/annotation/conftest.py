@@ -6,6 +6,7 @@ a module that needs other content builds it with the factories under a fixture o
 
 import pytest
 
+from .api_helpers import API_CORPUS, OTHER_CORPUS
 from .factories import CA_DAO_HEADER, CA_DAO_ROWS, api_client_for, make_dataset
 
 # The API personas, by the fixture (tests/conftest.py) that makes each one.
@@ -40,3 +41,21 @@ def api_as(request):
         return api_client_for(request.getfixturevalue(API_PERSONAS[persona]))
 
     return client_for
+
+
+@pytest.fixture
+def api(api_as):
+    """The researcher's API client."""
+    return api_as("researcher")
+
+
+@pytest.fixture
+def corpus(db):
+    """The corpus API tests' "Ca dao": three labelled expressions v1-v3, v1 with a ``note`` (api_helpers)."""
+    return make_dataset(csv=API_CORPUS, filename="seed.csv")
+
+
+@pytest.fixture
+def other_corpus(db):
+    """A second dataset, "Khác", of one expression."""
+    return make_dataset(name="Khác", csv=OTHER_CORPUS, filename="other.csv")

@@ -35,7 +35,7 @@ def superuser_client(superuser):
 
 
 @pytest.fixture
-def corpus(superuser):
+def admin_corpus(superuser):
     dataset = make_dataset(name="Admin corpus", csv=ADMIN_CSV, user=superuser)
     expression = dataset.expressions.get()
     job = ImportJob.objects.create(
@@ -92,11 +92,11 @@ def test_it_shows_workflow_records_read_only(superuser_client):
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("model", ANNOTATION_MODELS, ids=lambda m: m.__name__)
-def test_it_opens_the_changelist_and_change_page_for_a_superuser(superuser_client, corpus, model):
+def test_it_opens_the_changelist_and_change_page_for_a_superuser(superuser_client, admin_corpus, model):
     response = superuser_client.get(_url(model, "changelist"))
     assert response.status_code == 200
     assert superuser_client.get(_url(model, "changelist"), {"q": "a"}).status_code == 200
-    response = superuser_client.get(_url(model, "change", corpus[model].pk))
+    response = superuser_client.get(_url(model, "change", admin_corpus[model].pk))
     assert response.status_code == 200
 
 
@@ -132,7 +132,7 @@ def test_it_lets_a_superuser_edit_a_trait_description_but_not_its_code(superuser
 
 
 @pytest.mark.django_db
-def test_it_shows_expression_counts_and_traits_in_lists(superuser_client, corpus):
+def test_it_shows_expression_counts_and_traits_in_lists(superuser_client, admin_corpus):
     response = superuser_client.get(_url(Dataset, "changelist"))
     assert response.context["cl"].result_list[0].n_expressions == 1
     response = superuser_client.get(_url(Expression, "changelist"))
@@ -140,8 +140,8 @@ def test_it_shows_expression_counts_and_traits_in_lists(superuser_client, corpus
 
 
 @pytest.mark.django_db
-def test_it_never_shows_the_uploaded_bytes_of_an_import_job(superuser_client, corpus):
-    response = superuser_client.get(_url(ImportJob, "change", corpus[ImportJob].pk))
+def test_it_never_shows_the_uploaded_bytes_of_an_import_job(superuser_client, admin_corpus):
+    response = superuser_client.get(_url(ImportJob, "change", admin_corpus[ImportJob].pk))
     body = response.content.decode()
     assert "upload.csv" in body and "created 1, skipped_duplicates 0" in body
     assert "secret-upload-bytes" not in body
@@ -172,13 +172,13 @@ def _expression_form(dataset, text, **extra):
 
 
 @pytest.mark.django_db
-def test_it_sets_normalized_key_from_nfd_input_when_saving_an_expression(superuser_client, corpus):
+def test_it_sets_normalized_key_from_nfd_input_when_saving_an_expression(superuser_client, admin_corpus):
     nfc = "Thương nhau củ ấu cũng tròn"
     nfd = unicodedata.normalize("NFD", "  THƯƠNG nhau   củ ấu cũng tròn ")
     assert nfd != nfc
-    response = superuser_client.post(_url(Expression, "add"), _expression_form(corpus[Dataset], nfd))
+    response = superuser_client.post(_url(Expression, "add"), _expression_form(admin_corpus[Dataset], nfd))
     assert response.status_code == 302, response.context["adminform"].form.errors if response.context else response
-    expression = Expression.objects.get(dataset=corpus[Dataset], external_id="", kind="proverb", theme__code="love")
+    expression = Expression.objects.get(dataset=admin_corpus[Dataset], external_id="", kind="proverb", theme__code="love")
     assert expression.normalized_key == normalize_key(nfc) == "thương nhau củ ấu cũng tròn"
     assert unicodedata.is_normalized("NFC", expression.normalized_key)
     assert list(expression.traits.values_list("code", flat=True)) == ["pragmatic"]
@@ -186,7 +186,7 @@ def test_it_sets_normalized_key_from_nfd_input_when_saving_an_expression(superus
     # Editing the text recomputes the key.
     response = superuser_client.post(
         _url(Expression, "change", expression.pk),
-        _expression_form(corpus[Dataset], unicodedata.normalize("NFD", "Ghét nhau quả bồ hòn cũng méo")),
+        _expression_form(admin_corpus[Dataset], unicodedata.normalize("NFD", "Ghét nhau quả bồ hòn cũng méo")),
     )
     assert response.status_code == 302
     expression.refresh_from_db()
@@ -194,14 +194,14 @@ def test_it_sets_normalized_key_from_nfd_input_when_saving_an_expression(superus
 
 
 @pytest.mark.django_db
-def test_it_rejects_a_duplicate_expression_in_the_admin_form(superuser_client, corpus):
+def test_it_rejects_a_duplicate_expression_in_the_admin_form(superuser_client, admin_corpus):
     duplicate = unicodedata.normalize("NFD", "ăn quả  nhớ kẻ trồng CÂY")
-    response = superuser_client.post(_url(Expression, "add"), _expression_form(corpus[Dataset], duplicate))
+    response = superuser_client.post(_url(Expression, "add"), _expression_form(admin_corpus[Dataset], duplicate))
     assert response.status_code == 200
     assert "text" in response.context["adminform"].form.errors
-    assert corpus[Dataset].expressions.count() == 1
+    assert admin_corpus[Dataset].expressions.count() == 1
     # The same text is fine in another dataset.
     other = dataset_create(name="Other corpus")
     response = superuser_client.post(_url(Expression, "add"), _expression_form(other, duplicate))
     assert response.status_code == 302
-    assert other.expressions.get().normalized_key == corpus[Expression].normalized_key
+    assert other.expressions.get().normalized_key == admin_corpus[Expression].normalized_key
