@@ -35,7 +35,7 @@ from ...models import (
     normalize_key,
 )
 from ..review import item_status_refresh
-from .taxonomy import parse_traits, theme_tokens, trait_tokens
+from .taxonomy import parse_traits, theme_tokens, trait_tokens, unknown_trait_params
 
 REQUIRED_COLUMNS = ("expression", "annotator", "theme", "traits")
 OPTIONAL_COLUMNS = ("note",)
@@ -179,9 +179,7 @@ def _parse(*, dataset, round_, filename, content, report) -> list[_Row]:
                 row,
                 col["traits"],
                 "unknown_trait",
-                values=", ".join(repr(u) for u in unknown),
-                codes=", ".join(t.code for t in traits),
-                count=len(traits),
+                **unknown_trait_params(unknown, traits),
             )
             ok = False
         if expression_id is not None and annotator:

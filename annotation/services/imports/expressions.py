@@ -21,7 +21,7 @@ from core.tables import (
 
 from ...models import Dataset, Expression, ExpressionKind, Trait, normalize_key
 from ...selectors.corpus import dataset_near_matches
-from .taxonomy import parse_traits, theme_tokens, trait_tokens
+from .taxonomy import parse_traits, theme_tokens, trait_tokens, unknown_trait_params
 
 REQUIRED_FIELDS = ("expression", "explanation")
 OPTIONAL_FIELDS = ("kind", "source", "id", "traits", "theme")
@@ -154,9 +154,7 @@ def expression_import(
                 row,
                 resolved["traits"],
                 "unknown_trait",
-                values=", ".join(repr(u) for u in unknown),
-                codes=", ".join(t.code for t in traits),
-                count=len(traits),
+                **unknown_trait_params(unknown, traits),
             )
             row_ok = False
         theme_raw = cell(values.get("theme")).lower()

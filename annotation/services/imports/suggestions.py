@@ -8,7 +8,7 @@ from core.tables import ImportReport, ImportValidationError, RowError, TableErro
 
 from ...models import Dataset, Expression, SuggestionSet, normalize_key
 from ..rounds import suggestion_set_create
-from .taxonomy import parse_traits, trait_tokens
+from .taxonomy import parse_traits, trait_tokens, unknown_trait_params
 
 SUGGESTION_SET_IDEMPOTENCY_SCOPE = "annotation.suggestion_set"
 
@@ -92,11 +92,7 @@ def _suggestion_set_import(*, dataset, name, model_name, filename, content, prom
                     row,
                     by_lower["traits"],
                     "unknown_trait",
-                    {
-                        "values": ", ".join(repr(u) for u in unknown),
-                        "codes": ", ".join(t.code for t in traits),
-                        "count": len(traits),
-                    },
+                    unknown_trait_params(unknown, traits),
                 )
             )
             continue

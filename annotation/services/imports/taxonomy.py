@@ -38,3 +38,12 @@ def parse_traits(raw, traits_by_token: dict[str, Trait]) -> tuple[list[Trait], l
         elif trait not in found:
             found.append(trait)
     return found, unknown
+
+
+def unknown_trait_params(unknown: list[str], traits: list[Trait]) -> dict:
+    """The parameters of the ``unknown_trait`` message: what the file said and what it could have said."""
+    return {
+        "values": ", ".join(repr(u) for u in unknown),
+        "codes": ", ".join(t.code for t in traits),
+        "count": len(traits),
+    }
