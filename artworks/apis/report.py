@@ -11,7 +11,7 @@ from core.apis.common import ApiMixin, IgnoreFormatParamNegotiation, error_respo
 from core.files import untrusted_file_response
 from core.permissions import IsResearcher
 
-from ..models import ArtworkPipelineRun
+from ..selectors.pipeline import artwork_run_get
 from ..selectors.report import artwork_report, artwork_report_csv
 
 
@@ -41,7 +41,7 @@ class ArtworkReportApi(ApiMixin, APIView):
         "Pragmatics Meets Culture (§6.1), with two-sample t-tests between the speaker conditions.",
     )
     def get(self, request, pk: int):
-        run = ArtworkPipelineRun.objects.select_related("collection", "speaker", "listener").filter(pk=pk).first()
+        run = artwork_run_get(pk=pk)
         if run is None:
             raise NotFound("No such artwork pipeline run.")
         fmt = request.query_params.get("format", "json")

@@ -13,9 +13,10 @@ from core.apis.common import MAX_INT32, ApiMixin, error_responses, paginated
 from core.apis.idempotency import IDEMPOTENCY_KEY_HEADER, request_idempotency_key
 from core.apis.pagination import PageNumberPagination
 from core.permissions import IsResearcher
-from evaluation.models import ModelConfig
+from evaluation.selectors import model_choices
 
-from ..models import ArtworkCollection, ArtworkPipelineRun
+from ..models import ArtworkPipelineRun
+from ..selectors.collections import collection_choices
 from ..selectors.pipeline import artwork_run_list, artwork_run_progress, artwork_runs_progress
 from ..services.pipeline import PipelineError, artwork_run_cancel, artwork_run_resume, artwork_run_start
 
@@ -68,12 +69,12 @@ class ArtworkRunSerializer(serializers.Serializer):
 
 
 class ArtworkRunCreateSerializer(serializers.Serializer):
-    collection = serializers.SlugRelatedField(slug_field="name", queryset=ArtworkCollection.objects.all())
-    speaker = serializers.SlugRelatedField(slug_field="name", queryset=ModelConfig.objects.all())
-    listener = serializers.SlugRelatedField(slug_field="name", queryset=ModelConfig.objects.all())
+    collection = serializers.SlugRelatedField(slug_field="name", queryset=collection_choices())
+    speaker = serializers.SlugRelatedField(slug_field="name", queryset=model_choices())
+    listener = serializers.SlugRelatedField(slug_field="name", queryset=model_choices())
     builder = serializers.SlugRelatedField(
         slug_field="name",
-        queryset=ModelConfig.objects.all(),
+        queryset=model_choices(),
         required=False,
         allow_null=True,
         help_text="Default: the speaker.",

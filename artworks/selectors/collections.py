@@ -10,6 +10,15 @@ def collection_choices() -> QuerySet[ArtworkCollection]:
     return ArtworkCollection.objects.order_by("name")
 
 
+def collection_artwork_get(*, collection_id: int, pk: int) -> CollectionArtwork | None:
+    """One artwork of a collection, with who reviewed it; None when it is not in that collection."""
+    return (
+        CollectionArtwork.objects.select_related("collection", "reviewed_by")
+        .filter(pk=pk, collection_id=collection_id)
+        .first()
+    )
+
+
 def collection_list() -> QuerySet[ArtworkCollection]:
     return ArtworkCollection.objects.annotate(
         n_artworks=Count("artworks", distinct=True),

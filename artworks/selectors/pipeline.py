@@ -10,6 +10,11 @@ from evaluation.selectors import run_waiting_for_worker
 from ..models import ArtworkPipelineRun, ListenerAnswer, PipelineItem, PipelineStep, SpeakerCandidate
 
 
+def artwork_run_get(*, pk: int) -> ArtworkPipelineRun | None:
+    """One pipeline run with the collection and models its pages name."""
+    return ArtworkPipelineRun.objects.select_related("collection", "speaker", "listener").filter(pk=pk).first()
+
+
 def artwork_run_list():
     return ArtworkPipelineRun.objects.select_related("collection", "speaker", "listener").order_by("-created_at")
 

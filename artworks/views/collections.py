@@ -83,9 +83,10 @@ def collection_detail(request, pk: int):
 
 
 def _artwork_or_404(pk: int, artwork_pk: int) -> CollectionArtwork:
-    return get_object_or_404(
-        CollectionArtwork.objects.select_related("collection", "reviewed_by"), pk=artwork_pk, collection_id=pk
-    )
+    artwork = selectors.collection_artwork_get(collection_id=pk, pk=artwork_pk)
+    if artwork is None:
+        raise Http404
+    return artwork
 
 
 # The site policy would be the wrong one: the file carries its own, stricter policy.

@@ -7,8 +7,8 @@ import tempfile
 from pathlib import Path
 
 from django.contrib import messages
-from django.http import HttpResponse, HttpResponseBadRequest
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import Http404, HttpResponse, HttpResponseBadRequest
+from django.shortcuts import redirect, render
 from django.utils.http import content_disposition_header
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
@@ -19,6 +19,7 @@ from core.http import DOWNLOAD_CONTENT_TYPES, download, json_text
 from core.roles import RESEARCHER
 
 from ..models import ArtworkPipelineRun
+from ..selectors.pipeline import artwork_run_get
 from ..selectors.report import CONDITIONS, FAMILIARITY, QUESTION_TYPES, artwork_report, artwork_report_csv
 from ..services.export import ArtworkExportError, artwork_study_package, package_slug
 
@@ -37,7 +38,10 @@ def _labels() -> dict:
 
 
 def _run_or_404(pk: int) -> ArtworkPipelineRun:
-    return get_object_or_404(ArtworkPipelineRun.objects.select_related("collection", "speaker", "listener"), pk=pk)
+    run = artwork_run_get(pk=pk)
+    if run is None:
+        raise Http404
+    return run
 
 
 def _marks(report: dict, condition: str, familiarity: str, qtype: str) -> list[dict]:

@@ -11,7 +11,7 @@ from core.decorators import role_required
 from core.http import add_service_errors
 from core.roles import RESEARCHER
 from evaluation.models import RunStatus
-from evaluation.views.runs import worker_hint_context
+from evaluation.selectors.runs import worker_hint_context
 
 from ..forms import ArtworkRunForm
 from ..selectors.pipeline import (

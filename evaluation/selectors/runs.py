@@ -10,6 +10,14 @@ from annotation.models import Dataset, DatasetVersion, Theme, Trait
 
 from ..models import ItemStatus, Run, RunItem, RunKind, RunStatus
 
+# As the README starts one; shown when a queued run waits for a worker that is not there.
+WORKER_COMMAND = ".venv/bin/celery -A vivid_site worker -l info"
+
+
+def worker_hint_context() -> dict:
+    """What the no-worker notice (evaluation/_no_worker.html) of every run page shows."""
+    return {"no_worker_seconds": settings.EVAL_NO_WORKER_SECONDS, "worker_command": WORKER_COMMAND}
+
 
 def run_list(*, kind: str | None = None) -> QuerySet[Run]:
     runs = Run.objects.select_related("model", "prompt", "dataset", "source_run__model")

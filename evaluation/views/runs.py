@@ -4,7 +4,6 @@ A run form carries an idempotency key: a second submit of the same form (a doubl
 a reload after the POST) lands on the run the first one created instead of starting another.
 """
 
-from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
@@ -24,6 +23,7 @@ from .. import selectors, services
 from ..forms import RUN_FORMS
 from ..models import ItemStatus, RunKind, RunStatus
 from ..selectors.exports import report_csv
+from ..selectors.runs import worker_hint_context
 
 ITEMS_PER_PAGE = 50
 ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
@@ -38,13 +38,6 @@ RUN_TITLES = {
     RunKind.JUDGE: gettext_lazy("New judge run"),
     RunKind.CLASSIFICATION: gettext_lazy("New classification run"),
 }
-# As the README starts one; shown when a queued run waits for a worker that is not there.
-WORKER_COMMAND = ".venv/bin/celery -A vivid_site worker -l info"
-
-
-def worker_hint_context() -> dict:
-    """What the no-worker notice (evaluation/_no_worker.html) of every run page shows."""
-    return {"no_worker_seconds": settings.EVAL_NO_WORKER_SECONDS, "worker_command": WORKER_COMMAND}
 
 
 def report_sections(report: dict) -> dict:

@@ -12,7 +12,7 @@ from artworks.models import ArtworkPipelineRun
 from artworks.selectors.pipeline import artwork_run_waiting_for_worker
 from artworks.services.pipeline import artwork_run_cancel, artwork_run_resume, artwork_run_start
 from evaluation.models import ItemStatus, ModelConfig, Provider, RunStatus
-from evaluation.views.runs import WORKER_COMMAND
+from evaluation.selectors.runs import WORKER_COMMAND
 from tests.artworks.test_pipeline import collection, media  # noqa: F401 - fixtures
 
 

@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 from artworks.models import ArtworkPipelineRun
 from artworks.services.pipeline import artwork_run_start
 from evaluation.models import ItemStatus, ModelConfig, Provider, RunStatus
-from evaluation.views.runs import WORKER_COMMAND
+from evaluation.selectors.runs import WORKER_COMMAND
 from tests.artworks.test_pipeline import collection, media  # noqa: F401 - fixtures
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]

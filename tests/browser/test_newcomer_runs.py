@@ -14,9 +14,9 @@ from playwright.sync_api import expect
 from annotation.models import Dataset
 from annotation.services import expression_import
 from evaluation.models import ItemStatus, Run, RunItem, RunKind, RunPhase, RunStatus
+from evaluation.selectors.runs import WORKER_COMMAND
 from evaluation.services import model_add, run_execute, run_start
 from evaluation.services.runs import lifecycle as runs_lifecycle
-from evaluation.views.runs import WORKER_COMMAND
 from tests.evaluation.fake_openai import FakeOpenAI
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
