@@ -2,18 +2,24 @@
 
 Shared by the imports that take a data file plus images (study packages, artwork
 collections). Sizes are checked before anything is read or inflated, so neither a huge
-upload nor a zip bomb is loaded (annotation/files.py holds the archive checks), and no
+upload nor a zip bomb is loaded (core/files.py holds the archive checks), and no
 path outside the folder is ever read.
 """
 
+import contextlib
+import re
 import zipfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from django.conf import settings
 from django.core.files.storage import default_storage
 from django.utils.translation import gettext as _
 
-from core.files import ArchiveError, zip_open, zip_read
+from core.files import ArchiveError, ImageRefused, image_format, svg_rasterise, zip_open, zip_read
+
+# What an image of a package may be (allowlist), and the extension each readable format is stored with.
+IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".webp", ".gif", ".svg"}
+RASTER_FORMATS = {"PNG": "png", "JPEG": "jpg", "WEBP": "webp", "GIF": "gif"}
 
 
 class PackageError(ValueError):
@@ -155,7 +161,41 @@ def _zip(data: bytes, name: str, markers: tuple[str, ...]) -> ZipPackage:
 def storage_delete(names: list[str]) -> None:
     """Remove files an import wrote before it failed; a file already gone is no error."""
     for name in names:
-        try:
+        with contextlib.suppress(OSError):
             default_storage.delete(name)
-        except OSError:
-            pass
+
+
+class ImageUnusable(Exception):
+    """An image a package names cannot be used; ``str()`` is the message for the person importing it."""
+
+
+def package_image_read(package: FolderPackage | ZipPackage, image: str) -> tuple[bytes, str]:
+    """The image at ``image`` inside the package, as (content, stored extension).
+
+    The path must stay inside the package, the name must have an allowed extension and the
+    content must be a readable image. An SVG is drawn to PNG: it is stored and served only as
+    a raster, so nothing an SVG carries (script, links) survives.
+    """
+    path = PurePosixPath(image.replace("\\", "/"))
+    if image.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", image) or path.is_absolute():
+        raise ImageUnusable(_("“%(path)s” is absolute; give a path inside the package") % {"path": image})
+    if ".." in path.parts:
+        raise ImageUnusable(_("“%(path)s” leaves the package folder") % {"path": image})
+    suffix = path.suffix.lower()
+    if suffix not in IMAGE_EXTENSIONS:
+        raise ImageUnusable(_("“%(path)s” is not a PNG, JPEG, WebP, GIF or SVG file") % {"path": image})
+    try:
+        content = package.read(path.as_posix())
+    except FileRefused as exc:
+        raise ImageUnusable(exc.message()) from None
+    if content is None:
+        raise ImageUnusable(_("“%(path)s” is not in the package") % {"path": image})
+    try:
+        if suffix == ".svg":
+            return svg_rasterise(content), "png"
+        extension = RASTER_FORMATS.get(image_format(content))
+    except ImageRefused as exc:
+        raise ImageUnusable(_("“%(path)s”: %(reason)s") % {"path": image, "reason": exc}) from None
+    if extension is None:
+        raise ImageUnusable(_("“%(path)s” is not a readable PNG, JPEG, WebP, GIF or SVG image") % {"path": image})
+    return content, extension

@@ -24,6 +24,8 @@ from django.utils import timezone
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
+from core.packages import IMAGE_EXTENSIONS
+
 from ..models import DISTRACTORS, ArtworkPipelineRun, ArtworkQuestionType, SpeakerCandidate, SpeakerKind
 
 logger = logging.getLogger(__name__)
@@ -31,7 +33,6 @@ logger = logging.getLogger(__name__)
 PACKAGE_FILE = "study.json"
 # The study app's participant groups (study.models.Culture), repeated because artworks may not import study.
 STUDY_GROUPS = ("american", "chinese")
-IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".webp", ".gif", ".svg"}
 MAX_ARTWORKS_PER_PARTICIPANT = 12
 QC_PER_PARTICIPANT = 2
 QC_THRESHOLD_DEFAULT = 0.75

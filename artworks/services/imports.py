@@ -12,15 +12,23 @@ import io
 import json
 import re
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 import pandas as pd
 from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
-from core.files import ImageRefused, image_format, svg_rasterise
-from core.packages import FileRefused, FolderPackage, PackageError, ZipPackage, package_open, storage_delete
+from core.packages import (
+    FileRefused,
+    FolderPackage,
+    ImageUnusable,
+    PackageError,
+    ZipPackage,
+    package_image_read,
+    package_open,
+    storage_delete,
+)
 from core.services.idempotency import idempotent_create
 
 from ..models import ArtworkCollection, CollectionArtwork
@@ -30,7 +38,6 @@ DATA_FILES = ("artworks.csv", "artworks.jsonl")
 COLUMNS = ("id", "title", "artist", "date", "culture", "comment", "image")
 REQUIRED = ("id", "title", "culture", "image")
 MAX_LENGTHS = {"id": 100, "title": 300, "artist": 300, "date": 100, "culture": 40}
-RASTER_FORMATS = {"PNG": "png", "JPEG": "jpg", "WEBP": "webp", "GIF": "gif"}
 # Ids become file names (collections/<id>/<key>.<ext>), so they stay plain.
 ARTWORK_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 _CULTURE = re.compile(r"^[a-z]+(?:[_-][a-z]+)*\Z")
@@ -158,35 +165,11 @@ def _check_image(source, number: int, image: str, errors: list[str]) -> tuple[by
     if not image:
         errors.append(f"{where}: " + _("required: the path of the image inside the folder"))
         return None
-    path = PurePosixPath(image.replace("\\", "/"))
-    if image.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", image) or path.is_absolute():
-        errors.append(f"{where}: " + _("“%(path)s” is absolute; give a path inside the folder") % {"path": image})
-        return None
-    if ".." in path.parts:
-        errors.append(f"{where}: " + _("“%(path)s” leaves the folder") % {"path": image})
-        return None
     try:
-        content = source.read(path.as_posix())
-    except FileRefused as exc:
-        errors.append(f"{where}: " + exc.message())
+        return package_image_read(source, image)
+    except ImageUnusable as exc:
+        errors.append(f"{where}: {exc}")
         return None
-    if content is None:
-        errors.append(f"{where}: " + _("“%(path)s” is not in the folder") % {"path": image})
-        return None
-    try:
-        if path.suffix.lower() == ".svg":
-            # Stored and served only as a raster: nothing an SVG carries (script, links) survives.
-            return svg_rasterise(content), "png"
-        extension = RASTER_FORMATS.get(image_format(content))
-    except ImageRefused as exc:
-        errors.append(f"{where}: " + _("“%(path)s”: %(reason)s") % {"path": image, "reason": exc})
-        return None
-    if extension is None:
-        errors.append(
-            f"{where}: " + _("“%(path)s” is not a readable PNG, JPEG, WebP, GIF or SVG image") % {"path": image}
-        )
-        return None
-    return content, extension
 
 
 def _check_rows(source, rows: list[tuple[int, dict]]) -> tuple[list[_Row], list[str]]:

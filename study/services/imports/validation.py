@@ -3,20 +3,16 @@
 import json
 import math
 import re
-from pathlib import PurePosixPath
 
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
 from django.utils.translation import gettext as _
 
 from artworks.models import DISTRACTORS
-from core.files import ImageRefused, image_format, svg_rasterise
-from core.packages import FileRefused
+from core.packages import ImageUnusable, package_image_read
 
 from ...models import CONSENT_LANGUAGES, TRANSLATION, Culture, QuestionType, Speaker, Study
 
-RASTER_FORMATS = {"PNG": "png", "JPEG": "jpg", "WEBP": "webp", "GIF": "gif"}
-IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".webp", ".gif", ".svg"}
 # Slugs that would shadow a fixed route under /studies/ or /api/study/.
 RESERVED_SLUGS = {"import"}
 # Artwork ids become file names and URL segments (study:image), so they stay plain.
@@ -273,41 +269,11 @@ class PackageChecker:
         if not _is_text(image):
             self.error(where, _("expected the path of an image inside the package"))
             return
-        path = PurePosixPath(image.replace("\\", "/"))
-        if image.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", image) or path.is_absolute():
-            self.error(where, _("“%(path)s” is absolute; give a path inside the package") % {"path": image})
-            return
-        if ".." in path.parts:
-            self.error(where, _("“%(path)s” leaves the package folder") % {"path": image})
-            return
-        suffix = path.suffix.lower()
-        if suffix not in IMAGE_EXTENSIONS:
-            self.error(where, _("“%(path)s” is not a PNG, JPEG, WebP, GIF or SVG file") % {"path": image})
-            return
         try:
-            content = self.package.read(path.as_posix())
-        except FileRefused as exc:
-            self.error(where, exc.message())
+            content, extension = package_image_read(self.package, image)
+        except ImageUnusable as exc:
+            self.error(where, str(exc))
             return
-        if content is None:
-            self.error(where, _("“%(path)s” is not in the package") % {"path": image})
-            return
-        if suffix == ".svg":
-            # Stored and served only as a raster: nothing an SVG carries (script, links) survives.
-            try:
-                content, extension = svg_rasterise(content), "png"
-            except ImageRefused as exc:
-                self.error(where, _("“%(path)s”: %(reason)s") % {"path": image, "reason": exc})
-                return
-        else:
-            try:
-                extension = RASTER_FORMATS.get(image_format(content))
-            except ImageRefused as exc:
-                self.error(where, _("“%(path)s”: %(reason)s") % {"path": image, "reason": exc})
-                return
-            if extension is None:
-                self.error(where, _("“%(path)s” is not a readable PNG, JPEG, WebP, GIF or SVG image") % {"path": image})
-                return
         if _is_text(key):
             self.image_data[key] = (content, extension)
 
