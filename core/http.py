@@ -10,7 +10,12 @@ from django.utils.http import content_disposition_header
 
 from core.files import untrusted_file_response
 
-DOWNLOAD_CONTENT_TYPES = {"json": "application/json; charset=utf-8", "csv": "text/csv; charset=utf-8"}
+DOWNLOAD_CONTENT_TYPES = {
+    "json": "application/json; charset=utf-8",
+    "jsonl": "application/x-ndjson; charset=utf-8",
+    "csv": "text/csv; charset=utf-8",
+    "zip": "application/zip",
+}
 
 
 def wants_fragment(request) -> bool:
@@ -34,9 +39,10 @@ def add_service_errors(form, exc: ValidationError) -> None:
             form.add_error(None, message)
 
 
-def download(body: str, *, filename: str, fmt: str) -> HttpResponse:
+def download(body: str | bytes, *, filename: str, fmt: str) -> HttpResponse:
+    """A file to save, never shown inline: every export of every app goes out through here."""
     response = HttpResponse(
-        body.encode("utf-8"),
+        body.encode("utf-8") if isinstance(body, str) else body,
         content_type=DOWNLOAD_CONTENT_TYPES[fmt],
         headers={"Content-Disposition": content_disposition_header(True, filename)},
     )

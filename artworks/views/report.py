@@ -7,14 +7,12 @@ import tempfile
 from pathlib import Path
 
 from django.contrib import messages
-from django.http import Http404, HttpResponse, HttpResponseBadRequest
+from django.http import Http404, HttpResponseBadRequest
 from django.shortcuts import redirect, render
-from django.utils.http import content_disposition_header
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from core.decorators import role_required
-from core.files import untrusted_file_response
 from core.http import DOWNLOAD_CONTENT_TYPES, download, json_text
 from core.roles import RESEARCHER
 
@@ -151,14 +149,7 @@ def artwork_export(request, pk: int):
             messages.error(request, " ".join(exc.messages))
             return redirect("artworks:report", pk=run.pk)
         body = path.read_bytes()
-    response = untrusted_file_response(
-        HttpResponse(
-            body,
-            content_type="application/zip",
-            headers={"Content-Disposition": content_disposition_header(True, target.name)},
-        ),
-        filename=target.name,
-    )
+    response = download(body, filename=target.name, fmt="zip")
     if path.warnings:
         # The download cannot show them, so they are in a header too and shown on the next page.
         response["X-Export-Warnings"] = str(len(path.warnings))
