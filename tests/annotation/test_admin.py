@@ -178,7 +178,9 @@ def test_it_sets_normalized_key_from_nfd_input_when_saving_an_expression(superus
     assert nfd != nfc
     response = superuser_client.post(_url(Expression, "add"), _expression_form(admin_corpus[Dataset], nfd))
     assert response.status_code == 302, response.context["adminform"].form.errors if response.context else response
-    expression = Expression.objects.get(dataset=admin_corpus[Dataset], external_id="", kind="proverb", theme__code="love")
+    expression = Expression.objects.get(
+        dataset=admin_corpus[Dataset], external_id="", kind="proverb", theme__code="love"
+    )
     assert expression.normalized_key == normalize_key(nfc) == "thương nhau củ ấu cũng tròn"
     assert unicodedata.is_normalized("NFC", expression.normalized_key)
     assert list(expression.traits.values_list("code", flat=True)) == ["pragmatic"]

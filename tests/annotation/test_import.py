@@ -103,7 +103,10 @@ def test_it_keeps_unknown_columns_as_metadata(tmp_path):
 @pytest.mark.parametrize(
     ("content", "expected"),
     [
-        ("expression,explanation,traits\nA,x,literal\nB,y,metaphor\n", "row 3, column 'traits': unknown trait 'metaphor'"),
+        (
+            "expression,explanation,traits\nA,x,literal\nB,y,metaphor\n",
+            "row 3, column 'traits': unknown trait 'metaphor'",
+        ),
         ("expression,explanation\nA,x\nB,\n", "row 3, column 'explanation': the explanation is empty"),
         ("expression,explanation,theme\nA,x,9\n", "row 2, column 'theme': unknown theme '9'"),
         ("expression,explanation,kind\nA,x,riddle\n", "row 2, column 'kind': unknown kind 'riddle'"),
@@ -144,7 +147,11 @@ def test_it_refuses_a_wrong_extension_with_exit_status_1(tmp_path):
     env.pop("DATABASE_URL", None)
     result = subprocess.run(
         [sys.executable, "manage.py", "import_expressions", str(path), "--dataset", "X"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 1
     assert "extension '.txt'" in result.stderr and ".xlsx" in result.stderr
@@ -211,7 +218,11 @@ def test_it_adds_to_an_existing_dataset(tmp_path):
 
 
 def test_it_imports_a_10_mb_file(tmp_path, settings):
-    line = "Một câu tục ngữ rất dài số {n},Lời giải thích đủ dài để lấp đầy tệp thử nghiệm {n} " + "x" * 120 + ",literal;pragmatic,6\n"
+    line = (
+        "Một câu tục ngữ rất dài số {n},Lời giải thích đủ dài để lấp đầy tệp thử nghiệm {n} "
+        + "x" * 120
+        + ",literal;pragmatic,6\n"
+    )
     rows, size, n = ["expression,explanation,traits,theme\n"], 0, 0
     while size < 10 * 1024 * 1024:
         rows.append(line.format(n=n))
