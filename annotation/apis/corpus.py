@@ -1,7 +1,5 @@
 """Datasets, expressions and the fixed taxonomy (traits, themes)."""
 
-from django.http import HttpResponse
-from django.utils.http import content_disposition_header
 from django.utils.text import slugify
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field, extend_schema_view
@@ -14,17 +12,16 @@ from rest_framework.response import Response
 
 from core.apis.common import ApiMixin, IgnoreFormatParamNegotiation, error_responses
 from core.apis.idempotency import IDEMPOTENCY_KEY_HEADER, request_idempotency_key
-from core.files import untrusted_file_response
+from core.http import DOWNLOAD_CONTENT_TYPES, download
 from core.permissions import HasAnyRole, ReadAnyRoleWriteResearcher
 
 from .. import selectors, services
 from ..models import Dataset, Expression, ExpressionKind
 from ..selectors.visibility import GOLD_FILTER_KEYS, GOLD_KEYS, gold_labels_visible
-from ..services.exports import CONTENT_TYPES
 
 WRITE_METHODS = ["get", "post", "patch", "delete", "head", "options"]
 # The media types the schema lists (the responses add the charset).
-EXPORT_CONTENT_TYPES = {fmt: CONTENT_TYPES[fmt].split(";")[0] for fmt in services.EXPORT_FORMATS}
+EXPORT_CONTENT_TYPES = {fmt: DOWNLOAD_CONTENT_TYPES[fmt].split(";")[0] for fmt in services.EXPORT_FORMATS}
 EXPORT_DESCRIPTION = "The file, as an attachment (UTF-8, CSV or JSON Lines by `format`)."
 
 
@@ -150,12 +147,7 @@ class DatasetViewSet(ApiMixin, viewsets.GenericViewSet):
         except services.ExportError as exc:
             raise serializers.ValidationError({"format": [str(exc)]}) from None
         filename = f"{slugify(dataset.name, allow_unicode=True) or f'dataset-{dataset.pk}'}.{fmt}"
-        response = HttpResponse(
-            content.encode("utf-8"),
-            content_type=f"{EXPORT_CONTENT_TYPES[fmt]}; charset=utf-8",
-            headers={"Content-Disposition": content_disposition_header(as_attachment=True, filename=filename)},
-        )
-        return untrusted_file_response(response, filename=filename)
+        return download(content, filename=filename, fmt=fmt)
 
 
 # --- Expressions -------------------------------------------------------------

@@ -5,8 +5,6 @@ progress; an annotator reads only the rounds they are in, with their own
 progress and nothing about the other annotators (the blindness rule).
 """
 
-from django.http import HttpResponse
-from django.utils.http import content_disposition_header
 from django.utils.text import slugify
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -19,18 +17,17 @@ from rest_framework.views import APIView
 
 from core.apis.common import MAX_INT32, ApiMixin, IgnoreFormatParamNegotiation, error_responses
 from core.apis.idempotency import IDEMPOTENCY_KEY_HEADER, request_idempotency_key
-from core.files import untrusted_file_response
+from core.http import DOWNLOAD_CONTENT_TYPES, download
 from core.permissions import HasAnyRole, IsResearcher
 
 from .. import selectors, services
 from ..models import AnnotationRound, RoundStatus
 from ..selectors import rounds as round_selectors
 from ..selectors.visibility import gold_labels_visible, item_filter_visible, round_overview_visible
-from ..services.exports import CONTENT_TYPES
 from .imports import ImportReportSerializer
 
 # The media types the schema lists (the responses add the charset).
-EXPORT_CONTENT_TYPES = {fmt: CONTENT_TYPES[fmt].split(";")[0] for fmt in services.EXPORT_FORMATS}
+EXPORT_CONTENT_TYPES = {fmt: DOWNLOAD_CONTENT_TYPES[fmt].split(";")[0] for fmt in services.EXPORT_FORMATS}
 
 
 class FunnelSerializer(serializers.Serializer):
@@ -432,9 +429,4 @@ class VersionExportApi(ApiMixin, APIView):
         fmt = params.validated_data["format"]
         content = services.version_export(version=version, fmt=fmt, gold=gold_labels_visible(user=request.user))
         filename = f"{slugify(version.name, allow_unicode=True) or f'version-{version.pk}'}.{fmt}"
-        response = HttpResponse(
-            content.encode("utf-8"),
-            content_type=f"{EXPORT_CONTENT_TYPES[fmt]}; charset=utf-8",
-            headers={"Content-Disposition": content_disposition_header(as_attachment=True, filename=filename)},
-        )
-        return untrusted_file_response(response, filename=filename)
+        return download(content, filename=filename, fmt=fmt)

@@ -16,12 +16,6 @@ from ..selectors.rounds import version_items
 
 EXPORT_FORMATS = ("csv", "jsonl")
 STATS_FORMATS = ("json", "csv")
-# What a download of each format is served as (pages and API alike).
-CONTENT_TYPES = {
-    "csv": "text/csv; charset=utf-8",
-    "jsonl": "application/x-ndjson; charset=utf-8",
-    "json": "application/json; charset=utf-8",
-}
 VERSION_COLUMNS = ["id", "expression", "explanation", "kind", "source", "traits", "theme", "provenance"]
 
 

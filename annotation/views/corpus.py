@@ -6,16 +6,14 @@ changes; reads go through selectors, writes through services.
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponse, HttpResponseBadRequest
+from django.http import Http404, HttpResponseBadRequest
 from django.shortcuts import redirect, render
-from django.utils.http import content_disposition_header
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from core.decorators import role_required
-from core.files import untrusted_file_response
-from core.http import wants_fragment
+from core.http import download, wants_fragment
 from core.localization import localized_name
 from core.roles import RESEARCHER
 
@@ -23,7 +21,6 @@ from .. import selectors, services
 from ..forms.corpus import ExpressionFilterForm, ImportForm, ImportRetargetForm
 from ..models import ExpressionKind, ImportJobStatus
 from ..selectors.visibility import gold_labels_visible
-from ..services.exports import CONTENT_TYPES
 
 EXPRESSIONS_PER_PAGE = 50
 # While a job is in one of these states its status fragment keeps polling.
@@ -88,9 +85,7 @@ def dataset_export(request, pk: int):
             _("Unknown export format “%(format)s”; use ?format=csv or ?format=jsonl.") % {"format": fmt},
             content_type="text/plain; charset=utf-8",
         )
-    response = HttpResponse(body.encode("utf-8"), content_type=CONTENT_TYPES[fmt])
-    response["Content-Disposition"] = content_disposition_header(True, f"{dataset.name}.{fmt}")
-    return untrusted_file_response(response, filename=f"{dataset.name}.{fmt}")
+    return download(body, filename=f"{dataset.name}.{fmt}", fmt=fmt)
 
 
 @require_http_methods(["GET", "POST"])

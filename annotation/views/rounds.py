@@ -10,10 +10,9 @@ import math
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponse, HttpResponseBadRequest
+from django.http import Http404, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.http import content_disposition_header
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -21,8 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 
 from core.decorators import role_required
-from core.files import untrusted_file_response
-from core.http import add_service_errors, wants_fragment
+from core.http import add_service_errors, download, wants_fragment
 from core.localization import localized_name
 from core.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER, has_role
 
@@ -31,7 +29,6 @@ from ..forms.rounds import FreezeForm, RoundForm, SuggestionImportForm
 from ..models import AnnotationRound, DatasetVersion, RoundStatus
 from ..selectors import rounds as round_selectors
 from ..selectors.visibility import blind_round_ids, gold_labels_visible, round_overview_visible
-from ..services.exports import CONTENT_TYPES
 
 VERSION_ITEMS_PER_PAGE = 50
 # The funnel in the order items flow through it, with labels for people.
@@ -390,7 +387,5 @@ def version_export(request, pk: int):
             _("Unknown export format “%(format)s”; use ?format=csv or ?format=jsonl.") % {"format": fmt},
             content_type="text/plain; charset=utf-8",
         )
-    response = HttpResponse(body.encode("utf-8"), content_type=CONTENT_TYPES[fmt])
     filename = f"{slugify(version.name, allow_unicode=True) or f'version-{version.pk}'}.{fmt}"
-    response["Content-Disposition"] = content_disposition_header(True, filename)
-    return untrusted_file_response(response, filename=filename)
+    return download(body, filename=filename, fmt=fmt)
