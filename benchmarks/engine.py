@@ -39,9 +39,18 @@ class FakeServer:
         import urllib.request
 
         self.process = subprocess.Popen(
-            [sys.executable, str(ROOT / "tests/evaluation/fake_openai.py"), "--port", str(self.port),
-             "--latency-ms", str(self.latency_ms), "--max-seconds", "900"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                sys.executable,
+                str(ROOT / "tests/evaluation/fake_openai.py"),
+                "--port",
+                str(self.port),
+                "--latency-ms",
+                str(self.latency_ms),
+                "--max-seconds",
+                "900",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         for _ in range(100):
             try:

@@ -42,7 +42,7 @@ def main():
     for n in range(args.rows):
         lines.append(
             f"b{n},Câu tục ngữ thử nghiệm số {n} về lúa và nước,"
-            f"Lời giải thích thứ {n} cho câu tục ngữ,proverb,\"folk_knowledge,pragmatic\",{n % 7 + 1},gloss {n}"
+            f'Lời giải thích thứ {n} cho câu tục ngữ,proverb,"folk_knowledge,pragmatic",{n % 7 + 1},gloss {n}'
         )
     content = ("\n".join(lines) + "\n").encode()
 
@@ -61,8 +61,10 @@ def main():
 
     print(f"database: {connection.vendor}")
     print(f"rows: {args.rows}, file size: {len(content) / 1024:.0f} KiB, repeats: {args.repeat}")
-    print(f"fresh import:  median {statistics.median(fresh):.3f} s, max {max(fresh):.3f} s "
-          f"({args.rows / statistics.median(fresh):,.0f} rows/s; target < 3 s: ratio {statistics.median(fresh) / 3:.2f})")
+    print(
+        f"fresh import:  median {statistics.median(fresh):.3f} s, max {max(fresh):.3f} s "
+        f"({args.rows / statistics.median(fresh):,.0f} rows/s; target < 3 s: ratio {statistics.median(fresh) / 3:.2f})"
+    )
     print(f"re-import (all duplicates): median {statistics.median(rerun):.3f} s")
 
 

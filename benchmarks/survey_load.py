@@ -22,6 +22,7 @@ Figures only, no targets. Skips with a message when PostgreSQL does not answer.
 """
 
 import argparse
+import contextlib
 import os
 import random
 import shutil
@@ -128,7 +129,8 @@ class Gunicorn:
     def __init__(self, env: dict, *, workers: int, threads: int):
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
-        self.log = tempfile.NamedTemporaryFile(prefix="vivid-bench-gunicorn-", suffix=".log", delete=False)
+        # Open for the server's lifetime and closed in stop(): no with-block can span it.
+        self.log = tempfile.NamedTemporaryFile(prefix="vivid-bench-gunicorn-", suffix=".log", delete=False)  # noqa: SIM115
         command = [
             sys.executable, "-m", "gunicorn", "vivid_site.wsgi",
             "--bind", f"127.0.0.1:{self.port}",
@@ -165,10 +167,8 @@ class Gunicorn:
 
     def stop(self) -> None:
         if self.process.poll() is None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.process.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
             try:
                 self.process.wait(timeout=20)
             except subprocess.TimeoutExpired:

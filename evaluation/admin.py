@@ -7,7 +7,17 @@ from .models import ModelConfig, PromptTemplate, Run, RunItem
 
 @admin.register(ModelConfig)
 class ModelConfigAdmin(admin.ModelAdmin):
-    list_display = ("name", "provider", "model_id", "base_url", "api_key_env", "max_concurrency", "requests_per_minute", "timeout", "builtin")
+    list_display = (
+        "name",
+        "provider",
+        "model_id",
+        "base_url",
+        "api_key_env",
+        "max_concurrency",
+        "requests_per_minute",
+        "timeout",
+        "builtin",
+    )
     list_filter = ("provider", "builtin")
     search_fields = ("name", "model_id")
     readonly_fields = ("created_by", "created_at")
@@ -19,7 +29,17 @@ class PromptTemplateAdmin(admin.ModelAdmin):
     list_filter = ("kind", "ours", "builtin")
     search_fields = ("name", "content_hash", "reference")
     # A template's text is its identity (the hash): a change is a new version, added from the prompts page.
-    readonly_fields = ("name", "kind", "messages", "content_hash", "reference", "ours", "builtin", "created_by", "created_at")
+    readonly_fields = (
+        "name",
+        "kind",
+        "messages",
+        "content_hash",
+        "reference",
+        "ours",
+        "builtin",
+        "created_by",
+        "created_at",
+    )
 
     @admin.display(description="hash")
     def short_hash(self, obj):

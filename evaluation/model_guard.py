@@ -82,9 +82,13 @@ def _env_names_read_by(path: str) -> frozenset[str]:
             called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
             if called in _ENV_READERS and isinstance(node.args[0].value, str):
                 names.add(node.args[0].value)
-        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
-            if isinstance(node.value, ast.Attribute) and node.value.attr == "environ":
-                names.add(str(node.slice.value))
+        elif (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.slice, ast.Constant)
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "environ"
+        ):
+            names.add(str(node.slice.value))
     return frozenset(name for name in names if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name))
 
 

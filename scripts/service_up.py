@@ -1,5 +1,6 @@
 """Exit 0 when a local service answers: `service_up.py postgres|redis|http URL`."""
 
+import contextlib
 import sys
 
 
@@ -17,10 +18,9 @@ def main(kind: str, url: str) -> int:
             import urllib.error
             import urllib.request
 
-            try:
+            # Any HTTP answer (a redirect to sign in, a 404) means the server is up.
+            with contextlib.suppress(urllib.error.HTTPError):
                 urllib.request.urlopen(url, timeout=3).close()
-            except urllib.error.HTTPError:
-                pass  # any HTTP answer (a redirect to sign in, a 404) means the server is up
         else:
             print(f"unknown service {kind}", file=sys.stderr)
             return 2

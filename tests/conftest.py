@@ -196,7 +196,7 @@ def start_worker(*, broker_url: str, queue: str, env: dict | None = None) -> sub
     }
     worker_env.pop("VIVID_TEST_SQLITE", None)
     # A file, not a pipe: a pipe nobody reads fills up and blocks the worker.
-    log = tempfile.NamedTemporaryFile(prefix=f"worker-{queue}-", suffix=".log", delete=False)
+    log = tempfile.NamedTemporaryFile(prefix=f"worker-{queue}-", suffix=".log", delete=False)  # noqa: SIM115 - the worker's lifetime
     process = subprocess.Popen(
         [
             sys.executable,

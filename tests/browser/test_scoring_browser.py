@@ -353,7 +353,7 @@ def test_it_lets_two_raters_score_and_a_researcher_read_the_report(context_for, 
     assert set(report["judges"]) == {str(judge.pk) for judge in judges.values()}
     for strategy, judge in judges.items():
         figures = report["judges"][str(judge.pk)]
-        assert JUDGE_KEYS <= set(figures), JUDGE_KEYS - set(figures)
+        assert set(figures) >= JUDGE_KEYS, JUDGE_KEYS - set(figures)
         assert figures["strategy"] == strategy
         assert figures["judge_model"] == JUDGE_MODEL
         # Pairing rule: every submitted rating of an item the judge scored is one pair (a shared item: one per rater).

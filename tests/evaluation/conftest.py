@@ -23,8 +23,14 @@ def fake_openai_model(db, fake_openai):
     """A saved ModelConfig pointing at ``fake_openai``."""
     from evaluation.models import ModelConfig, Provider
 
-    return ModelConfig.objects.create(name="fake-gpt", provider=Provider.OPENAI, base_url=fake_openai.base_url,
-                                      model_id="fake-model", timeout=5.0, max_concurrency=4)
+    return ModelConfig.objects.create(
+        name="fake-gpt",
+        provider=Provider.OPENAI,
+        base_url=fake_openai.base_url,
+        model_id="fake-model",
+        timeout=5.0,
+        max_concurrency=4,
+    )
 
 
 @pytest.fixture(scope="session")

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import ipaddress
 import json
 import re
@@ -80,9 +81,13 @@ def _first_user_text(body: dict) -> str:
 
 
 def _question(topic: str, n: int, **extra) -> dict:
-    return {**extra, "question": f"What does the {topic} mean here ({n})?", "answer": f"The true meaning of {topic}",
-            "type": "symbolism" if "subject" in extra else "easy",
-            "plausible_answers": [f"Wrong meaning {k} of {topic}" for k in range(1, 6)]}
+    return {
+        **extra,
+        "question": f"What does the {topic} mean here ({n})?",
+        "answer": f"The true meaning of {topic}",
+        "type": "symbolism" if "subject" in extra else "easy",
+        "plausible_answers": [f"Wrong meaning {k} of {topic}" for k in range(1, 6)],
+    }
 
 
 def pipeline_reply(body: dict) -> str:
@@ -91,8 +96,10 @@ def pipeline_reply(body: dict) -> str:
     if "classify them into two categories" in text:
         return 'Here it is: ```json\n{"symbols": {"lotus": "purity"}, "non-symbols": ["water", "sky"]}\n```'
     if "comprehensive cultural and historical background" in text:
-        return ("The lotus rises clean from muddy water and stands for purity in this tradition. "
-                "The painting was made by a scholar who admired quiet ponds.")
+        return (
+            "The lotus rises clean from muddy water and stands for purity in this tradition. "
+            "The painting was made by a scholar who admired quiet ponds."
+        )
     if "focus on the cultural symbols" in text:
         symbols = text.rsplit("**Cultural Symbols:**", 1)[1].split("\n", 1)[0]
         names = [name.strip() for name in symbols.split(",") if name.strip()]
@@ -119,8 +126,9 @@ def pipeline_top_tokens(body: dict) -> dict[str, float]:
 class _Fault:
     __slots__ = ("kind", "status", "message", "retry_after", "ms")
 
-    def __init__(self, kind: str, *, status: int | None = None, message: str = "", retry_after: str | None = None,
-                 ms: int = 0):
+    def __init__(
+        self, kind: str, *, status: int | None = None, message: str = "", retry_after: str | None = None, ms: int = 0
+    ):
         self.kind = kind
         self.status = status
         self.message = message
@@ -134,9 +142,17 @@ class _Fault:
 class FakeOpenAI:
     """The server's state and script. Attributes may be changed while it runs."""
 
-    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, latency_ms: float = 0,
-                 reply: Callable[[dict], str] | None = None, fingerprint: str = "fp_fake_0001",
-                 model: str = "fake-model", log_file: str | None = None):
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        latency_ms: float = 0,
+        reply: Callable[[dict], str] | None = None,
+        fingerprint: str = "fp_fake_0001",
+        model: str = "fake-model",
+        log_file: str | None = None,
+    ):
         if not ipaddress.ip_address(socket.gethostbyname(host)).is_loopback:
             raise ValueError(f"The fake server listens on loopback only, not {host}.")
         self.host = host
@@ -162,7 +178,9 @@ class FakeOpenAI:
         """Answer the next ``times`` requests with ``status`` (429 sends Retry-After: 1 unless told otherwise)."""
         if status == 429 and retry_after is None:
             retry_after = "1"
-        message = message or {429: "Rate limit reached.", 500: "The server had an error."}.get(status, f"Error {status}")
+        message = message or {429: "Rate limit reached.", 500: "The server had an error."}.get(
+            status, f"Error {status}"
+        )
         self._script(times, _Fault("status", status=status, message=message, retry_after=retry_after))
 
     def malformed(self, *, times: int = 1):
@@ -223,8 +241,11 @@ class FakeOpenAI:
             for message in body.get("messages") or []:
                 content = message.get("content")
                 if isinstance(content, list):
-                    urls += [(p.get("image_url") or {}).get("url", "") for p in content
-                             if isinstance(p, dict) and p.get("type") == "image_url"]
+                    urls += [
+                        (p.get("image_url") or {}).get("url", "")
+                        for p in content
+                        if isinstance(p, dict) and p.get("type") == "image_url"
+                    ]
         return urls
 
     def duplicates(self) -> list[dict]:
@@ -251,8 +272,9 @@ class FakeOpenAI:
         httpd = _Server((self.host, self.port), Handler)
         self.port = httpd.server_address[1]
         self._httpd = httpd
-        self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name=f"fake-openai-{self.port}", daemon=True)
+        self._thread = threading.Thread(
+            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, name=f"fake-openai-{self.port}", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -298,18 +320,26 @@ class FakeOpenAI:
             text, finish = " ".join(words[:max_tokens]), "length"
         prompt_tokens = sum(count_tokens(message_text(m)) for m in body.get("messages") or [])
         completion_tokens = count_tokens(text)
-        choice: dict = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish,
-                        "logprobs": None}
-        scripted = (self.top_tokens(body) if self.top_tokens and body.get("logprobs") and max_tokens == 1
-                    and not self.omit_logprobs else None)
+        choice: dict = {
+            "index": 0,
+            "message": {"role": "assistant", "content": text},
+            "finish_reason": finish,
+            "logprobs": None,
+        }
+        scripted = (
+            self.top_tokens(body)
+            if self.top_tokens and body.get("logprobs") and max_tokens == 1 and not self.omit_logprobs
+            else None
+        )
         if scripted:
             ranked = sorted(scripted.items(), key=lambda kv: kv[1], reverse=True)
             n_top = int(body.get("top_logprobs") or 0)
             text = ranked[0][0]
             top = [{"token": t, "logprob": lp, "bytes": list(t.encode())} for t, lp in ranked[:n_top]]
             choice["message"]["content"] = text
-            choice["logprobs"] = {"content": [{"token": text, "logprob": ranked[0][1], "bytes": list(text.encode()),
-                                               "top_logprobs": top}]}
+            choice["logprobs"] = {
+                "content": [{"token": text, "logprob": ranked[0][1], "bytes": list(text.encode()), "top_logprobs": top}]
+            }
         elif body.get("logprobs") and not self.omit_logprobs:
             n_top = int(body.get("top_logprobs") or 0)
             content = []
@@ -317,8 +347,9 @@ class FakeOpenAI:
                 logprob = -0.05 * (i + 1)
                 top = [{"token": word, "logprob": logprob, "bytes": list(word.encode())}]
                 top += [{"token": f"{word}~{k}", "logprob": logprob - k, "bytes": None} for k in range(1, n_top)]
-                content.append({"token": word, "logprob": logprob, "bytes": list(word.encode()),
-                                "top_logprobs": top[:n_top]})
+                content.append(
+                    {"token": word, "logprob": logprob, "bytes": list(word.encode()), "top_logprobs": top[:n_top]}
+                )
             choice["logprobs"] = {"content": content}
         return {
             "id": f"chatcmpl-fake-{len(self.requests)}",
@@ -327,8 +358,11 @@ class FakeOpenAI:
             "model": body.get("model") or self.model,
             "system_fingerprint": self.fingerprint,
             "choices": [choice],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens},
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
         }
 
 
@@ -370,8 +404,11 @@ class _Handler(BaseHTTPRequestHandler):
         fake = self.fake
         if self.path == "/_stats":
             with fake._lock:
-                payload = {"requests": len(fake.requests), "in_flight": fake.in_flight,
-                           "max_in_flight": fake.max_in_flight}
+                payload = {
+                    "requests": len(fake.requests),
+                    "in_flight": fake.in_flight,
+                    "max_in_flight": fake.max_in_flight,
+                }
             return self._send_json(200, payload)
         if self.path == "/_requests":
             with fake._lock:
@@ -393,8 +430,13 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw or b"{}")
         except ValueError:
             body = None
-        record = {"at": time.time(), "path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body,
-                  "outcome": "pending"}
+        record = {
+            "at": time.time(),
+            "path": self.path,
+            "headers": {k.lower(): v for k, v in self.headers.items()},
+            "body": body,
+            "outcome": "pending",
+        }
         fault = fake._begin(record)
         outcome = "ok"
         try:
@@ -403,17 +445,23 @@ class _Handler(BaseHTTPRequestHandler):
                 time.sleep(delay / 1000.0)
             if body is None or not isinstance(body.get("messages"), list) or not body.get("messages"):
                 outcome = "invalid"
-                return self._send_json(400, {"error": {"message": "'messages' must be a non-empty array.",
-                                                       "type": "invalid_request_error", "param": "messages"}})
+                return self._send_json(
+                    400,
+                    {
+                        "error": {
+                            "message": "'messages' must be a non-empty array.",
+                            "type": "invalid_request_error",
+                            "param": "messages",
+                        }
+                    },
+                )
             if fault is None or fault.kind == "slow":
                 return self._send_json(200, fake.completion_body(body))
             outcome = fault.label()
             if fault.kind == "drop":
                 self.close_connection = True
-                try:
+                with contextlib.suppress(OSError):
                     self.connection.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
                 return
             if fault.kind == "malformed":
                 return self._send_json(200, b'{"id": "chatcmpl-broken", "choices": [{"mess')
@@ -448,13 +496,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fail-429", type=int, default=0, metavar="K", help="Answer the first K requests with 429.")
     parser.add_argument("--fail-500", type=int, default=0, metavar="K", help="Answer the first K requests with 500.")
     parser.add_argument("--log", help="Append one JSON line per request to this file.")
-    parser.add_argument("--max-seconds", type=float, default=3600,
-                        help="Stop by itself after this long (0: until interrupted).")
+    parser.add_argument(
+        "--max-seconds", type=float, default=3600, help="Stop by itself after this long (0: until interrupted)."
+    )
     args = parser.parse_args(argv)
 
     reply = (lambda body: args.reply) if args.reply is not None else None
-    server = FakeOpenAI(host=args.host, port=args.port, latency_ms=args.latency_ms, reply=reply,
-                        fingerprint=args.fingerprint, log_file=args.log)
+    server = FakeOpenAI(
+        host=args.host,
+        port=args.port,
+        latency_ms=args.latency_ms,
+        reply=reply,
+        fingerprint=args.fingerprint,
+        log_file=args.log,
+    )
     if args.fail_429:
         server.fail(429, times=args.fail_429)
     if args.fail_500:

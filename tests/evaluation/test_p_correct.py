@@ -15,8 +15,9 @@ CHOICES = ["Correct", "Incorrect"]
 
 
 def _provider(fake, db=None):
-    config = ModelConfig(name="fake", provider=Provider.OPENAI, base_url=fake.base_url, model_id="fake-model",
-                         timeout=5.0)
+    config = ModelConfig(
+        name="fake", provider=Provider.OPENAI, base_url=fake.base_url, model_id="fake-model", timeout=5.0
+    )
     return OpenAIProvider.for_config(config)
 
 

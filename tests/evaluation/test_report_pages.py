@@ -43,7 +43,9 @@ def test_it_shows_the_report_only_to_researchers(
     assert Run.objects.filter(kind="judge").count() == 1
 
 
-def test_it_answers_the_api_only_to_researchers(rated, annotator_client, adjudicator_client, outsider_client, anonymous_client):
+def test_it_answers_the_api_only_to_researchers(
+    rated, annotator_client, adjudicator_client, outsider_client, anonymous_client
+):
     for client in (annotator_client, adjudicator_client, outsider_client):
         assert client.get(api_url(rated)).status_code == 403
     response = anonymous_client.get(api_url(rated))
@@ -109,7 +111,9 @@ def test_it_answers_404_for_a_run_that_is_not_a_generation_run(rated, researcher
 def test_it_repeats_a_judge_run_with_the_next_seed(rated, researcher_client):
     first = make_judge(rated, JUDGE, seed=0)
     make_judge(rated, JUDGE_REPEAT, seed=4)
-    response = researcher_client.post(reverse("evaluation:human_report_repeat", args=[rated.pk]), {"judge_run": first.pk})
+    response = researcher_client.post(
+        reverse("evaluation:human_report_repeat", args=[rated.pk]), {"judge_run": first.pk}
+    )
     assert response.status_code == 302 and response["Location"] == page_url(rated)
     repeat = Run.objects.filter(kind="judge").order_by("-id").first()
     assert repeat.pk not in (first.pk,) and repeat.params["seed"] == 5
@@ -120,7 +124,9 @@ def test_it_repeats_a_judge_run_with_the_next_seed(rated, researcher_client):
 
 def test_it_refuses_to_repeat_a_judge_run_of_another_run(rated, researcher_client):
     judge = make_judge(rated, JUDGE)
-    other = Run.objects.create(kind="generation", model=rated.model, prompt=rated.prompt, dataset=rated.dataset, status="done")
+    other = Run.objects.create(
+        kind="generation", model=rated.model, prompt=rated.prompt, dataset=rated.dataset, status="done"
+    )
     url = reverse("evaluation:human_report_repeat", args=[other.pk])
     assert researcher_client.post(url, {"judge_run": judge.pk}).status_code == 404
     assert researcher_client.post(url, {}).status_code == 400

@@ -28,8 +28,9 @@ def run(db):
 
 @pytest.fixture
 def task(run, annotator_a, annotator_b, researcher):
-    return scoring_task_create(name="API task", run=run, raters=[annotator_a, annotator_b], n_items=20, n_shared=6, seed=3,
-                               user=researcher)
+    return scoring_task_create(
+        name="API task", run=run, raters=[annotator_a, annotator_b], n_items=20, n_shared=6, seed=3, user=researcher
+    )
 
 
 def tasks_url():
@@ -90,11 +91,18 @@ def test_it_hides_a_task_from_an_annotator_who_does_not_rate_it(task):
 def test_it_creates_and_lists_tasks(researcher, annotator_a, annotator_b):
     run = make_generation_run(230)
     response = api(researcher).post(
-        tasks_url(), {"name": "Table 1", "run": run.pk, "raters": ["annotator_a", "annotator_b"], "seed": 9}, format="json"
+        tasks_url(),
+        {"name": "Table 1", "run": run.pk, "raters": ["annotator_a", "annotator_b"], "seed": 9},
+        format="json",
     )
     assert response.status_code == 201, response.json()
     body = response.json()
-    assert (body["n_items"], body["n_shared"], body["seed"], body["raters"]) == (200, 50, 9, ["annotator_a", "annotator_b"])
+    assert (body["n_items"], body["n_shared"], body["seed"], body["raters"]) == (
+        200,
+        50,
+        9,
+        ["annotator_a", "annotator_b"],
+    )
     assert len(body["sample"]) == 200
     assert body["progress"] == [
         {"rater": "annotator_a", "submitted": 0, "total": 125},
@@ -107,7 +115,9 @@ def test_it_creates_and_lists_tasks(researcher, annotator_a, annotator_b):
 def test_it_refuses_a_bad_task(researcher, annotator_a, adjudicator, run):
     judge = make_judge_run(run)
     response = api(researcher).post(
-        tasks_url(), {"name": "x", "run": judge.pk, "raters": ["adjudicator"], "n_items": 5, "n_shared": 9}, format="json"
+        tasks_url(),
+        {"name": "x", "run": judge.pk, "raters": ["adjudicator"], "n_items": 5, "n_shared": 9},
+        format="json",
     )
     assert response.status_code == 400
     assert {"run", "raters"} <= set(response.json())
@@ -156,7 +166,10 @@ def test_it_validates_scores(task, annotator_a):
     client = api(annotator_a)
     assert client.post(rating_url(rating), {"score": 6, "revision": 0}, format="json").status_code == 400
     assert client.post(rating_url(rating), {"accuracy": 3, "revision": 0}, format="json").status_code == 400
-    assert client.post(rating_url(rating), {"score": 3, "completeness": -1, "revision": 0}, format="json").status_code == 400
+    assert (
+        client.post(rating_url(rating), {"score": 3, "completeness": -1, "revision": 0}, format="json").status_code
+        == 400
+    )
     assert client.post(rating_url(rating), {"score": 3}, format="json").status_code == 400
     rating.refresh_from_db()
     assert rating.status == RatingStatus.PENDING
@@ -172,7 +185,9 @@ def test_it_never_gives_rater_b_another_raters_score_the_model_or_a_judge_score(
         client.get(my_ratings_url(task)),
         client.get(rating_url(b_shared)),
         client.post(rating_url(b_shared), {"score": 2, "revision": 0}, format="json"),
-        client.post(rating_url(b_shared), {"score": 3, "revision": 0}, format="json"),  # a 409 shows B's own scores only
+        client.post(
+            rating_url(b_shared), {"score": 3, "revision": 0}, format="json"
+        ),  # a 409 shows B's own scores only
     ]
     assert [r.status_code for r in responses] == [200, 200, 200, 409]
     for response in responses:

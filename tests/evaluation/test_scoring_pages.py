@@ -40,31 +40,62 @@ def make_generation_run(n: int = 220, *, status: str = RunStatus.DONE) -> Run:
     dataset = Dataset.objects.create(name=f"Scoring corpus {n}")
     expressions = Expression.objects.bulk_create(
         [
-            Expression(dataset=dataset, text=f"Thành ngữ số {i}", normalized_key=normalize_key(f"Thành ngữ số {i}"),
-                       explanation=f"Giải thích gốc số {i}")
+            Expression(
+                dataset=dataset,
+                text=f"Thành ngữ số {i}",
+                normalized_key=normalize_key(f"Thành ngữ số {i}"),
+                explanation=f"Giải thích gốc số {i}",
+            )
             for i in range(n)
         ]
     )
     model, _ = ModelConfig.objects.get_or_create(
-        name=MODEL_NAME, defaults={"provider": Provider.OPENAI, "base_url": "http://127.0.0.1:9/v1", "model_id": MODEL_NAME}
+        name=MODEL_NAME,
+        defaults={"provider": Provider.OPENAI, "base_url": "http://127.0.0.1:9/v1", "model_id": MODEL_NAME},
     )
-    prompt = PromptTemplate.objects.create(name="zero-shot", kind="generation", messages=[{"role": "user", "content": "{phrase}"}],
-                                           content_hash=f"test-scoring-{n}-{Run.objects.count()}")
-    run = Run.objects.create(kind=RunKind.GENERATION, model=model, prompt=prompt, dataset=dataset, strategy="zero-shot", status=status)
+    prompt = PromptTemplate.objects.create(
+        name="zero-shot",
+        kind="generation",
+        messages=[{"role": "user", "content": "{phrase}"}],
+        content_hash=f"test-scoring-{n}-{Run.objects.count()}",
+    )
+    run = Run.objects.create(
+        kind=RunKind.GENERATION, model=model, prompt=prompt, dataset=dataset, strategy="zero-shot", status=status
+    )
     RunItem.objects.bulk_create(
-        [RunItem(run=run, expression=e, status=ItemStatus.DONE, response=f"Giải thích của máy số {i}") for i, e in enumerate(expressions)]
+        [
+            RunItem(run=run, expression=e, status=ItemStatus.DONE, response=f"Giải thích của máy số {i}")
+            for i, e in enumerate(expressions)
+        ]
     )
     return run
 
 
 def make_judge_run(run: Run) -> Run:
-    judge_prompt = PromptTemplate.objects.create(name="aspect", kind="judge", messages=[{"role": "user", "content": "x"}],
-                                                 content_hash=f"test-judge-{run.pk}")
-    judge = Run.objects.create(kind=RunKind.JUDGE, model=run.model, prompt=judge_prompt, dataset=run.dataset, source_run=run,
-                               strategy="aspect", status=RunStatus.DONE)
+    judge_prompt = PromptTemplate.objects.create(
+        name="aspect", kind="judge", messages=[{"role": "user", "content": "x"}], content_hash=f"test-judge-{run.pk}"
+    )
+    judge = Run.objects.create(
+        kind=RunKind.JUDGE,
+        model=run.model,
+        prompt=judge_prompt,
+        dataset=run.dataset,
+        source_run=run,
+        strategy="aspect",
+        status=RunStatus.DONE,
+    )
     RunItem.objects.bulk_create(
-        [RunItem(run=judge, expression_id=item.expression_id, source_item=item, status=ItemStatus.DONE, response=JUDGE_REPLY, score=3)
-         for item in run.items.all()]
+        [
+            RunItem(
+                run=judge,
+                expression_id=item.expression_id,
+                source_item=item,
+                status=ItemStatus.DONE,
+                response=JUDGE_REPLY,
+                score=3,
+            )
+            for item in run.items.all()
+        ]
     )
     return judge
 
@@ -76,8 +107,15 @@ def generation_run(db):
 
 @pytest.fixture
 def task(generation_run, annotator_a, annotator_b, researcher):
-    return scoring_task_create(name="Đợt chấm 1", run=generation_run, raters=[annotator_a, annotator_b], n_items=20, n_shared=6,
-                               seed=7, user=researcher)
+    return scoring_task_create(
+        name="Đợt chấm 1",
+        run=generation_run,
+        raters=[annotator_a, annotator_b],
+        n_items=20,
+        n_shared=6,
+        seed=7,
+        user=researcher,
+    )
 
 
 def login(user) -> Client:
@@ -114,7 +152,9 @@ def scores(**values) -> dict:
 
 
 @pytest.mark.parametrize("name", ["scoring_task_list", "scoring_task_new"])
-def test_it_keeps_the_researcher_pages_from_other_roles(name, client_a, adjudicator_client, outsider_client, anonymous_client):
+def test_it_keeps_the_researcher_pages_from_other_roles(
+    name, client_a, adjudicator_client, outsider_client, anonymous_client
+):
     url = reverse(f"evaluation:{name}")
     assert client_a.get(url).status_code == 403
     assert adjudicator_client.get(url).status_code == 403
@@ -131,7 +171,9 @@ def test_it_keeps_the_task_detail_from_raters(task, client_a, outsider_client, a
     assert researcher_client.get(url).status_code == 200
 
 
-def test_it_keeps_the_queue_from_non_annotators(task, adjudicator_client, outsider_client, researcher_client, anonymous_client):
+def test_it_keeps_the_queue_from_non_annotators(
+    task, adjudicator_client, outsider_client, researcher_client, anonymous_client
+):
     url = reverse("evaluation:scoring_queue", args=[task.pk])
     assert adjudicator_client.get(url).status_code == 403
     assert outsider_client.get(url).status_code == 403
@@ -175,10 +217,19 @@ def test_it_creates_the_papers_design_from_the_form(researcher_client, annotator
     assert 'value="200"' in html and 'value="50"' in html
     response = researcher_client.post(
         reverse("evaluation:scoring_task_new"),
-        {"name": "Table 1", "run": run.pk, "raters": [annotator_a.pk, annotator_b.pk], "n_items": 200, "n_shared": 50, "seed": 42},
+        {
+            "name": "Table 1",
+            "run": run.pk,
+            "raters": [annotator_a.pk, annotator_b.pk],
+            "n_items": 200,
+            "n_shared": 50,
+            "seed": 42,
+        },
     )
     task = ScoringTask.objects.get(name="Table 1")
-    assert response.status_code == 302 and response["Location"] == reverse("evaluation:scoring_task_detail", args=[task.pk])
+    assert response.status_code == 302 and response["Location"] == reverse(
+        "evaluation:scoring_task_detail", args=[task.pk]
+    )
     assert (task.n_items, task.n_shared, task.seed) == (200, 50, 42)
     a = set(HumanRating.objects.filter(task=task, rater=annotator_a).values_list("item_id", flat=True))
     b = set(HumanRating.objects.filter(task=task, rater=annotator_b).values_list("item_id", flat=True))
@@ -186,7 +237,9 @@ def test_it_creates_the_papers_design_from_the_form(researcher_client, annotator
     assert (len(a | b), len(a & b), len(a - b), len(b - a)) == (200, 50, 75, 75)
     assert (len(a), len(b)) == (125, 125)
     assert a | b == set(task.sample) and a & b == set(task.sample[:50])
-    assert sorted(HumanRating.objects.filter(task=task, rater=annotator_a).values_list("position", flat=True)) == list(range(1, 126))
+    assert sorted(HumanRating.objects.filter(task=task, rater=annotator_a).values_list("position", flat=True)) == list(
+        range(1, 126)
+    )
 
     detail = text_of(researcher_client.get(reverse("evaluation:scoring_task_detail", args=[task.pk])))
     assert "annotator_a 0/125" in detail and "annotator_b 0/125" in detail
@@ -198,7 +251,14 @@ def test_it_gives_each_rater_150_with_50_shared_out_of_250(researcher_client, an
     run = make_generation_run(260)
     researcher_client.post(
         reverse("evaluation:scoring_task_new"),
-        {"name": "Paper", "run": run.pk, "raters": [annotator_a.pk, annotator_b.pk], "n_items": 250, "n_shared": 50, "seed": 1},
+        {
+            "name": "Paper",
+            "run": run.pk,
+            "raters": [annotator_a.pk, annotator_b.pk],
+            "n_items": 250,
+            "n_shared": 50,
+            "seed": 1,
+        },
     )
     task = ScoringTask.objects.get(name="Paper")
     a = set(HumanRating.objects.filter(task=task, rater=annotator_a).values_list("item_id", flat=True))
@@ -206,7 +266,9 @@ def test_it_gives_each_rater_150_with_50_shared_out_of_250(researcher_client, an
     assert (len(a | b), len(a), len(b), len(a & b)) == (250, 150, 150, 50)
 
 
-def test_it_offers_only_done_generation_runs_and_annotators(researcher_client, generation_run, adjudicator, annotator_a):
+def test_it_offers_only_done_generation_runs_and_annotators(
+    researcher_client, generation_run, adjudicator, annotator_a
+):
     queued = make_generation_run(5, status=RunStatus.QUEUED)
     judge = make_judge_run(generation_run)
     form = researcher_client.get(reverse("evaluation:scoring_task_new")).context["form"]
@@ -215,7 +277,8 @@ def test_it_offers_only_done_generation_runs_and_annotators(researcher_client, g
     raters = set(form.fields["raters"].queryset)
     assert annotator_a in raters and adjudicator not in raters
     response = researcher_client.post(
-        reverse("evaluation:scoring_task_new"), {"name": "x", "run": queued.pk, "raters": [adjudicator.pk], "n_items": 10, "n_shared": 20}
+        reverse("evaluation:scoring_task_new"),
+        {"name": "x", "run": queued.pk, "raters": [adjudicator.pk], "n_items": 10, "n_shared": 20},
     )
     assert response.status_code == 400
     errors = response.context["form"].errors
@@ -247,7 +310,7 @@ def test_it_shows_the_expression_the_reference_and_the_explanation_with_the_rubr
     expression = rating.item.expression
     assert f'<h1 id="scoring-expression" lang="vi" tabindex="-1">{expression.text}</h1>' in html
     assert expression.explanation in html and rating.item.response in html
-    assert "<details class=\"scoring-rubric\">" in html and "Độ chính xác" in html
+    assert '<details class="scoring-rubric">' in html and "Độ chính xác" in html
     for field in ("accuracy", "completeness", "native_alignment", "score"):
         assert f'data-dimension="{field}"' in html
         for value in range(6):
@@ -267,7 +330,12 @@ def test_it_answers_an_htmx_submit_with_the_next_item_and_pushes_its_url(task, a
     assert "<html" not in html and ratings[1].item.expression.text in html
     assert "1 of 13 submitted" in text_of(response)
     ratings[0].refresh_from_db()
-    assert (ratings[0].status, ratings[0].score, ratings[0].accuracy, ratings[0].revision) == (RatingStatus.SUBMITTED, 4, 4, 1)
+    assert (ratings[0].status, ratings[0].score, ratings[0].accuracy, ratings[0].revision) == (
+        RatingStatus.SUBMITTED,
+        4,
+        4,
+        1,
+    )
 
 
 def test_it_redirects_a_plain_submit_and_ends_on_the_rater_list(task, annotator_a, client_a):
@@ -294,7 +362,9 @@ def test_it_requires_the_overall_score(task, annotator_a, client_a):
 def test_it_keeps_a_draft_across_a_reload(task, annotator_a, client_a):
     rating = first_rating(task, annotator_a)
     draft_url = reverse("evaluation:scoring_draft", args=[task.pk, rating.pk])
-    response = client_a.post(draft_url, {"accuracy": "2", "score": "", "note": "chưa chắc", "revision": "0"}, headers=HTMX)
+    response = client_a.post(
+        draft_url, {"accuracy": "2", "score": "", "note": "chưa chắc", "revision": "0"}, headers=HTMX
+    )
     assert response.status_code == 200 and "Draft saved" in response.content.decode()
     page = client_a.get(item_url(rating)).content.decode()
     assert re.search(r'name="accuracy" value="2"[^>]*checked', page)
@@ -308,7 +378,9 @@ def test_it_keeps_a_draft_across_a_reload(task, annotator_a, client_a):
 def test_it_refuses_a_draft_from_a_stale_tab(task, annotator_a, client_a):
     rating = first_rating(task, annotator_a)
     client_a.post(item_url(rating), scores(score=5))
-    response = client_a.post(reverse("evaluation:scoring_draft", args=[task.pk, rating.pk]), scores(score=1, revision=0))
+    response = client_a.post(
+        reverse("evaluation:scoring_draft", args=[task.pk, rating.pk]), scores(score=1, revision=0)
+    )
     assert "another tab" in response.content.decode()
     rating.refresh_from_db()
     assert rating.draft == {} and rating.score == 5
@@ -351,7 +423,9 @@ def test_it_treats_a_double_submit_as_saved_once(task, annotator_a, client_a):
 # --- Blindness --------------------------------------------------------------------------------
 
 
-def test_it_never_shows_rater_b_another_raters_score_the_model_or_a_judge_score(task, annotator_a, annotator_b, client_b):
+def test_it_never_shows_rater_b_another_raters_score_the_model_or_a_judge_score(
+    task, annotator_a, annotator_b, client_b
+):
     make_judge_run(task.run)
     shared = HumanRating.objects.filter(task=task, rater=annotator_a, item_id__in=task.sample[: task.n_shared])
     for rating in shared:

@@ -24,11 +24,18 @@ def generation_run(n: int) -> Run:
     dataset = Dataset.objects.get(name=f"Scoring {n}")
     model = model_add(name=f"gen{n}", provider="openai", base_url="http://127.0.0.1:9/v1", model_id="m")
     run = Run.objects.create(
-        kind=RunKind.GENERATION, model=model, prompt=PromptTemplate.objects.filter(kind="generation").first(),
-        dataset=dataset, strategy="zero-shot", status=RunStatus.DONE,
+        kind=RunKind.GENERATION,
+        model=model,
+        prompt=PromptTemplate.objects.filter(kind="generation").first(),
+        dataset=dataset,
+        strategy="zero-shot",
+        status=RunStatus.DONE,
     )
     RunItem.objects.bulk_create(
-        [RunItem(run=run, expression=e, status=ItemStatus.DONE, response=f"Lời giải {e.pk}") for e in dataset.expressions.all()]
+        [
+            RunItem(run=run, expression=e, status=ItemStatus.DONE, response=f"Lời giải {e.pk}")
+            for e in dataset.expressions.all()
+        ]
     )
     return run
 
@@ -43,7 +50,10 @@ def test_it_samples_200_items_with_50_shared_and_the_rest_split(annotator_a, ann
     assert per_rater == {"annotator_a": 125, "annotator_b": 125}
     shared = Counter(task.ratings.values_list("item_id", flat=True))
     assert sum(1 for n in shared.values() if n == 2) == 50
-    orders = [list(task.ratings.filter(rater=r).order_by("position").values_list("item_id", flat=True)) for r in (annotator_a, annotator_b)]
+    orders = [
+        list(task.ratings.filter(rater=r).order_by("position").values_list("item_id", flat=True))
+        for r in (annotator_a, annotator_b)
+    ]
     assert orders[0][:50] != orders[1][:50]  # each rater has an own random order
     done = list(run.items.order_by("id").values_list("id", flat=True))
     assert task.sample == random.Random(11).sample(done, 200)  # the seed reproduces the sample
@@ -113,7 +123,9 @@ def test_it_aborts_bad_rating_files_with_nothing_written(tmp_path, content, expe
     users_before = User.objects.count()
     err = io.StringIO()
     with pytest.raises(CommandError, match="nothing was written"):
-        call_command("import_ratings", str(write(tmp_path, content)), "--run", str(run.pk), stdout=io.StringIO(), stderr=err)
+        call_command(
+            "import_ratings", str(write(tmp_path, content)), "--run", str(run.pk), stdout=io.StringIO(), stderr=err
+        )
     assert expected in err.getvalue()
     assert HumanRating.objects.count() == 0 and User.objects.count() == users_before
 

@@ -28,8 +28,8 @@ from annotation.services import (
 )
 from core.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER
 from evaluation.services.scoring import scoring_task_create
-from tests.conftest import make_user
 from tests.artworks.report_factories import make_pipeline_run
+from tests.conftest import make_user
 from tests.evaluation.test_scoring_pages import make_generation_run
 from tests.study.factories import make_study
 
@@ -274,12 +274,8 @@ TABLE: dict[str, Row] = {
     "artworks-api:collection_detail": Row(get=researcher_api(), kwargs=k(pk="collection_pk")),
     "artworks-api:run_list": Row(get=researcher_api(), post=researcher_api(400)),
     "artworks-api:run_detail": Row(get=researcher_api(), kwargs=k(pk="artwork_run_pk")),
-    "artworks-api:run_cancel": Row(
-        get=researcher_api(405), post=researcher_api(400), kwargs=k(pk="artwork_run_pk")
-    ),
-    "artworks-api:run_resume": Row(
-        get=researcher_api(405), post=researcher_api(400), kwargs=k(pk="artwork_run_pk")
-    ),
+    "artworks-api:run_cancel": Row(get=researcher_api(405), post=researcher_api(400), kwargs=k(pk="artwork_run_pk")),
+    "artworks-api:run_resume": Row(get=researcher_api(405), post=researcher_api(400), kwargs=k(pk="artwork_run_pk")),
     "artworks-api:report": Row(get=researcher_api(), kwargs=k(pk="artwork_run_pk")),
     # --- Study: participants -------------------------------------------------------------------
     "study:entry": Row(get=answers(400), kwargs=k(slug="study_slug")),

@@ -49,8 +49,14 @@ def test_it_refuses_to_start_in_production_without_secret_key_and_hosts(tmp_path
 
 def test_it_passes_the_deploy_check_in_production_with_no_warnings(tmp_path):
     result = run_manage(
-        "check", "--deploy", "--fail-level", "WARNING",
-        DJANGO_ENV="production", SECRET_KEY=STRONG_KEY, ALLOWED_HOSTS="vivid.example.org", VIVID_VAR_DIR=str(tmp_path),
+        "check",
+        "--deploy",
+        "--fail-level",
+        "WARNING",
+        DJANGO_ENV="production",
+        SECRET_KEY=STRONG_KEY,
+        ALLOWED_HOSTS="vivid.example.org",
+        VIVID_VAR_DIR=str(tmp_path),
     )
     assert result.returncode == 0, result.stderr
     assert "no issues" in result.stdout
@@ -63,7 +69,9 @@ def test_it_rejects_a_bad_database_url(tmp_path):
 
 def test_it_uses_sqlite_in_wal_mode_by_default(tmp_path):
     result = run_manage(
-        "shell", "-c", "from django.db import connection; c = connection.cursor(); c.execute('PRAGMA journal_mode'); print(c.fetchone()[0])",
+        "shell",
+        "-c",
+        "from django.db import connection; c = connection.cursor(); c.execute('PRAGMA journal_mode'); print(c.fetchone()[0])",
         VIVID_VAR_DIR=str(tmp_path),
     )
     assert result.stdout.strip().splitlines()[-1] == "wal", result.stderr

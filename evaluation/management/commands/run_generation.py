@@ -30,7 +30,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         source = parser.add_mutually_exclusive_group(required=True)
         source.add_argument("--dataset")
-        source.add_argument("--frozen-version", dest="frozen_version", help="A frozen dataset version instead of a dataset.")
+        source.add_argument(
+            "--frozen-version", dest="frozen_version", help="A frozen dataset version instead of a dataset."
+        )
         parser.add_argument("--model", required=True)
         parser.add_argument("--prompt", required=True, choices=["zero-shot", "few-shot"])
         parser.add_argument("--limit", type=int)
