@@ -57,14 +57,13 @@ def _dataset_save(dataset: Dataset) -> Dataset:
 
 def dataset_create(*, name: str, description: str = "", user=None, idempotency_key: str | None = None) -> Dataset:
     """An empty dataset. A repeat of ``idempotency_key`` returns the first one's, with ``idempotent_repeat`` set."""
-    dataset, created = idempotent_create(
+    dataset = idempotent_create(
         scope=DATASET_IDEMPOTENCY_SCOPE,
         key=idempotency_key,
         user=user,
         model=Dataset,
         create=lambda: _dataset_save(Dataset(name=name or "", description=description or "", created_by=user)),
     )
-    dataset.idempotent_repeat = not created
     return dataset
 
 
@@ -161,14 +160,13 @@ def expression_create(
         theme=theme,
         metadata=metadata or {},
     )
-    expression, created = idempotent_create(
+    expression = idempotent_create(
         scope=EXPRESSION_IDEMPOTENCY_SCOPE,
         key=idempotency_key,
         user=user,
         model=Expression,
         create=lambda: _expression_save(expression, list(traits)),
     )
-    expression.idempotent_repeat = not created
     return expression
 
 

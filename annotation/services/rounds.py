@@ -133,7 +133,7 @@ def round_create(
     returns the round the first one created, with ``round.idempotent_repeat`` set, instead of
     refusing the name as taken.
     """
-    round_, created = idempotent_create(
+    round_ = idempotent_create(
         scope=ROUND_IDEMPOTENCY_SCOPE,
         key=idempotency_key,
         user=user,
@@ -151,7 +151,6 @@ def round_create(
             seed=seed,
         ),
     )
-    round_.idempotent_repeat = not created
     return round_
 
 

@@ -32,14 +32,13 @@ def version_freeze(
     returns the version the first one froze, with ``version.idempotent_repeat`` set, instead of
     refusing the round as already frozen.
     """
-    version, created = idempotent_create(
+    version = idempotent_create(
         scope=VERSION_IDEMPOTENCY_SCOPE,
         key=idempotency_key,
         user=user,
         model=DatasetVersion,
         create=lambda: _version_freeze(round=round, name=name, user=user),
     )
-    version.idempotent_repeat = not created
     return version
 
 

@@ -250,7 +250,7 @@ def artworks_import(
     A second request with the same ``idempotency_key`` (a double submit) returns the collection the
     first one created, with ``collection.idempotent_repeat`` set; an import that failed leaves the key free.
     """
-    collection, created = idempotent_create(
+    collection = idempotent_create(
         scope=IMPORT_IDEMPOTENCY_SCOPE,
         key=idempotency_key,
         user=user,
@@ -259,7 +259,6 @@ def artworks_import(
             name=name, source=source, user=user, filename=filename, description=description
         ),
     )
-    collection.idempotent_repeat = not created
     return collection
 
 

@@ -36,15 +36,17 @@ def idempotency_key_check(*, key: str | None) -> str | None:
 
 def idempotent_create(
     *, scope: str, key: str | None, user, model: type[Created], create: Callable[[], Created]
-) -> tuple[Created, bool]:
-    """``create()`` once per (scope, user, key): (the object, True) the first time, then (it, False).
+) -> Created:
+    """``create()`` once per (scope, user, key); a repeat gets the first call's object.
 
-    Without a key every call creates. ``create`` runs inside this function's transaction, so
-    whatever it enqueues with ``transaction.on_commit`` waits for the claim to commit too.
+    The object's ``idempotent_repeat`` says which it was, so a page can say "already submitted"
+    and an API can answer 200 instead of 201. Without a key every call creates. ``create`` runs
+    inside this function's transaction, so whatever it enqueues with ``transaction.on_commit``
+    waits for the claim to commit too.
     """
     key = idempotency_key_check(key=key)
     if key is None or user is None or not user.is_authenticated:
-        return create(), True
+        return _marked(create(), repeat=False)
     with transaction.atomic():
         try:
             with transaction.atomic():
@@ -54,9 +56,14 @@ def idempotent_create(
             claim = IdempotencyKey.objects.get(scope=scope, user=user, key=key)
             earlier = model._default_manager.filter(pk=claim.object_id).first() if claim.object_id else None
             if earlier is not None:
-                return earlier, False
+                return _marked(earlier, repeat=True)
             # What the key created is gone (deleted since): the key may create again.
             claim.object_id = ""
         created = create()
         IdempotencyKey.objects.filter(pk=claim.pk).update(object_id=str(created.pk))
-        return created, True
+        return _marked(created, repeat=False)
+
+
+def _marked(obj: Created, *, repeat: bool) -> Created:
+    obj.idempotent_repeat = repeat
+    return obj

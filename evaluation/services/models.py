@@ -31,7 +31,7 @@ def model_add(
     A second request with the same ``idempotency_key`` returns the model the first one registered, with
     ``model.idempotent_repeat`` set, instead of refusing the name as taken.
     """
-    model, created = idempotent_create(
+    model = idempotent_create(
         scope=MODEL_IDEMPOTENCY_SCOPE,
         key=idempotency_key,
         user=user,
@@ -49,7 +49,6 @@ def model_add(
             builtin=builtin,
         ),
     )
-    model.idempotent_repeat = not created
     return model
 
 

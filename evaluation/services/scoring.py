@@ -54,7 +54,7 @@ def scoring_task_create(
     A second request with the same ``idempotency_key`` returns the task the first one created, with
     ``task.idempotent_repeat`` set, instead of refusing the name as taken.
     """
-    task, created = idempotent_create(
+    task = idempotent_create(
         scope=TASK_IDEMPOTENCY_SCOPE,
         key=idempotency_key,
         user=user,
@@ -63,7 +63,6 @@ def scoring_task_create(
             name=name, run=run, raters=raters, n_items=n_items, n_shared=n_shared, seed=seed, user=user
         ),
     )
-    task.idempotent_repeat = not created
     return task
 
 

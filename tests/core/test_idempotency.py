@@ -21,14 +21,10 @@ def _group_create(name):
 
 @pytest.mark.django_db
 def test_it_creates_once_and_returns_the_first_object_for_a_repeat(researcher):
-    first, created = idempotent_create(
-        scope="test.group", key=KEY, user=researcher, model=Group, create=_group_create("one")
-    )
-    again, created_again = idempotent_create(
-        scope="test.group", key=KEY, user=researcher, model=Group, create=_group_create("two")
-    )
+    first = idempotent_create(scope="test.group", key=KEY, user=researcher, model=Group, create=_group_create("one"))
+    again = idempotent_create(scope="test.group", key=KEY, user=researcher, model=Group, create=_group_create("two"))
 
-    assert (created, created_again) == (True, False)
+    assert (first.idempotent_repeat, again.idempotent_repeat) == (False, True)
     assert again.pk == first.pk
     assert not Group.objects.filter(name="two").exists()
 
@@ -45,14 +41,14 @@ def test_it_creates_every_time_without_a_key(researcher):
 @pytest.mark.django_db
 def test_it_keeps_keys_apart_by_scope_and_user(researcher, annotator_a):
     idempotent_create(scope="test.group", key=KEY, user=researcher, model=Group, create=_group_create("r"))
-    _, by_other_user = idempotent_create(
+    by_other_user = idempotent_create(
         scope="test.group", key=KEY, user=annotator_a, model=Group, create=_group_create("a")
     )
-    _, in_other_scope = idempotent_create(
+    in_other_scope = idempotent_create(
         scope="test.other", key=KEY, user=researcher, model=Group, create=_group_create("o")
     )
 
-    assert by_other_user and in_other_scope
+    assert not by_other_user.idempotent_repeat and not in_other_scope.idempotent_repeat
 
 
 @pytest.mark.django_db
@@ -63,24 +59,20 @@ def test_it_frees_the_key_when_the_create_fails(researcher):
 
     with pytest.raises(ValidationError):
         idempotent_create(scope="test.group", key=KEY, user=researcher, model=Group, create=refuse)
-    fixed, created = idempotent_create(
-        scope="test.group", key=KEY, user=researcher, model=Group, create=_group_create("fixed")
-    )
+    fixed = idempotent_create(scope="test.group", key=KEY, user=researcher, model=Group, create=_group_create("fixed"))
 
-    assert created and fixed.name == "fixed"
+    assert not fixed.idempotent_repeat and fixed.name == "fixed"
     assert not Group.objects.filter(name="half-written").exists()
 
 
 @pytest.mark.django_db
 def test_it_creates_again_when_what_the_key_made_was_deleted(researcher):
-    first, _ = idempotent_create(scope="test.group", key=KEY, user=researcher, model=Group, create=_group_create("x"))
+    first = idempotent_create(scope="test.group", key=KEY, user=researcher, model=Group, create=_group_create("x"))
     first.delete()
 
-    again, created = idempotent_create(
-        scope="test.group", key=KEY, user=researcher, model=Group, create=_group_create("y")
-    )
+    again = idempotent_create(scope="test.group", key=KEY, user=researcher, model=Group, create=_group_create("y"))
 
-    assert created and again.name == "y"
+    assert not again.idempotent_repeat and again.name == "y"
 
 
 @pytest.mark.django_db
@@ -136,6 +128,6 @@ def test_it_creates_once_when_two_requests_with_one_key_arrive_at_the_same_insta
         thread.join()
 
     assert errors == []
-    assert sorted(created for _, created in results) == [False, True]
-    assert results[0][0].pk == results[1][0].pk
+    assert sorted(group.idempotent_repeat for group in results) == [False, True]
+    assert results[0].pk == results[1].pk
     assert Group.objects.filter(name__in=["left", "right"]).count() == 1

@@ -33,7 +33,7 @@ def import_job_create(
     A second request with the same ``idempotency_key`` (a double submit of the upload form)
     returns the job the first one stored, with ``job.idempotent_repeat`` set.
     """
-    job, created = idempotent_create(
+    job = idempotent_create(
         scope=IMPORT_JOB_IDEMPOTENCY_SCOPE,
         key=idempotency_key,
         user=user,
@@ -42,7 +42,6 @@ def import_job_create(
             dataset_name=dataset_name, filename=filename, content=content, column_map=column_map, user=user
         ),
     )
-    job.idempotent_repeat = not created
     return job
 
 

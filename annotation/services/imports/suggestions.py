@@ -31,7 +31,7 @@ def suggestion_set_import(
     returns the set the first one stored, with ``suggestion_set.idempotent_repeat`` set,
     instead of refusing the name as taken.
     """
-    suggestion_set, created = idempotent_create(
+    suggestion_set = idempotent_create(
         scope=SUGGESTION_SET_IDEMPOTENCY_SCOPE,
         key=idempotency_key,
         user=user,
@@ -46,7 +46,6 @@ def suggestion_set_import(
             user=user,
         ),
     )
-    suggestion_set.idempotent_repeat = not created
     return suggestion_set
 
 

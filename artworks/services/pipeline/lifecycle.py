@@ -65,7 +65,7 @@ def artwork_run_start(
     A second request with the same ``idempotency_key`` (a double submit, a retried API call)
     returns the run the first one created, with ``run.idempotent_repeat`` set, and queues nothing.
     """
-    run, created = idempotent_create(
+    run = idempotent_create(
         scope=RUN_IDEMPOTENCY_SCOPE,
         key=idempotency_key,
         user=user,
@@ -86,7 +86,6 @@ def artwork_run_start(
             user=user,
         ),
     )
-    run.idempotent_repeat = not created
     return run
 
 

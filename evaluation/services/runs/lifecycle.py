@@ -68,7 +68,7 @@ def run_start(
     A second request with the same ``idempotency_key`` (a double submit, a retried API call)
     returns the run the first one created, with ``run.idempotent_repeat`` set, and starts nothing.
     """
-    run, created = idempotent_create(
+    run = idempotent_create(
         scope=RUN_IDEMPOTENCY_SCOPE,
         key=idempotency_key,
         user=user,
@@ -85,7 +85,6 @@ def run_start(
             user=user,
         ),
     )
-    run.idempotent_repeat = not created
     return run
 
 
