@@ -8,8 +8,10 @@ the other benchmarks). Each report is timed ``--repeat`` times; the best and med
   (``labels_agreement`` and ``rate_differences``, 1,000 resamples as the page);
 - evaluation: one judge run against two raters on ``--items`` items (``coefficients``, 1,000
   resamples), kappa and Kendall's tau intervals resampling items;
-- study: ``--participants`` participants with ``--artworks`` artworks each, Kendall's tau for the
-  three questions and the QA gain (``study.analysis.kendall``, 2,000 resamples).
+- study: ``--participants`` participants (two groups) with ``--artworks`` artworks each, Kendall's tau
+  for the three questions and the QA gain (``study.analysis.kendall``, 2,000 resamples), and the
+  page's 31 rates and accuracies (``study.analysis.shares``, 2,000 resamples over participants;
+  Wilson intervals where the study has no ``shares``).
 
     .venv/bin/python benchmarks/report_statistics.py [--items 1000] [--participants 200] [--artworks 8]
 """
@@ -96,11 +98,28 @@ def main():
     gain = np.round(rng.normal(0.2, 0.3, n_rows) * 2) / 2
     clustered = "clusters" in inspect.signature(analysis.kendall).parameters
 
+    # The page's shares: three questions (all, per group), the left side, and four QA cells (all,
+    # per speaker, per group), two answers per artwork, and quality control.
+    group = participant % 2
+    answers = np.repeat(np.arange(n_rows), 2)
+    correct = rng.random(answers.size) < 0.6
+    slices = [np.ones(n_rows, bool)] * 4 + [group == 0] * 3 + [group == 1] * 3
+    figures = [(chosen[rows].tolist(), participant[rows].tolist()) for rows in slices]
+    for rows in [np.ones(answers.size, bool)] * 4 + [answers % 2 == s for s in (0, 1) for _cell in range(4)]:
+        figures.append((correct[rows].tolist(), participant[answers][rows].tolist()))
+    for rows in [group[answers] == g for g in (0, 1) for _cell in range(4)] + [answers % 3 == 0]:
+        figures.append((correct[rows].tolist(), participant[answers][rows].tolist()))
+
     def study_report():
         options = {"clusters": participant.tolist()} if clustered else {}
         for _question in range(3):
             analysis.kendall(difference.tolist(), chosen.tolist(), **options)
         analysis.kendall(difference.tolist(), gain.tolist(), **options)
+        if hasattr(analysis, "shares"):
+            analysis.shares(figures)
+        else:
+            for successes, _participants in figures:
+                analysis.proportion(sum(successes), len(successes))
 
     for name, function in (
         ("annotation", annotation_report),

@@ -41,9 +41,10 @@ class StudyResultsApi(ApiMixin, APIView):
                 "`ci`) plus `by_group`, `position_bias` (`left_rate`, `n`, `ci`), `qa_accuracy` keyed `familiar`, "
                 "`unfamiliar` (each `without` and `with`, each `mean`, `ci`, `n`) plus `by_speaker` and `by_group`, "
                 "`qc_accuracy`, `kendall` keyed by the three questions and `qa_gain` (each `tau`, `ci`, `n`, "
-                "`p_value`), `interval_method` (`bootstrap`: the unit Kendall's tau intervals resample, participants; "
-                "`resamples`; `confidence`; `rates`: wilson). Intervals are 95%; figures carry full precision; "
-                "undefined figures are null.",
+                "`p_value`), `interval_method` (`bootstrap`: the unit every interval resamples, participants; "
+                "`resamples`; `confidence`; `method`: percentile; `bootstrapped`: the sections with intervals). "
+                "Intervals are 95%; figures carry full precision; undefined figures are null (an interval over "
+                "fewer than two participants too).",
             ),
             **error_responses(401, 403, 404),
         },

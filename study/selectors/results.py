@@ -6,10 +6,8 @@ the number of rows in queries. Previews never count; test participants count onl
 """
 
 import io
-from datetime import timedelta
 
 import pandas as pd
-from django.conf import settings
 from django.utils import timezone
 
 from .. import analysis
@@ -25,6 +23,7 @@ from ..models import (
     Speaker,
     Study,
 )
+from .participants import UNFINISHED, participant_abandon_cutoff
 
 CRITERIA = [choice.value for choice in Criterion]
 SPEAKERS = [choice.value for choice in Speaker]
@@ -66,15 +65,10 @@ MEASURE_ORDER = {"symbols_pre": 0, "qa_pre": 1, "symbols_post": 2, "qa_post": 3,
 # Loading ---------------------------------------------------------------------------------
 
 
-def _abandon_cutoff():
-    return timezone.now() - timedelta(minutes=settings.STUDY_ABANDON_MINUTES)
-
-
 def _effective_status(status: str, last_seen_at, cutoff) -> str:
     # The flow marks stale sessions as returned only when someone touches them; the
     # counts must not wait for that.
-    unfinished = (ParticipantStatus.ENTERED, ParticipantStatus.IN_PROGRESS)
-    if status in unfinished and last_seen_at is not None and last_seen_at < cutoff:
+    if status in UNFINISHED and last_seen_at is not None and last_seen_at < cutoff:
         return ParticipantStatus.RETURNED
     return status
 
@@ -87,7 +81,7 @@ def _participant_filter(study: Study, include_test: bool, prefix: str = "") -> d
 
 
 def _load(*, study: Study, include_test: bool) -> dict[str, pd.DataFrame]:
-    cutoff = _abandon_cutoff()
+    cutoff = participant_abandon_cutoff()
     participants = pd.DataFrame.from_records(
         list(
             Participant.objects.filter(**_participant_filter(study, include_test)).values(
@@ -230,25 +224,50 @@ def _participant_counts(frame: pd.DataFrame) -> dict:
     }
 
 
-def _preference_rates(rows: pd.DataFrame) -> dict:
-    result = {}
+def _figure(successes: pd.Series, rows: pd.DataFrame) -> tuple[list[bool], list]:
+    """A share for ``analysis.shares``: each row's success and the participant who gave it."""
+    return successes.astype(bool).tolist(), rows["participant_id"].tolist()
+
+
+def _preference_figures(rows: pd.DataFrame) -> dict:
+    """Per question: which choices went to the pragmatic description."""
+    figures = {}
     for criterion in CRITERIA:
         picked = rows[rows["criterion"] == criterion]
-        share = analysis.proportion(int((picked["chosen__speaker"] == Speaker.PRAGMATIC).sum()), len(picked))
-        result[criterion] = {"pragmatic_rate": share["rate"], "n": share["n"], "ci": share["ci"]}
-    return result
+        figures[criterion] = _figure(picked["chosen__speaker"] == Speaker.PRAGMATIC, picked)
+    return figures
 
 
-def _qa_table(rows: pd.DataFrame) -> dict:
+def _qa_figures(rows: pd.DataFrame) -> dict:
     """``familiar``/``unfamiliar`` × ``without`` (pre) / ``with`` (post), as in the paper's Table 3."""
-    table = {}
+    figures = {}
     for key, familiar in (("familiar", True), ("unfamiliar", False)):
         subset = rows[rows["familiar"] == familiar]
-        table[key] = {
-            "without": analysis.accuracy(subset.loc[subset["phase"] == Phase.PRE, "is_correct"].tolist()),
-            "with": analysis.accuracy(subset.loc[subset["phase"] == Phase.POST, "is_correct"].tolist()),
-        }
-    return table
+        for phase_key, phase in (("without", Phase.PRE), ("with", Phase.POST)):
+            answered = subset[subset["phase"] == phase]
+            figures[key, phase_key] = _figure(answered["is_correct"], answered)
+    return figures
+
+
+def _shares(figures: dict) -> dict:
+    """Every figure's share with its interval over participants, in one call so that figures over
+    the same participants share their resamples."""
+    return dict(zip(figures, analysis.shares(list(figures.values())), strict=True))
+
+
+def _rate(share: dict, key: str) -> dict:
+    return {key: share["rate"], "n": share["n"], "ci": share["ci"]}
+
+
+def _accuracy(share: dict) -> dict:
+    return {"mean": share["rate"], "ci": share["ci"], "n": share["n"]}
+
+
+def _qa_table(shares: dict, scope: tuple) -> dict:
+    return {
+        key: {phase: _accuracy(shares[(*scope, key, phase)]) for phase in ("without", "with")}
+        for key in ("familiar", "unfamiliar")
+    }
 
 
 def _pair_scores(assignments: pd.DataFrame) -> pd.DataFrame:
@@ -310,13 +329,13 @@ def study_results(*, study: Study, include_test: bool = False) -> dict:
     """Counts, preference rates, position bias, QA accuracy and Kendall's tau of one study.
 
     Analyses use completed (valid) participants' non-QC artworks only; QC items count
-    only towards ``qc_accuracy``. ``interval_method`` says what the intervals are: Wilson for
-    rates and accuracies, a bootstrap over participants for Kendall's tau.
+    only towards ``qc_accuracy``. Every interval resamples participants (``interval_method``):
+    rates and accuracies through ``analysis.shares``, Kendall's tau through ``analysis.kendall``.
     """
     data = _load(study=study, include_test=include_test)
     participants, assignments = data["participants"], data["assignments"]
     answers = data["answers"].merge(
-        assignments[["id", "group", "status", "is_qc", "familiar", "shown__speaker"]].rename(
+        assignments[["id", "participant_id", "group", "status", "is_qc", "familiar", "shown__speaker"]].rename(
             columns={"id": "assignment_id"}
         ),
         on="assignment_id",
@@ -336,23 +355,34 @@ def study_results(*, study: Study, include_test: bool = False) -> dict:
     counts = _participant_counts(participants)
     counts["by_group"] = {group: _participant_counts(participants[participants["group"] == group]) for group in groups}
 
-    preference_rates = _preference_rates(valid_preferences)
-    preference_rates["by_group"] = {
-        group: _preference_rates(valid_preferences[valid_preferences["group"] == group]) for group in groups
-    }
-
-    left = analysis.proportion(int((valid_preferences["side"] == "left").sum()), len(valid_preferences))
-
-    qa = _qa_table(valid_answers)
-    qa["by_speaker"] = {
-        speaker: _qa_table(valid_answers[valid_answers["shown__speaker"] == speaker]) for speaker in SPEAKERS
-    }
-    qa["by_group"] = {group: _qa_table(valid_answers[valid_answers["group"] == group]) for group in groups}
-
     checked = answers[
         answers["is_qc"].astype(bool)
         & answers["status"].isin([ParticipantStatus.COMPLETED, ParticipantStatus.EXCLUDED_QC])
     ]
+    # Every share of the results, keyed by where it goes.
+    figures = {("preferences", key): figure for key, figure in _preference_figures(valid_preferences).items()}
+    for group in groups:
+        by_group = _preference_figures(valid_preferences[valid_preferences["group"] == group])
+        figures.update({("preferences", group, key): figure for key, figure in by_group.items()})
+    figures[("position_bias",)] = _figure(valid_preferences["side"] == "left", valid_preferences)
+    figures.update({("qa", *key): figure for key, figure in _qa_figures(valid_answers).items()})
+    for speaker in SPEAKERS:
+        by_speaker = _qa_figures(valid_answers[valid_answers["shown__speaker"] == speaker])
+        figures.update({("qa_speaker", speaker, *key): figure for key, figure in by_speaker.items()})
+    for group in groups:
+        by_group = _qa_figures(valid_answers[valid_answers["group"] == group])
+        figures.update({("qa_group", group, *key): figure for key, figure in by_group.items()})
+    figures[("qc",)] = _figure(checked["is_correct"], checked)
+    shares = _shares(figures)
+
+    preference_rates = {criterion: _rate(shares["preferences", criterion], "pragmatic_rate") for criterion in CRITERIA}
+    preference_rates["by_group"] = {
+        group: {criterion: _rate(shares["preferences", group, criterion], "pragmatic_rate") for criterion in CRITERIA}
+        for group in groups
+    }
+    qa = _qa_table(shares, ("qa",))
+    qa["by_speaker"] = {speaker: _qa_table(shares, ("qa_speaker", speaker)) for speaker in SPEAKERS}
+    qa["by_group"] = {group: _qa_table(shares, ("qa_group", group)) for group in groups}
 
     return {
         "study": {"slug": study.slug, "title": study.title},
@@ -361,9 +391,9 @@ def study_results(*, study: Study, include_test: bool = False) -> dict:
         "groups": groups,
         "participants": counts,
         "preferences": preference_rates,
-        "position_bias": {"left_rate": left["rate"], "n": left["n"], "ci": left["ci"]},
+        "position_bias": _rate(shares[("position_bias",)], "left_rate"),
         "qa_accuracy": qa,
-        "qc_accuracy": analysis.accuracy(checked["is_correct"].tolist()),
+        "qc_accuracy": _accuracy(shares[("qc",)]),
         "kendall": _kendall(valid_assignments, valid_answers, valid_preferences),
         "interval_method": analysis.interval_method(),
     }

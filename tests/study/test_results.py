@@ -44,6 +44,37 @@ def _wilson(k: int, n: int) -> list[float]:
     return [low, high]
 
 
+def _share_bootstrap(successes, participants, *, n_resamples=analysis.N_RESAMPLES, seed=analysis.SEED) -> list:
+    """The reference: draw participants with replacement (in sorted order of their ids, from
+    numpy's default_rng(seed)), take all of their rows, the share of successes in those."""
+    successes, participants = np.asarray(successes, dtype=float), np.asarray(participants)
+    ids = np.unique(participants)
+    rows = [np.flatnonzero(participants == pid) for pid in ids]
+    draws = np.random.default_rng(seed).integers(0, ids.size, (n_resamples, ids.size))
+    rates = [successes[np.concatenate([rows[i] for i in draw])].mean() for draw in draws]
+    return list(np.quantile(rates, [0.025, 0.975]))
+
+
+def _expected(study, by_participant: dict[str, list[bool]]) -> tuple[float, int, list]:
+    """The share, n and reference interval of rows written out per participant (prolific id)."""
+    successes, participants = [], []
+    for pid, rows in by_participant.items():
+        pk = Participant.objects.get(study=study, prolific_pid=pid).pk
+        successes += rows
+        participants += [pk] * len(rows)
+    ci = _share_bootstrap(successes, participants) if len(by_participant) > 1 else [None, None]
+    return sum(successes) / len(successes), len(successes), ci
+
+
+def _assert_share(figure: dict, rate_key: str, expected: tuple):
+    rate, n, ci = expected
+    assert figure[rate_key] == rate and figure["n"] == n
+    if ci == [None, None]:
+        assert figure["ci"] == ci
+    else:
+        assert figure["ci"] == pytest.approx(ci, abs=1e-12)
+
+
 def participate(
     study,
     pid: str,
@@ -268,12 +299,49 @@ def scenario(_media):
 # analysis.py -----------------------------------------------------------------------------
 
 
-def test_it_gives_a_wilson_interval_like_statsmodels():
-    share = analysis.proportion(7, 9)
-    assert share["rate"] == 7 / 9 and share["n"] == 9
-    assert share["ci"] == _wilson(7, 9)
-    assert analysis.proportion(0, 0) == {"rate": None, "ci": [None, None], "n": 0, "k": 0}
-    assert analysis.accuracy([True, False, True, True]) == {"mean": 0.75, "ci": _wilson(3, 4), "n": 4}
+def test_it_bootstraps_a_share_over_participants_like_the_reference():
+    # Four people, three to six answers each; their ids in no particular order.
+    participants = [30, 30, 30, 7, 7, 7, 7, 7, 7, 12, 12, 12, 12, 5, 5, 5]
+    successes = [1, 1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1, 0, 1, 0]
+    share = analysis.share(successes, participants, n_resamples=500, seed=4)
+    assert share["rate"] == 8 / 16 and share["n"] == 16 and share["k"] == 8
+    assert share["ci"] == pytest.approx(_share_bootstrap(successes, participants, n_resamples=500, seed=4), abs=1e-12)
+    # Seeded: the same rows give the same interval; the row order does not matter.
+    order = np.random.default_rng(0).permutation(len(participants))
+    shuffled = analysis.share([successes[i] for i in order], [participants[i] for i in order], n_resamples=500, seed=4)
+    assert shuffled["ci"] == pytest.approx(share["ci"], abs=1e-12)
+    accuracy = analysis.accuracy([bool(value) for value in successes], participants, n_resamples=500, seed=4)
+    assert accuracy == {"mean": share["rate"], "ci": share["ci"], "n": 16}
+    assert analysis.share([], []) == {"rate": None, "ci": [None, None], "n": 0, "k": 0}
+    # One person's answers say nothing of how people vary: no interval, the share still.
+    assert analysis.share([1, 0, 1], [9, 9, 9]) == {"rate": 2 / 3, "ci": [None, None], "n": 3, "k": 2}
+
+
+def test_it_computes_several_shares_on_shared_draws_as_each_alone():
+    figures = [
+        ([1, 0, 1, 1, 0, 0], [1, 1, 2, 2, 3, 3]),
+        ([0, 0, 1, 1, 1, 0], [1, 1, 2, 2, 3, 3]),
+        ([1, 1, 0, 1], [2, 2, 3, 4]),
+        ([1], [1]),
+    ]
+    together = analysis.shares(figures, n_resamples=300, seed=2)
+    assert together == [analysis.share(*figure, n_resamples=300, seed=2) for figure in figures]
+    for (successes, participants), figure in zip(figures[:3], together[:3], strict=True):
+        assert figure["ci"] == pytest.approx(
+            _share_bootstrap(successes, participants, n_resamples=300, seed=2), abs=1e-12
+        )
+
+
+def test_it_gives_a_wider_interval_than_wilson_when_a_participant_answers_alike():
+    rng = np.random.default_rng(8)
+    # Twenty people, thirty answers each; each person mostly agrees with themselves.
+    participants = np.repeat(np.arange(20), 30)
+    leaning = rng.uniform(0.1, 0.9, 20)[participants]
+    successes = (rng.random(participants.size) < leaning).astype(int)
+    share = analysis.share(successes.tolist(), participants.tolist())
+    assert share["ci"] == pytest.approx(_share_bootstrap(successes, participants), abs=1e-12)
+    wilson = _wilson(int(successes.sum()), int(successes.size))
+    assert share["ci"][1] - share["ci"][0] > 1.5 * (wilson[1] - wilson[0])
 
 
 def test_it_gives_kendall_tau_with_a_bootstrap_interval():
@@ -317,39 +385,76 @@ def test_it_counts_participants_by_status_and_group(scenario):
     assert (chinese["completed"], chinese["returned"], chinese["started"]) == (1, 2, 3)
 
 
+# Each valid participant's choices of the pragmatic description (their artworks in order), by question.
+PRAGMATIC_CHOSEN = {
+    "comprehension": {"P1": [True, True], "P2": [True, False], "P3": [True]},
+    "knowledge_gain": {"P1": [True, False], "P2": [True, True], "P3": [True]},
+    "prior_knowledge": {"P1": [False, False], "P2": [True, False], "P3": [True]},
+}
+
+
 def test_it_rates_the_pragmatic_preference_per_question(scenario):
     results = study_results(study=scenario)
     preferences = results["preferences"]
     for criterion, k in (("comprehension", 4), ("knowledge_gain", 4), ("prior_knowledge", 2)):
-        assert preferences[criterion] == {"pragmatic_rate": k / 5, "n": 5, "ci": _wilson(k, 5)}, criterion
+        assert set(preferences[criterion]) == {"pragmatic_rate", "n", "ci"}
+        assert preferences[criterion]["pragmatic_rate"] == k / 5 and preferences[criterion]["n"] == 5, criterion
+        _assert_share(preferences[criterion], "pragmatic_rate", _expected(scenario, PRAGMATIC_CHOSEN[criterion]))
     by_group = preferences["by_group"]
     # American: P1 (two artworks) and P3; Chinese: P2.
     assert by_group["american"]["comprehension"]["pragmatic_rate"] == 1.0
-    assert by_group["american"]["prior_knowledge"] == {"pragmatic_rate": 1 / 3, "n": 3, "ci": _wilson(1, 3)}
-    assert by_group["chinese"]["comprehension"] == {"pragmatic_rate": 0.5, "n": 2, "ci": _wilson(1, 2)}
+    american_prior = {pid: PRAGMATIC_CHOSEN["prior_knowledge"][pid] for pid in ("P1", "P3")}
+    assert by_group["american"]["prior_knowledge"]["pragmatic_rate"] == 1 / 3
+    _assert_share(by_group["american"]["prior_knowledge"], "pragmatic_rate", _expected(scenario, american_prior))
+    # One Chinese participant: the rate, but no interval over participants.
+    assert by_group["chinese"]["comprehension"] == {"pragmatic_rate": 0.5, "n": 2, "ci": [None, None]}
 
 
 def test_it_measures_the_position_bias(scenario):
     bias = study_results(study=scenario)["position_bias"]
-    assert bias == {"left_rate": 10 / 15, "n": 15, "ci": _wilson(10, 15)}
+    assert set(bias) == {"left_rate", "n", "ci"} and bias["left_rate"] == 10 / 15 and bias["n"] == 15
+    # The left description chosen, per participant: three questions per artwork.
+    left = {
+        "P1": [False, False, True, True, False, False],
+        "P2": [True, True, True, True, False, True],
+        "P3": [True] * 3,
+    }
+    _assert_share(bias, "left_rate", _expected(scenario, left))
 
 
 def test_it_splits_qa_accuracy_by_familiarity_and_phase(scenario):
     qa = study_results(study=scenario)["qa_accuracy"]
-    assert qa["familiar"]["without"] == {"mean": 0.5, "ci": _wilson(3, 6), "n": 6}
-    assert qa["familiar"]["with"] == {"mean": 1.0, "ci": _wilson(6, 6), "n": 6}
-    assert qa["unfamiliar"]["without"] == {"mean": 0.0, "ci": _wilson(0, 4), "n": 4}
-    assert qa["unfamiliar"]["with"] == {"mean": 0.5, "ci": _wilson(2, 4), "n": 4}
+    F, T = False, True
+    # Familiar: P1's am1, P2's cn2, P3's am3; unfamiliar: P1's cn1, P2's am2.
+    expected = {
+        ("familiar", "without"): {"P1": [F, F], "P2": [T, F], "P3": [T, T]},
+        ("familiar", "with"): {"P1": [T, T], "P2": [T, T], "P3": [T, T]},
+        ("unfamiliar", "without"): {"P1": [F, F], "P2": [F, F]},
+        ("unfamiliar", "with"): {"P1": [T, F], "P2": [F, T]},
+    }
+    for (familiarity, phase), rows in expected.items():
+        _assert_share(qa[familiarity][phase], "mean", _expected(scenario, rows))
+    assert (qa["familiar"]["without"]["mean"], qa["familiar"]["without"]["n"]) == (0.5, 6)
+    assert (qa["familiar"]["with"]["mean"], qa["familiar"]["with"]["n"]) == (1.0, 6)
+    assert (qa["unfamiliar"]["without"]["mean"], qa["unfamiliar"]["without"]["n"]) == (0.0, 4)
+    assert (qa["unfamiliar"]["with"]["mean"], qa["unfamiliar"]["with"]["n"]) == (0.5, 4)
+    # All correct, or each person half right: every resample agrees, and so does the interval.
+    assert qa["familiar"]["with"]["ci"] == [1.0, 1.0] and qa["unfamiliar"]["with"]["ci"] == [0.5, 0.5]
     # Table 3 rows: by the speaker of the description shown.
     pragmatic, base = qa["by_speaker"]["pragmatic"], qa["by_speaker"]["base"]
-    assert pragmatic["familiar"]["without"] == {"mean": 0.25, "ci": _wilson(1, 4), "n": 4}
+    assert pragmatic["familiar"]["without"]["mean"] == 0.25 and pragmatic["familiar"]["without"]["n"] == 4
+    _assert_share(pragmatic["familiar"]["without"], "mean", _expected(scenario, {"P1": [F, F], "P2": [T, F]}))
     assert pragmatic["unfamiliar"]["with"] == {"mean": None, "ci": [None, None], "n": 0}
     assert base["familiar"]["with"]["n"] == 2 and base["unfamiliar"]["with"]["mean"] == 0.5
+    # Only P3 saw a base description of a familiar artwork: no interval.
+    assert base["familiar"]["with"]["ci"] == [None, None]
 
 
 def test_it_counts_qc_answers_of_finished_sessions_only_in_qc_accuracy(scenario):
     results = study_results(study=scenario)
-    assert results["qc_accuracy"] == {"mean": 0.5, "ci": _wilson(2, 4), "n": 4}
+    assert set(results["qc_accuracy"]) == {"mean", "ci", "n"}
+    assert results["qc_accuracy"]["mean"] == 0.5 and results["qc_accuracy"]["n"] == 4
+    _assert_share(results["qc_accuracy"], "mean", _expected(scenario, {"P1": [True, True], "P4": [False, False]}))
     assert results["qa_accuracy"]["familiar"]["without"]["n"] == 6
 
 
@@ -521,8 +626,7 @@ def test_it_resamples_participants_for_the_study_kendall_intervals(_media):
         "resamples": 2000,
         "confidence": 0.95,
         "method": "percentile",
-        "bootstrapped": ["kendall"],
-        "rates": "wilson",
+        "bootstrapped": ["preferences", "position_bias", "qa_accuracy", "qc_accuracy", "kendall"],
     }
     # The pairs, rebuilt by hand (tau and the resamples do not depend on their order).
     for criterion in CRITERIA:
@@ -540,3 +644,33 @@ def test_it_resamples_participants_for_the_study_kendall_intervals(_media):
             # Resampling the sixteen rows as if independent gives a narrower interval.
             rows = analysis.kendall(x, y)["ci"]
             assert rows[1] - rows[0] < figure["ci"][1] - figure["ci"][0]
+
+
+def test_it_widens_the_study_rates_when_each_participant_chooses_alike(_media):
+    study = make_study(package_dict(slug="alike"))
+    # Four people, four artworks each: two always pick the pragmatic description, two never.
+    chosen = {"A1": P, "A2": B, "A3": P, "A4": B}
+    for pid, speaker in chosen.items():
+        items = [
+            {"artwork": key, "shown": P, "left": B, "choices": prefs(speaker, speaker, speaker), "pre": [True, False]}
+            for key in ("am1", "am2", "am3", "am4")
+        ]
+        participate(study, pid, "american", items=items)
+    results = study_results(study=study)
+    figure = results["preferences"]["comprehension"]
+    assert figure["pragmatic_rate"] == 0.5 and figure["n"] == 16
+    rows = {pid: [speaker == P] * 4 for pid, speaker in chosen.items()}
+    _assert_share(figure, "pragmatic_rate", _expected(study, rows))
+    wilson = _wilson(8, 16)
+    assert figure["ci"][1] - figure["ci"][0] > wilson[1] - wilson[0]
+    # Every pair is chosen on the left by half of the people: the same for the position bias.
+    bias = results["position_bias"]
+    assert bias["n"] == 48 and bias["ci"][1] - bias["ci"][0] > _wilson(24, 48)[1] - _wilson(24, 48)[0]
+    assert results["interval_method"]["bootstrap"] == "participants"
+
+
+def test_it_gives_no_kendall_interval_over_a_single_participant():
+    x, y = [1, 2, 3, 4, 5], [1, 3, 2, 5, 4]
+    result = analysis.kendall(x, y, clusters=[7] * 5)
+    assert result["tau"] == stats.kendalltau(x, y).statistic and result["n"] == 5
+    assert result["ci"] == [None, None] and result["p_value"] == stats.kendalltau(x, y).pvalue

@@ -5,12 +5,13 @@ import json
 
 import pandas as pd
 import pytest
+from django.template.defaultfilters import floatformat
 from django.urls import reverse
 
 from study.selectors.results import EXPORT_COLUMNS, study_export_rows, study_results
 
 from .factories import make_study, package_dict
-from .test_results import _media, build_scenario  # noqa: F401  (the fixture is used by name)
+from .test_results import PRAGMATIC_CHOSEN, _expected, _media, build_scenario  # noqa: F401  (_media: by name)
 
 pytestmark = pytest.mark.django_db
 
@@ -64,7 +65,12 @@ def test_it_renders_counts_figure_and_tables(scenario, researcher_client):
     # Figure 3: a bar per question and group, with its rate and interval as text too.
     assert html.count('data-criterion="comprehension"') == 3
     assert '<svg role="img"' in html and 'width="240.00"' in html  # 0.8 of the 300-unit scale
-    assert "[0.376, 0.964]" in html  # Wilson interval of 4 of 5
+    # The interval over participants of 4 of 5 choices, from the reference bootstrap, rounded as the page does.
+    _rate, _n, (low, high) = _expected(scenario, PRAGMATIC_CHOSEN["comprehension"])
+    assert f"[{floatformat(low, 3)}, {floatformat(high, 3)}]" in html
+    # One Chinese participant: the rate, and a dash for the interval (none over a single person).
+    chinese = html.split('data-criterion="comprehension" data-bar="2"', 1)[1].split("</tr>", 1)[0]
+    assert ">0.500<" in chinese and ">—<" in chinese and "[, ]" not in html
     assert 'data-position="left"' in html and "0.667" in html
     assert all(f'data-qa="{key}"' in html for key in ("all", "pragmatic", "base", "group-american", "group-chinese"))
     assert 'data-kendall="qa_gain"' in html
@@ -146,12 +152,26 @@ def test_it_says_what_the_intervals_resampled_on_the_page_and_in_the_json(scenar
     html = researcher_client.get(url).content.decode()
     assert 'data-interval-method="participants"' in html
     assert "95% intervals: bootstrap over participants (2,000 resamples)" in html
+    # Next to each figure and table with intervals: Figure 3, Table 3 and Kendall's tau.
+    for section in ("preferences", "qa", "kendall"):
+        body = html.split(f'data-section="{section}"', 1)[1].split("</section>", 1)[0]
+        assert 'data-interval-method="participants"' in body, section
+    figure = html.split('data-chart="preferences"', 1)[1].split("</figure>", 1)[0]
+    assert "bootstrap over participants" in figure.split("<figcaption", 1)[1]
+    assert "Wilson" not in html and "Every interval is a 95% percentile bootstrap over participants" in html
     method = {"bootstrap": "participants", "resamples": 2000, "confidence": 0.95, "method": "percentile"}
     for data in (
         json.loads(researcher_client.get(url + "?format=json").content),
         researcher_client.get(reverse("study_api:results", args=[scenario.slug])).json(),
     ):
         assert method.items() <= data["interval_method"].items()
+        assert set(data["interval_method"]["bootstrapped"]) == {
+            "preferences",
+            "position_bias",
+            "qa_accuracy",
+            "qc_accuracy",
+            "kendall",
+        }
 
 
 def test_it_serves_full_precision_and_rounds_only_on_the_page(scenario, researcher_client):
