@@ -3,11 +3,14 @@
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
 
+from core.services.idempotency import KEY_PATTERN
+
 IDEMPOTENCY_KEY_HEADER = OpenApiParameter(
     name="Idempotency-Key",
     type=OpenApiTypes.STR,
     location=OpenApiParameter.HEADER,
     required=False,
+    pattern=KEY_PATTERN.pattern,
     description=(
         "8-64 letters, digits, '-' or '_'. A repeat of a request with the same key (a retry after a "
         "timeout) returns what the first created instead of creating again."

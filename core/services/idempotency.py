@@ -26,7 +26,7 @@ def idempotency_key_check(*, key: str | None) -> str | None:
     """The key, or None when the request sent none; a malformed key is refused by name."""
     if key is None or key == "":
         return None
-    if not KEY_PATTERN.match(key):
+    if not KEY_PATTERN.fullmatch(key):
         raise ValidationError(
             {"idempotency_key": _("An idempotency key is 8 to 64 letters, digits, '-' or '_'.")},
             code="idempotency_key",
