@@ -108,7 +108,17 @@ class WikidataLookupAdmin(ReadOnlyAdmin):
 
 @admin.register(Participant)
 class ParticipantAdmin(ReadOnlyAdmin):
-    list_display = ("pseudonym", "study", "group", "status", "is_test", "is_preview", "qc_correct", "qc_total", "entered_at")
+    list_display = (
+        "pseudonym",
+        "study",
+        "group",
+        "status",
+        "is_test",
+        "is_preview",
+        "qc_correct",
+        "qc_total",
+        "entered_at",
+    )
     list_filter = ("study", "group", "status", "is_test", "is_preview")
     list_select_related = ("study",)
     readonly_fields = ("pseudonym",)

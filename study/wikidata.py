@@ -60,15 +60,23 @@ def wikidata_label(term: str) -> WikidataResult:
         return WikidataResult(cached.qid, cached.zh, cached.label_language)
 
     search = _ask(
-        {"action": "wbsearchentities", "search": " ".join(term.split()), "language": "en", "uselang": "en",
-         "type": "item", "limit": 1}
+        {
+            "action": "wbsearchentities",
+            "search": " ".join(term.split()),
+            "language": "en",
+            "uselang": "en",
+            "type": "item",
+            "limit": 1,
+        }
     )
     hits = search.get("search") or []
     raw = {"search": hits[:1]}
     result = WikidataResult("", "", "")
     if hits and hits[0].get("id"):
         qid = hits[0]["id"]
-        entities = _ask({"action": "wbgetentities", "ids": qid, "props": "labels", "languages": "|".join(LABEL_LANGUAGES)})
+        entities = _ask(
+            {"action": "wbgetentities", "ids": qid, "props": "labels", "languages": "|".join(LABEL_LANGUAGES)}
+        )
         labels = (entities.get("entities") or {}).get(qid, {}).get("labels") or {}
         raw["labels"] = labels
         result = WikidataResult(qid, "", "")
@@ -132,7 +140,8 @@ def _ask(params: dict) -> dict:
             logger.info("Wikidata busy (%s); attempt %s of %s, waiting %.1f s", reason, attempt, attempts, delay)
             time.sleep(min(delay, MAX_RETRY_AFTER_SECONDS))
     raise WikidataError(
-        _("Wikidata was still busy after %(n)s attempts (%(reason)s); try again later.") % {"n": attempts, "reason": reason}
+        _("Wikidata was still busy after %(n)s attempts (%(reason)s); try again later.")
+        % {"n": attempts, "reason": reason}
     )
 
 

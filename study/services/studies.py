@@ -42,7 +42,8 @@ def _move(*, study: Study, sources: tuple[str, ...], target: str, verb: str, **f
     study.refresh_from_db()
     if not changed:
         raise StudyTransitionError(
-            _("the study is %(status)s and cannot be %(verb)s") % {"status": study.get_status_display().lower(), "verb": verb}
+            _("the study is %(status)s and cannot be %(verb)s")
+            % {"status": study.get_status_display().lower(), "verb": verb}
         )
     return study
 
@@ -57,7 +58,9 @@ def study_launch(*, study: Study, user=None) -> Study:
             )
         blockers = study_launch_blockers(study=study)
         if blockers:
-            raise StudyTransitionError(_("the study cannot be launched yet: %(reasons)s") % {"reasons": "; ".join(blockers)})
+            raise StudyTransitionError(
+                _("the study cannot be launched yet: %(reasons)s") % {"reasons": "; ".join(blockers)}
+            )
         return _move(
             study=study,
             sources=(StudyStatus.DRAFT,),
