@@ -67,23 +67,25 @@ class FakeWikidata:
             return 200, {}, self._search(params)
         if action == "wbgetentities":
             return 200, {}, self._entities(params)
-        return 200, {}, {"error": {"code": "badvalue", "info": f"Unrecognized value for parameter \"action\": {action}."}}
+        return 200, {}, {"error": {"code": "badvalue", "info": f'Unrecognized value for parameter "action": {action}.'}}
 
     def _search(self, params: dict) -> dict:
         search = params.get("search", "")
         known = self.terms.get(search.lower())
         hits = []
         if known:
-            hits.append({
-                "id": known["id"],
-                "title": known["id"],
-                "pageid": 1,
-                "concepturi": f"http://www.wikidata.org/entity/{known['id']}",
-                "url": f"//www.wikidata.org/wiki/{known['id']}",
-                "label": search,
-                "description": known.get("description", ""),
-                "match": {"type": "label", "language": "en", "text": search},
-            })
+            hits.append(
+                {
+                    "id": known["id"],
+                    "title": known["id"],
+                    "pageid": 1,
+                    "concepturi": f"http://www.wikidata.org/entity/{known['id']}",
+                    "url": f"//www.wikidata.org/wiki/{known['id']}",
+                    "label": search,
+                    "description": known.get("description", ""),
+                    "match": {"type": "label", "language": "en", "text": search},
+                }
+            )
         return {"searchinfo": {"search": search}, "search": hits[: int(params.get("limit", 7))], "success": 1}
 
     def _entities(self, params: dict) -> dict:
@@ -115,8 +117,13 @@ class FakeWikidata:
                 # Recorded before the reply, so a client that has its answer finds the request listed.
                 with fake._lock:
                     fake.requests.append(
-                        {"path": parts.path, "params": params, "headers": dict(self.headers), "status": status,
-                         "error": body.get("error", {}).get("code", "")}
+                        {
+                            "path": parts.path,
+                            "params": params,
+                            "headers": dict(self.headers),
+                            "status": status,
+                            "error": body.get("error", {}).get("code", ""),
+                        }
                     )
                 payload = json.dumps(body, ensure_ascii=False).encode()
                 self.send_response(status)

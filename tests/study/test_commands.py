@@ -29,7 +29,11 @@ def test_it_generates_test_responses_through_the_pages_and_reports_them_with_inc
     call_command("study_results", study.slug, "--format", "json", "--include-test", stdout=out)
     results = json.loads(out.getvalue())
     assert results["participants"] == results["participants"] | {
-        "started": 6, "completed": 3, "valid": 3, "excluded_qc": 3, "returned": 0
+        "started": 6,
+        "completed": 3,
+        "valid": 3,
+        "excluded_qc": 3,
+        "returned": 0,
     }
     for criterion in ("comprehension", "knowledge_gain", "prior_knowledge"):
         block = results["preferences"][criterion]

@@ -64,7 +64,10 @@ def test_the_demo_texts_give_highlighting_and_glosses_something_to_show():
             # Instructed-response or plainly visible answers only.
             continue
         for listener in ("american", "chinese"):
-            base, pragmatic = split_sentences(texts[(listener, "base")]), split_sentences(texts[(listener, "pragmatic")])
+            base, pragmatic = (
+                split_sentences(texts[(listener, "base")]),
+                split_sentences(texts[(listener, "pragmatic")]),
+            )
             assert 3 <= len(base) <= 5 and 3 <= len(pragmatic) <= 5
             assert set(base) & set(pragmatic), (artwork["id"], listener)
             assert texts[(listener, "base")] != texts[(listener, "pragmatic")]

@@ -43,12 +43,23 @@ def test_it_carries_the_provenance_of_each_answer(scenario):
     mine = [row for row in rows if row["participant"] == p1]
     # The session in the order it was answered: symbols, answers, symbols again, answers, choices.
     assert [row["measure"] for row in mine[:11]] == [
-        "symbols_pre", "qa", "qa", "symbols_post", "qa", "qa", "preference", "preference", "preference",
-        "symbols_pre", "qa",
+        "symbols_pre",
+        "qa",
+        "qa",
+        "symbols_post",
+        "qa",
+        "qa",
+        "preference",
+        "preference",
+        "preference",
+        "symbols_pre",
+        "qa",
     ]
     symbols = mine[0]
     assert symbols["value"] == "am1 symbol" and symbols["correct"] is True and symbols["phase"] == "pre"
-    assert [row for row in mine if row["measure"] == "symbols_post" and row["artwork_id"] == "cn1"][0]["correct"] is False
+    assert [row for row in mine if row["measure"] == "symbols_post" and row["artwork_id"] == "cn1"][0][
+        "correct"
+    ] is False
     qa = mine[1]
     assert qa["phase"] == "pre" and qa["question_id"] == "am1-q1" and qa["question_type"] == "attuned"
     assert qa["symbol"] == "am1 symbol" and qa["correct"] is False and qa["confidence"] == 2
@@ -58,7 +69,12 @@ def test_it_carries_the_provenance_of_each_answer(scenario):
     assert (qa["left_description_id"], qa["right_description_id"]) == ("am1-american-base", "am1-american-pragmatic")
     assert qa["description_model"] == "gemma-3" and qa["familiar"] is True and qa["order"] == 0
     choice = mine[6]
-    assert (choice["criterion"], choice["phase"], choice["value"], choice["side"]) == ("comprehension", "compare", "right", "right")
+    assert (choice["criterion"], choice["phase"], choice["value"], choice["side"]) == (
+        "comprehension",
+        "compare",
+        "right",
+        "right",
+    )
     assert choice["speaker"] == "pragmatic" and choice["description_id"] == "am1-american-pragmatic"
     prior = [row for row in mine[6:9] if row["criterion"] == "prior_knowledge"][0]
     assert prior["side"] == "left" and prior["speaker"] == "base"
@@ -126,7 +142,9 @@ def test_it_prints_the_long_format_csv_from_the_command(scenario, capsys, tmp_pa
     frame = pd.read_csv(io.StringIO(capsys.readouterr().out))
     assert len(frame) == len(study_export_rows(study=scenario)) and "prolific_pid" not in frame
     target = tmp_path / "out.csv"
-    call_command("study_results", scenario.slug, "--format", "csv", "--raw-pid", "--include-test", "--output", str(target))
+    call_command(
+        "study_results", scenario.slug, "--format", "csv", "--raw-pid", "--include-test", "--output", str(target)
+    )
     written = pd.read_csv(target)
     assert "P9" in set(written["prolific_pid"]) and capsys.readouterr().out == ""
 

@@ -33,7 +33,9 @@ def test_it_matches_near_paraphrases_and_leaves_unrelated_sentences_alone(model)
 
     assert [(i, j) for i, j, _ in matches] == [(0, 0), (2, 1)]
     assert all(cosine >= 0.8 for _, _, cosine in matches)
-    unrelated = sentence_matches(["Stock markets fell sharply on Monday morning."], ["Bananas are rich in potassium."], 0.8)
+    unrelated = sentence_matches(
+        ["Stock markets fell sharply on Monday morning."], ["Bananas are rich in potassium."], 0.8
+    )
     assert unrelated == []
 
 
@@ -95,6 +97,8 @@ def test_it_never_opens_a_network_connection_to_load_the_model():
     )
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "vivid_site.settings", "DJANGO_ENV": "test"}
     env.pop("HF_HUB_OFFLINE", None)
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().startswith("[[0, 0, 0.")

@@ -20,8 +20,9 @@ def study():
     study = make_study(package_dict(n_american=1, n_chinese=2, n_qc=0), status=StudyStatus.DRAFT)
     cn2 = study.artworks.get(key="cn2")
     Term.objects.filter(artwork=cn2).delete()
-    Term.objects.create(artwork=cn2, term="long life", zh="长寿", wikidata="Q1", source=TermSource.LLM,
-                        status=TermStatus.FOUND)
+    Term.objects.create(
+        artwork=cn2, term="long life", zh="长寿", wikidata="Q1", source=TermSource.LLM, status=TermStatus.FOUND
+    )
     Term.objects.create(artwork=cn2, term="tradition", source=TermSource.LLM, status=TermStatus.NOT_FOUND)
     return study
 
@@ -104,7 +105,9 @@ def test_it_shows_an_error_inside_the_row(study, researcher_client):
 
 def test_it_saves_and_rejects_without_javascript(study, researcher_client):
     row = term(study, "tradition")
-    response = researcher_client.post(terms_url(study), {"action": "save", "term": row.pk, "zh": "传统", "wikidata": ""})
+    response = researcher_client.post(
+        terms_url(study), {"action": "save", "term": row.pk, "zh": "传统", "wikidata": ""}
+    )
     assert response.status_code == 302 and response["Location"].endswith(f"#term-{row.pk}")
     assert (term(study, "tradition").zh, term(study, "tradition").status) == ("传统", TermStatus.FOUND)
 
@@ -133,7 +136,13 @@ def test_it_adds_a_term_found_in_a_description(study, researcher_client):
     prefix = f"add-{cn2.pk}"
     response = researcher_client.post(
         terms_url(study),
-        {"action": "add", "artwork_pk": cn2.pk, f"{prefix}-term": "river", f"{prefix}-zh": "河", f"{prefix}-wikidata": ""},
+        {
+            "action": "add",
+            "artwork_pk": cn2.pk,
+            f"{prefix}-term": "river",
+            f"{prefix}-zh": "河",
+            f"{prefix}-wikidata": "",
+        },
     )
     added = term(study, "river")
     assert response.status_code == 302 and response["Location"].endswith(f"#term-{added.pk}")
@@ -161,7 +170,11 @@ def test_it_locks_the_page_of_a_live_study(study, researcher_client):
 
 
 def test_it_recomputes_from_the_button_and_polls_until_done(
-    study, researcher_client, eager, django_capture_on_commit_callbacks, fake_wikidata  # noqa: F811
+    study,
+    researcher_client,
+    eager,
+    django_capture_on_commit_callbacks,
+    fake_wikidata,  # noqa: F811
 ):
     with django_capture_on_commit_callbacks() as callbacks:
         response = researcher_client.post(prepare_url(study), HTTP_REFERER="http://testserver" + terms_url(study))
@@ -188,13 +201,19 @@ def test_it_refuses_a_second_preparation_while_one_runs(study, researcher_client
     assert "already running" in response.content.decode()
 
 
-def test_it_finds_terms_with_a_chosen_model(researcher_client, eager, django_capture_on_commit_callbacks, fake_wikidata):  # noqa: F811
+def test_it_finds_terms_with_a_chosen_model(
+    researcher_client,
+    eager,
+    django_capture_on_commit_callbacks,
+    fake_wikidata,  # noqa: F811 - the fixture imported above
+):
     package = package_dict(n_american=0, n_chinese=1, n_qc=0)
     package["artworks"][0].pop("terms")
     study = make_study(package, status=StudyStatus.DRAFT)
     with FakeOpenAI(reply=lambda body: "long life\ndragon boat") as server:
-        model = ModelConfig.objects.create(name="fake-gpt", provider=Provider.OPENAI, base_url=server.base_url,
-                                           model_id="gpt-4o", timeout=5.0)
+        model = ModelConfig.objects.create(
+            name="fake-gpt", provider=Provider.OPENAI, base_url=server.base_url, model_id="gpt-4o", timeout=5.0
+        )
         with django_capture_on_commit_callbacks(execute=True):
             response = researcher_client.post(prepare_url(study), {"term_model": model.pk}, follow=True)
     assert "terms found with fake-gpt" in response.content.decode()

@@ -15,8 +15,14 @@ def test_it_prefers_the_simplified_chinese_label(fake_wikidata):  # noqa: F811
     assert (result.qid, result.zh, result.language) == ("Q171497", "牡丹", "zh-hans")
     search, entities = fake_wikidata.requests
     assert search["params"] == {
-        "action": "wbsearchentities", "search": "Peony", "language": "en", "uselang": "en", "type": "item",
-        "limit": "1", "format": "json", "maxlag": "5",
+        "action": "wbsearchentities",
+        "search": "Peony",
+        "language": "en",
+        "uselang": "en",
+        "type": "item",
+        "limit": "1",
+        "format": "json",
+        "maxlag": "5",
     }
     assert entities["params"]["action"] == "wbgetentities"
     assert entities["params"]["ids"] == "Q171497"
