@@ -4,10 +4,11 @@ from django import forms
 from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
+from core.forms import IdempotentFormMixin
 from evaluation.selectors.registry import model_choices
 
 
-class StudyImportForm(forms.Form):
+class StudyImportForm(IdempotentFormMixin, forms.Form):
     package = forms.FileField(
         label=_("Study package"),
         help_text=_("A .zip holding study.json and the images, at its root or in one top-level folder."),

@@ -16,6 +16,7 @@ from django.db import IntegrityError, models, transaction
 from django.utils.translation import gettext as _
 
 from core.models import IdempotencyKey
+from core.selectors.idempotency import idempotent_earlier
 
 KEY_PATTERN = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
 
@@ -53,15 +54,24 @@ def idempotent_create(
                 claim = IdempotencyKey.objects.create(scope=scope, user=user, key=key)
         except IntegrityError:
             # Committed by an earlier request with this key (we waited on the index for it).
-            claim = IdempotencyKey.objects.get(scope=scope, user=user, key=key)
-            earlier = model._default_manager.filter(pk=claim.object_id).first() if claim.object_id else None
+            earlier = idempotent_earlier(scope=scope, key=key, user=user, model=model)
             if earlier is not None:
                 return _marked(earlier, repeat=True)
             # What the key created is gone (deleted since): the key may create again.
-            claim.object_id = ""
+            claim = IdempotencyKey.objects.get(scope=scope, user=user, key=key)
         created = create()
         IdempotencyKey.objects.filter(pk=claim.pk).update(object_id=str(created.pk))
         return _marked(created, repeat=False)
+
+
+def idempotent_repeat_of(*, scope: str, key: str | None, user, model: type[Created]) -> Created | None:
+    """The earlier request's object, marked as a repeat, or None.
+
+    For a create whose checks would refuse a repeat (a name the first request took) or that
+    would redo costly work before ``idempotent_create`` is reached: it asks this first.
+    """
+    earlier = idempotent_earlier(scope=scope, key=idempotency_key_check(key=key), user=user, model=model)
+    return _marked(earlier, repeat=True) if earlier is not None else None
 
 
 def _marked(obj: Created, *, repeat: bool) -> Created:

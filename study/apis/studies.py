@@ -1,5 +1,6 @@
 """Study API (studies): list, detail, package import and status changes, for researchers."""
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
 from django.urls import path
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
@@ -9,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.apis.common import ApiMixin, error_responses
+from core.apis.idempotency import IDEMPOTENCY_KEY_HEADER, request_idempotency_key
 from core.permissions import IsResearcher
 
 from ..forms import StudyImportForm
@@ -16,6 +18,8 @@ from ..models import StudyStatus
 from ..selectors import studies as selectors
 from ..services import imports
 from ..services import studies as services
+
+STUDY_IMPORTED = inline_serializer("StudyImported", fields={"slug": serializers.SlugField()})
 
 
 class GroupProgressSerializer(serializers.Serializer):
@@ -144,10 +148,12 @@ class StudyImportApi(ApiMixin, APIView):
                 "StudyImportInput", fields={"package": serializers.FileField(help_text="The study package as a .zip.")}
             )
         },
+        parameters=[IDEMPOTENCY_KEY_HEADER],
         responses={
-            201: OpenApiResponse(
-                inline_serializer("StudyImported", fields={"slug": serializers.SlugField()}),
-                description="Imported as a draft; preparation is queued.",
+            201: OpenApiResponse(STUDY_IMPORTED, description="Imported as a draft; preparation is queued."),
+            200: OpenApiResponse(
+                STUDY_IMPORTED,
+                description="A repeat of an import with the same Idempotency-Key: the first import's study.",
             ),
             400: OpenApiResponse(ImportErrorsSerializer, description="Not imported; nothing was written."),
             **error_responses(401, 403),
@@ -163,10 +169,19 @@ class StudyImportApi(ApiMixin, APIView):
             )
         upload = form.cleaned_data["package"]
         try:
-            study = imports.study_import(source=upload, user=request.user, filename=upload.name)
+            study = imports.study_import(
+                source=upload,
+                user=request.user,
+                filename=upload.name,
+                idempotency_key=request_idempotency_key(request),
+            )
         except imports.StudyImportError as exc:
             return Response({"errors": exc.errors}, status=status.HTTP_400_BAD_REQUEST)
-        return Response({"slug": study.slug}, status=status.HTTP_201_CREATED)
+        except DjangoValidationError as exc:
+            return Response({"errors": exc.messages}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(
+            {"slug": study.slug}, status=status.HTTP_200_OK if study.idempotent_repeat else status.HTTP_201_CREATED
+        )
 
 
 class StudyTransitionApi(ApiMixin, APIView):

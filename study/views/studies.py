@@ -2,6 +2,7 @@
 
 from django.conf import settings
 from django.contrib import messages
+from django.core.exceptions import ValidationError
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -10,6 +11,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 
 from core.decorators import role_required
+from core.http import add_service_errors
 from core.roles import RESEARCHER
 
 from ..forms import StudyImportForm, StudyTransitionForm
@@ -72,15 +74,23 @@ def study_import(request):
         if form.is_valid():
             upload = form.cleaned_data["package"]
             try:
-                study = imports.study_import(source=upload, user=request.user, filename=upload.name)
+                study = imports.study_import(
+                    source=upload,
+                    user=request.user,
+                    filename=upload.name,
+                    idempotency_key=form.cleaned_data["idempotency_key"],
+                )
             except imports.StudyImportError as exc:
                 errors = exc.errors
+            except ValidationError as exc:
+                add_service_errors(form, exc)
             else:
-                messages.success(
-                    request,
-                    _("Study “%(slug)s” imported as a draft; its sentence pairs and terms are being prepared.")
-                    % {"slug": study.slug},
-                )
+                if not study.idempotent_repeat:
+                    messages.success(
+                        request,
+                        _("Study “%(slug)s” imported as a draft; its sentence pairs and terms are being prepared.")
+                        % {"slug": study.slug},
+                    )
                 return redirect("study:detail", slug=study.slug)
         status = 400
     else:

@@ -141,6 +141,20 @@ def test_it_imports_an_uploaded_package_and_opens_its_page(tmp_path, researcher,
     assert "imported as a draft" in researcher_client.get(response["Location"]).content.decode()
 
 
+def test_it_imports_once_when_the_form_is_sent_twice(tmp_path, researcher_client, django_capture_on_commit_callbacks):
+    data = package_zip(tmp_path, package_dict(slug="twice"))
+    form = {"idempotency_key": "import-form-0001"}
+
+    with django_capture_on_commit_callbacks() as queued:
+        first = researcher_client.post(reverse("study:import"), {**form, "package": SimpleUploadedFile("s.zip", data)})
+        again = researcher_client.post(reverse("study:import"), {**form, "package": SimpleUploadedFile("s.zip", data)})
+
+    assert first.status_code == again.status_code == 302
+    assert again["Location"] == first["Location"] == reverse("study:detail", args=["twice"])
+    assert Study.objects.filter(slug="twice").count() == 1
+    assert len(queued) == 1, "the repeat queues no second preparation"
+
+
 def test_it_lists_every_import_error_on_its_own_line(tmp_path, researcher_client):
     package = package_dict(slug="bad-upload")
     package["artworks"][2]["questions"][1]["distractors"] = ["a", "b"]
@@ -406,6 +420,23 @@ def test_the_api_imports_a_zip_or_lists_its_errors(tmp_path, api):
 
     response = api.post(url, {}, format="multipart")
     assert response.status_code == 400 and response.json()["errors"][0].startswith("package: ")
+
+
+def test_the_api_answers_a_repeated_import_key_with_the_first_study(tmp_path, api):
+    url = reverse("study_api:study-import")
+    data = package_zip(tmp_path, package_dict(slug="api-retry"))
+    headers = {"HTTP_IDEMPOTENCY_KEY": "retry-key-0001"}
+
+    first = api.post(url, {"package": SimpleUploadedFile("p.zip", data)}, format="multipart", **headers)
+    again = api.post(url, {"package": SimpleUploadedFile("p.zip", data)}, format="multipart", **headers)
+    malformed = api.post(
+        url, {"package": SimpleUploadedFile("p.zip", data)}, format="multipart", HTTP_IDEMPOTENCY_KEY="bad key"
+    )
+
+    assert (first.status_code, again.status_code) == (201, 200)
+    assert first.json() == again.json() == {"slug": "api-retry"}
+    assert malformed.status_code == 400 and "idempotency key" in malformed.json()["errors"][0]
+    assert Study.objects.filter(slug="api-retry").count() == 1
 
 
 def test_the_api_changes_the_status_or_says_why_not(api):

@@ -8,6 +8,7 @@ from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
 from core.packages import storage_delete
+from core.services.idempotency import idempotent_create, idempotent_repeat_of
 
 from ...models import (
     TRANSLATION,
@@ -26,14 +27,22 @@ from .. import prep
 from .reading import StudyImportError, package_json_read, package_open_checked
 from .validation import PackageChecker
 
+IMPORT_IDEMPOTENCY_SCOPE = "study.import"
 
-def study_import(*, source, user=None, filename: str = "", start_prepare: bool = True) -> Study:
+
+def study_import(
+    *, source, user=None, filename: str = "", start_prepare: bool = True, idempotency_key: str | None = None
+) -> Study:
     """Validate a whole study package and create its draft study, or raise StudyImportError.
 
     ``source`` is a folder, a .zip path, zip bytes or an uploaded zip file. With
     ``start_prepare`` the sentence pairs and term lookup are queued once the study is
-    committed (the demo seeding runs them itself instead).
+    committed (the demo seeding runs them itself instead). A repeat of an import with the same
+    ``idempotency_key`` (a double submit) gets the study the first one created.
     """
+    earlier = idempotent_repeat_of(scope=IMPORT_IDEMPOTENCY_SCOPE, key=idempotency_key, user=user, model=Study)
+    if earlier is not None:
+        return earlier
     package = package_open_checked(source=source, filename=filename)
     data, raw = package_json_read(package=package)
     checker = PackageChecker(data, package)
@@ -44,8 +53,14 @@ def study_import(*, source, user=None, filename: str = "", start_prepare: bool =
     written: list[str] = []
     try:
         with transaction.atomic():
-            study = _write(data, raw, checker.image_data, user, written)
-            if start_prepare:
+            study = idempotent_create(
+                scope=IMPORT_IDEMPOTENCY_SCOPE,
+                key=idempotency_key,
+                user=user,
+                model=Study,
+                create=lambda: _write(data, raw, checker.image_data, user, written),
+            )
+            if start_prepare and not study.idempotent_repeat:
                 # Robust: the study is committed either way, and a broker that is down must not make the
                 # import look failed; the study page offers to start the preparation again.
                 transaction.on_commit(lambda: _start_prepare(study), robust=True)
