@@ -21,7 +21,8 @@ from artworks.models import (
     PipelineStep,
     SpeakerCandidate,
 )
-from evaluation.models import ModelConfig, RunStatus
+from evaluation.models import RunStatus
+from tests.evaluation.factories import stored_model
 
 GROUPS = ["american", "chinese"]
 BASE_SCORE = 0.4
@@ -55,10 +56,6 @@ def png_bytes(label: str) -> bytes:
     return buffer.getvalue()
 
 
-def model(name: str) -> ModelConfig:
-    return ModelConfig.objects.create(name=name, provider="openai", base_url="http://127.0.0.1:9/v1", model_id=name)
-
-
 def make_pipeline_run(
     *,
     per_culture: int = 5,
@@ -69,7 +66,8 @@ def make_pipeline_run(
 ) -> ArtworkPipelineRun:
     correct = CORRECT if correct is None else correct
     collection = ArtworkCollection.objects.create(name=name)
-    speaker, listener = model("speaker-vlm"), model("listener-vlm")
+    speaker = stored_model(name="speaker-vlm", model_id="speaker-vlm")
+    listener = stored_model(name="listener-vlm", model_id="listener-vlm")
     run = ArtworkPipelineRun.objects.create(
         collection=collection,
         speaker=speaker,

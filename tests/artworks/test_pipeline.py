@@ -25,7 +25,8 @@ from artworks.services.pipeline import (
     artwork_run_start,
 )
 from artworks.services.pipeline.steps import combined_score
-from evaluation.models import ItemStatus, ModelConfig, Provider, RunStatus
+from evaluation.models import ItemStatus, ModelConfig, RunStatus
+from tests.evaluation.factories import stored_model
 from tests.evaluation.fake_openai import FakeOpenAI, _first_user_text, pipeline_reply, pipeline_top_tokens
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
@@ -63,20 +64,14 @@ def server():
         yield fake
 
 
-def _model(name, fake):
-    return ModelConfig.objects.create(
-        name=name, provider=Provider.OPENAI, base_url=fake.base_url, model_id="fake-vlm", timeout=5.0, max_concurrency=2
-    )
-
-
 @pytest.fixture
 def speaker(db, server):
-    return _model("speaker", server)
+    return stored_model(server, name="speaker", model_id="fake-vlm", max_concurrency=2)
 
 
 @pytest.fixture
 def listener(db, server):
-    return _model("listener", server)
+    return stored_model(server, name="listener", model_id="fake-vlm", max_concurrency=2)
 
 
 def run_pipeline(collection, speaker, listener, **kwargs):
@@ -165,7 +160,7 @@ def test_it_rejects_a_question_with_fewer_than_five_distractors(collection, spea
 def test_it_fails_the_listener_step_clearly_when_the_provider_gives_no_logprobs(collection, speaker, server):
     with FakeOpenAI(reply=pipeline_reply) as bare:
         bare.omit_logprobs = True
-        listener = _model("no-logprobs", bare)
+        listener = stored_model(bare, name="no-logprobs", model_id="fake-vlm", max_concurrency=2)
         run = run_pipeline(collection, speaker, listener)
 
     items = run.items.filter(step=PipelineStep.LISTENER)
@@ -281,14 +276,7 @@ def test_it_runs_on_the_builtin_smollm2_and_fails_cleanly(smollm2, collection):
 
 
 def test_it_builds_the_questions_with_the_builder_model_when_one_is_chosen(collection, speaker, listener, server):
-    builder = ModelConfig.objects.create(
-        name="builder",
-        provider=Provider.OPENAI,
-        base_url=server.base_url,
-        model_id="fake-builder",
-        timeout=5.0,
-        max_concurrency=2,
-    )
+    builder = stored_model(server, name="builder", model_id="fake-builder", max_concurrency=2)
     run = run_pipeline(collection, speaker, listener, builder=builder, samples=1, limit=1)
     assert run.status == RunStatus.DONE, run.error
     by_model = {}

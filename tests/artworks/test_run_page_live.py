@@ -11,17 +11,16 @@ from django.utils import timezone
 from artworks.models import ArtworkPipelineRun
 from artworks.selectors.pipeline import artwork_run_waiting_for_worker
 from artworks.services.pipeline import artwork_run_cancel, artwork_run_resume, artwork_run_start
-from evaluation.models import ItemStatus, ModelConfig, Provider, RunStatus
+from evaluation.models import ItemStatus, RunStatus
 from evaluation.selectors.runs import WORKER_COMMAND
 from tests.artworks.test_pipeline import collection, media  # noqa: F401 - fixtures
+from tests.evaluation.factories import stored_model
 
 
 @pytest.fixture
 def queued_run(collection):  # noqa: F811
-    # Nothing answers at this address: no test here sends a request.
-    model = ModelConfig.objects.create(
-        name="fake-vlm", provider=Provider.OPENAI, base_url="http://127.0.0.1:9/v1", model_id="fake-vlm"
-    )
+    # Nothing answers at its address: no test here sends a request.
+    model = stored_model(name="fake-vlm", model_id="fake-vlm")
     return artwork_run_start(collection=collection, speaker=model, listener=model, samples=1, enqueue=False)
 
 

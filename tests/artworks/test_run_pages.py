@@ -6,7 +6,8 @@ from django.urls import reverse
 from artworks.models import ArtworkPipelineRun
 from artworks.services.pipeline import artwork_run_execute, artwork_run_start
 from evaluation.models import ItemStatus, RunStatus
-from tests.artworks.test_pipeline import _model, collection, media  # noqa: F401 - fixtures
+from tests.artworks.test_pipeline import collection, media  # noqa: F401 - fixtures
+from tests.evaluation.factories import stored_model
 from tests.evaluation.fake_openai import FakeOpenAI, pipeline_reply, pipeline_top_tokens
 
 
@@ -19,7 +20,7 @@ def server():
 
 @pytest.fixture
 def model(db, server):
-    return _model("fake-vlm", server)
+    return stored_model(server, name="fake-vlm", model_id="fake-vlm", max_concurrency=2)
 
 
 @pytest.fixture

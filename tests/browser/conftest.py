@@ -6,6 +6,7 @@ import shutil
 import pytest
 
 from tests.conftest import skip_or_fail
+from tests.evaluation.factories import labelled_csv, make_dataset
 
 CHROMIUM = "/usr/bin/chromium"
 # Quiet, sandbox-free flags: tests run as root in containers and must not reach the network.
@@ -58,6 +59,12 @@ def pytest_runtest_call(item):
     violations, CSP_VIOLATIONS[:] = list(CSP_VIOLATIONS), []
     assert not violations, "Content-Security-Policy violations:\n" + "\n".join(violations)
     return result
+
+
+@pytest.fixture
+def dataset(db):
+    """Three labelled expressions (tests/evaluation/factories.py) in the dataset "Browser corpus"."""
+    return make_dataset(name="Browser corpus", csv=labelled_csv(3))
 
 
 @pytest.fixture

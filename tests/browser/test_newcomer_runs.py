@@ -11,28 +11,14 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from annotation.models import Dataset
-from annotation.services import expression_import
-from evaluation.models import ItemStatus, Run, RunItem, RunKind, RunPhase, RunStatus
+from evaluation.models import ItemStatus, Run, RunItem, RunPhase, RunStatus
 from evaluation.selectors.runs import WORKER_COMMAND
-from evaluation.services import model_add, run_execute, run_start
+from evaluation.services import run_execute
 from evaluation.services.runs import lifecycle as runs_lifecycle
+from tests.evaluation.factories import NOWHERE, make_model, make_run
 from tests.evaluation.fake_openai import FakeOpenAI
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
-
-CORPUS = (
-    "expression,explanation\n"
-    "Nước chảy đá mòn,Kiên trì thì việc khó cũng xong\n"
-    "Ăn cháo đá bát,Vô ơn với người đã giúp mình\n"
-    "Có công mài sắt có ngày nên kim,Kiên trì sẽ thành công\n"
-)
-
-
-@pytest.fixture
-def dataset():
-    expression_import(dataset_name="Newcomer runs", filename="c.csv", content=CORPUS.encode())
-    return Dataset.objects.get(name="Newcomer runs")
 
 
 @pytest.fixture
@@ -42,8 +28,7 @@ def no_worker(monkeypatch):
 
 
 def _queued_run(dataset, base_url: str) -> Run:
-    model = model_add(name="fake-gpt", provider="openai", base_url=base_url, model_id="fake-model", max_concurrency=1)
-    return run_start(kind=RunKind.GENERATION, model=model, prompt_name="zero-shot", dataset=dataset)
+    return make_run(dataset, make_model("fake-gpt", base_url=base_url, model_id="fake-model"))
 
 
 def test_it_updates_every_part_of_the_run_page_and_stops_polling_when_the_run_ends(
@@ -91,7 +76,7 @@ def test_it_says_no_worker_has_picked_a_queued_run_up_and_when_the_model_loads(
     context_for, live_server, researcher, dataset, no_worker, settings
 ):
     settings.EVAL_NO_WORKER_SECONDS = 1
-    run = _queued_run(dataset, "http://127.0.0.1:9/v1")
+    run = _queued_run(dataset, NOWHERE)
     page = context_for(researcher)
     page.goto(f"{live_server.url}/evaluation/runs/{run.pk}/")
     hint = page.get_by_test_id("no-worker")
@@ -109,7 +94,7 @@ def test_it_says_no_worker_has_picked_a_queued_run_up_and_when_the_model_loads(
 def test_it_wraps_a_long_reply_and_long_messages_inside_their_boxes(
     context_for, live_server, researcher, dataset, no_worker
 ):
-    run = _queued_run(dataset, "http://127.0.0.1:9/v1")
+    run = _queued_run(dataset, NOWHERE)
     item = run.items.order_by("id").first()
     unbroken = "https://example.org/" + "dài" * 400
     reply = "\n".join([unbroken, "Giải thích " * 300] * 6)

@@ -1,4 +1,9 @@
-"""Fixtures for the evaluation tests: the loopback OpenAI-compatible server and the bundled SmolLM2."""
+"""Fixtures for the evaluation tests: the shared dataset and model, the loopback OpenAI-compatible
+server and the bundled SmolLM2.
+
+One ``dataset`` for every module; a module that needs other content builds it with the factories
+(tests/evaluation/factories.py) under a fixture of its own name.
+"""
 
 import importlib.util
 import os
@@ -8,7 +13,20 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import skip_or_fail
+from tests.evaluation.factories import labelled_csv, make_dataset, make_model, stored_model
 from tests.evaluation.fake_openai import FakeOpenAI
+
+
+@pytest.fixture
+def dataset(db):
+    """Four labelled expressions (a theme each, some traits) in the dataset "Eval pages"."""
+    return make_dataset(name="Eval pages", csv=labelled_csv(4))
+
+
+@pytest.fixture
+def model(db):
+    """The model "fake-llm" (model id "fake-1") with one slot, at an address nothing answers."""
+    return make_model()
 
 
 @pytest.fixture
@@ -21,16 +39,7 @@ def fake_openai():
 @pytest.fixture
 def fake_openai_model(db, fake_openai):
     """A saved ModelConfig pointing at ``fake_openai``."""
-    from evaluation.models import ModelConfig, Provider
-
-    return ModelConfig.objects.create(
-        name="fake-gpt",
-        provider=Provider.OPENAI,
-        base_url=fake_openai.base_url,
-        model_id="fake-model",
-        timeout=5.0,
-        max_concurrency=4,
-    )
+    return stored_model(fake_openai, name="fake-gpt", max_concurrency=4)
 
 
 @pytest.fixture(scope="session")

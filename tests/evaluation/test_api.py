@@ -9,9 +9,9 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from evaluation.models import ItemStatus, ModelConfig, PromptTemplate, Run, RunKind, RunStatus
-from evaluation.services import run_start
 
-from .test_pages import dataset, model, provider  # noqa: F401 - shared fixtures
+from .factories import make_run
+from .test_pages import provider  # noqa: F401 - the fake provider of the pages tests
 
 pytestmark = pytest.mark.django_db
 
@@ -28,8 +28,8 @@ def api(researcher):
 
 
 @pytest.fixture
-def queued_run(dataset, model):  # noqa: F811
-    return run_start(kind=RunKind.GENERATION, model=model, prompt_name="zero-shot", dataset=dataset)
+def queued_run(dataset, model):
+    return make_run(dataset, model)
 
 
 def test_it_answers_only_researchers(
@@ -122,9 +122,9 @@ def test_it_lists_prompts_by_kind_and_adds_one(api):
 
 def test_it_runs_generation_judge_and_classification_and_reads_their_items_and_reports(
     api,
-    dataset,  # noqa: F811 - fixtures imported above
-    model,  # noqa: F811
-    provider,  # noqa: F811
+    dataset,
+    model,
+    provider,  # noqa: F811 - imported above
     eager,
     django_capture_on_commit_callbacks,
 ):
@@ -206,9 +206,9 @@ def test_it_cancels_resumes_and_filters_items(api, queued_run):
 
 def test_it_serves_the_results_tables(api, dataset, model, provider, eager, django_capture_on_commit_callbacks):  # noqa: F811
     with django_capture_on_commit_callbacks(execute=True):
-        generation = run_start(kind=RunKind.GENERATION, model=model, prompt_name="zero-shot", dataset=dataset)
+        generation = make_run(dataset, model)
     with django_capture_on_commit_callbacks(execute=True):
-        run_start(kind=RunKind.JUDGE, model=model, prompt_name="aspect", source_run=generation)
+        make_run(model=model, kind=RunKind.JUDGE, prompt_name="aspect", source_run=generation)
     theme = api.get(url("results_table", "theme")).json()
     assert theme["columns"][-1] == "average" and len(theme["columns"]) == 8
     assert theme["rows"][0]["model"] == "fake-llm" and theme["rows"][0]["prompt"] == "zero-shot"

@@ -11,12 +11,11 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from evaluation.models import ModelConfig, Run, RunKind, ScoringTask
-from evaluation.services import model_add, run_start
+from evaluation.services import run_start
 from evaluation.services.runs import lifecycle as runs_lifecycle
 
 from . import test_judge_agreement as data
-from .test_pages import dataset, model, provider  # noqa: F401 - shared fixtures
-from .test_scoring_pages import make_generation_run
+from .factories import make_generation_run, make_model, numbered_dataset
 
 # The data fixtures of the statistics tests, shared.
 corpus, models_, generation, raters, rated = data.corpus, data.models_, data.generation, data.raters, data.rated
@@ -40,7 +39,7 @@ def rendered_key(client, url: str) -> str:
 
 
 @pytest.mark.django_db
-def test_it_answers_a_repeated_run_create_with_the_first_run(researcher, dataset, model):  # noqa: F811
+def test_it_answers_a_repeated_run_create_with_the_first_run(researcher, dataset, model):
     body = {"kind": "generation", "model": model.name, "prompt": "zero-shot", "dataset": dataset.pk, "limit": 2}
     first = api(researcher).post(reverse("evaluation-api:run_list"), body, format="json", HTTP_IDEMPOTENCY_KEY=KEY)
     again = api(researcher).post(reverse("evaluation-api:run_list"), body, format="json", HTTP_IDEMPOTENCY_KEY=KEY)
@@ -51,7 +50,7 @@ def test_it_answers_a_repeated_run_create_with_the_first_run(researcher, dataset
 
 
 @pytest.mark.django_db
-def test_it_starts_a_run_per_request_without_a_key_or_with_a_new_one(researcher, dataset, model):  # noqa: F811
+def test_it_starts_a_run_per_request_without_a_key_or_with_a_new_one(researcher, dataset, model):
     body = {"kind": "generation", "model": model.name, "prompt": "zero-shot", "dataset": dataset.pk, "limit": 2}
     url = reverse("evaluation-api:run_list")
     assert api(researcher).post(url, body, format="json").status_code == 201
@@ -62,7 +61,7 @@ def test_it_starts_a_run_per_request_without_a_key_or_with_a_new_one(researcher,
 
 
 @pytest.mark.django_db
-def test_it_refuses_a_malformed_idempotency_key_header(researcher, dataset, model):  # noqa: F811
+def test_it_refuses_a_malformed_idempotency_key_header(researcher, dataset, model):
     body = {"kind": "generation", "model": model.name, "prompt": "zero-shot", "dataset": dataset.pk}
     response = api(researcher).post(
         reverse("evaluation-api:run_list"), body, format="json", HTTP_IDEMPOTENCY_KEY="no spaces"
@@ -75,7 +74,7 @@ def test_it_refuses_a_malformed_idempotency_key_header(researcher, dataset, mode
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_it_starts_one_run_when_two_requests_with_one_key_arrive_at_the_same_instant(
     researcher,
-    dataset,  # noqa: F811
+    dataset,
     monkeypatch,
 ):
     if connection.vendor == "sqlite" and connection.settings_dict["NAME"].startswith(("file:memory", ":memory:")):
@@ -89,7 +88,7 @@ def test_it_starts_one_run_when_two_requests_with_one_key_arrive_at_the_same_ins
         return real_versions()
 
     monkeypatch.setattr(runs_lifecycle, "package_versions", slow_versions)
-    race_model = model_add(name="race", provider="openai", base_url="http://127.0.0.1:9/v1", model_id="m")
+    race_model = make_model("race", model_id="m")
     barrier = threading.Barrier(2)
     runs, errors = [], []
 
@@ -146,7 +145,7 @@ def test_it_repeats_a_judge_run_once_for_a_double_submit(rated, researcher_clien
 
 @pytest.mark.django_db
 def test_it_creates_one_scoring_task_for_a_double_submit(researcher_client, annotator_a, annotator_b):
-    run = make_generation_run(30)
+    run = make_generation_run(numbered_dataset(30))
     url = reverse("evaluation:scoring_task_new")
     form = {
         "idempotency_key": rendered_key(researcher_client, url),
@@ -167,7 +166,7 @@ def test_it_creates_one_scoring_task_for_a_double_submit(researcher_client, anno
 
 @pytest.mark.django_db
 def test_it_answers_a_repeated_scoring_task_create_with_the_first_task(researcher, annotator_a):
-    run = make_generation_run(30)
+    run = make_generation_run(numbered_dataset(30))
     body = {"name": "Retried", "run": run.pk, "raters": ["annotator_a"], "n_items": 10, "n_shared": 2, "seed": 4}
     url = reverse("evaluation-api:scoring_task_list")
     first = api(researcher).post(url, body, format="json", HTTP_IDEMPOTENCY_KEY=KEY)

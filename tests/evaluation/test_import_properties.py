@@ -4,30 +4,19 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from annotation.models import Dataset
-from annotation.services import expression_import
 from annotation.services.imports import ImportValidationError
-from evaluation.models import ModelConfig, PromptTemplate, Run, RunItem
 from evaluation.services.scoring import ratings_import
 from tests.importing import PROPERTY_SETTINGS, assert_all_or_nothing, table_files
+
+from .factories import make_dataset, make_generation_run
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def generation(db):
-    expression_import(
-        dataset_name="Ratings", filename="c.csv", content=b"expression,explanation\nNuoc chay da mon,Kien tri\nA,B\n"
-    )
-    dataset = Dataset.objects.get(name="Ratings")
-    model = ModelConfig.objects.create(name="gen-model", provider="openai", model_id="g")
-    run = Run.objects.create(
-        kind="generation", model=model, prompt=PromptTemplate.objects.filter(kind="generation").first(),
-        dataset=dataset, strategy="zero-shot", status="done", params={"seed": 0},
-    )  # fmt: skip
-    for expression in dataset.expressions.all():
-        RunItem.objects.create(run=run, expression=expression, status="done", response="ok")
-    return run
+    dataset = make_dataset(name="Ratings", csv="expression,explanation\nNuoc chay da mon,Kien tri\nA,B\n")
+    return make_generation_run(dataset, reply="ok")
 
 
 @PROPERTY_SETTINGS

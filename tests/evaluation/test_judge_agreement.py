@@ -12,12 +12,12 @@ from django.core.management import CommandError, call_command
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
-from annotation.models import Dataset
-from annotation.services import expression_import
 from evaluation import agreement
-from evaluation.models import HumanRating, ModelConfig, PromptTemplate, RatingStatus, Run, RunItem
+from evaluation.models import HumanRating, ModelConfig, RatingStatus, RunItem
 from evaluation.selectors.report import human_report
 from tests.conftest import make_user
+
+from .factories import make_dataset, make_generation_run, make_judge_run, numbered_csv, stored_model
 
 pytestmark = pytest.mark.django_db
 
@@ -48,39 +48,22 @@ def kappa(a, b, weights=None):
 
 
 @pytest.fixture
-def corpus():
-    rows = "\n".join(f"Câu số {i},Giải thích {i},," for i in range(N_ITEMS))
-    expression_import(
-        dataset_name="Agreement corpus",
-        filename="c.csv",
-        content=f"expression,explanation,traits,theme\n{rows}\n".encode(),
-    )
-    return Dataset.objects.get(name="Agreement corpus")
+def corpus(db):
+    return make_dataset(name="Agreement corpus", csv=numbered_csv(N_ITEMS, explanation="Giải thích {n}"))
 
 
 @pytest.fixture
 def models_(db):
     return {
-        "gen": ModelConfig.objects.create(name="gen-model", provider="openai", model_id="g"),
-        "judge": ModelConfig.objects.create(name="judge-model", provider="openai", model_id="j"),
-        "other": ModelConfig.objects.create(name="other-judge", provider="openai", model_id="o"),
+        "gen": stored_model(name="gen-model", model_id="g"),
+        "judge": stored_model(name="judge-model", model_id="j"),
+        "other": stored_model(name="other-judge", model_id="o"),
     }
 
 
 @pytest.fixture
 def generation(corpus, models_):
-    run = Run.objects.create(
-        kind="generation",
-        model=models_["gen"],
-        prompt=PromptTemplate.objects.filter(kind="generation").first(),
-        dataset=corpus,
-        strategy="zero-shot",
-        status="done",
-        params={"seed": 0},
-    )
-    for expression in corpus.expressions.order_by("id"):
-        RunItem.objects.create(run=run, expression=expression, status="done", response=f"Ý nghĩa của {expression.text}")
-    return run
+    return make_generation_run(corpus, model=models_["gen"], reply="Ý nghĩa của {expression.text}")
 
 
 def gen_items(run):
@@ -88,28 +71,9 @@ def gen_items(run):
 
 
 def make_judge(generation, scores, *, strategy="zero-shot", seed=0, model=None, status="done"):
+    """A judge run of ``generation`` by "judge-model" unless told otherwise."""
     model = model or ModelConfig.objects.get(name="judge-model")
-    judge = Run.objects.create(
-        kind="judge",
-        model=model,
-        prompt=PromptTemplate.objects.filter(kind="judge").first(),
-        dataset=generation.dataset,
-        source_run=generation,
-        strategy=strategy,
-        status=status,
-        params={"temperature": 0.0, "seed": seed},
-    )
-    items = gen_items(generation)
-    for index, score in scores.items():
-        RunItem.objects.create(
-            run=judge,
-            expression_id=items[index].expression_id,
-            source_item=items[index],
-            status="done",
-            score=score,
-            response="" if score is None else str(score),
-        )
-    return judge
+    return make_judge_run(generation, scores, model=model, strategy=strategy, seed=seed, status=status)
 
 
 @pytest.fixture

@@ -16,8 +16,6 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from annotation.models import Dataset
-from annotation.services import expression_import
 from evaluation import model_guard
 from evaluation.models import ModelConfig, Provider, Run, RunStatus
 from evaluation.providers import ClientError, RetryableError, provider_for
@@ -27,11 +25,11 @@ from evaluation.services import model_add, run_execute, run_start
 from evaluation.services.complete import model_complete
 from evaluation.services.runs import backoff_delay
 from tests.conftest import ROOT
+from tests.evaluation.factories import make_run, stored_model
 
 pytestmark = pytest.mark.django_db
 
 HELLO = [{"role": "user", "content": "Xin chào"}]
-CORPUS = "expression,explanation\nNước chảy đá mòn,Kiên trì thì việc khó cũng xong\nĂn cháo đá bát,Vô ơn\n"
 APP_SECRETS = [
     "SECRET_KEY",
     "DATABASE_URL",
@@ -93,26 +91,6 @@ def dns(monkeypatch):
 
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
     return table
-
-
-@pytest.fixture
-def dataset():
-    expression_import(dataset_name="Sec corpus", filename="c.csv", content=CORPUS.encode())
-    return Dataset.objects.get(name="Sec corpus")
-
-
-def stored_model(server, **fields):
-    """A model written straight to the table, as one registered before these checks existed."""
-    values = {
-        "name": "old",
-        "provider": Provider.OPENAI,
-        "base_url": server.base_url,
-        "model_id": "fake-model",
-        "timeout": 5.0,
-        "max_concurrency": 1,
-        **fields,
-    }
-    return ModelConfig.objects.create(**values)
 
 
 # -- API key variables: registration ------------------------------------------------------
@@ -215,7 +193,7 @@ def test_it_refuses_a_stored_secret_key_model_at_run_start_and_sends_nothing(fak
 
 def test_it_fails_a_queued_run_whose_model_reads_secret_key_and_sends_nothing(eager, fake_openai, dataset):
     model = stored_model(fake_openai)
-    run = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=dataset)
+    run = make_run(dataset, model)
     ModelConfig.objects.filter(pk=model.pk).update(api_key_env="SECRET_KEY")  # as an old row or an admin edit
 
     run_execute(run_id=run.pk)
@@ -397,7 +375,7 @@ def test_it_trims_the_error_body_and_redacts_the_key_and_headers(fake_openai, ke
 
 def test_it_keeps_no_key_in_the_error_of_a_failed_run_item(eager, fake_openai, keyed_model, dataset):
     fake_openai.fail(400, times=10, message=echo(SECRET))
-    run = run_start(kind="generation", model=keyed_model, prompt_name="zero-shot", dataset=dataset)
+    run = make_run(dataset, keyed_model)
 
     run_execute(run_id=run.pk)
 

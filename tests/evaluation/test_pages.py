@@ -10,21 +10,13 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import Dataset
-from annotation.services import expression_import
 from evaluation.models import ItemStatus, ModelConfig, PromptTemplate, Run, RunItem, RunKind, RunStatus
 from evaluation.providers import Completion
-from evaluation.services import model_add, run_start
 from evaluation.services.runs import execution as runs_execution
 
-pytestmark = pytest.mark.django_db
+from .factories import make_model, make_run
 
-CORPUS = (
-    "expression,explanation,traits,theme\n"
-    "Nước chảy đá mòn,Kiên trì thì việc khó cũng xong,,life_lessons\n"
-    "Ăn cháo đá bát,Vô ơn với người đã giúp mình,pragmatic,criticism\n"
-    "Thương nhau củ ấu cũng tròn,Yêu nhau thì thấy gì cũng đẹp,,love\n"
-    'Cấy thưa thừa thóc,Kinh nghiệm cấy lúa,"folk_knowledge,literal",work_nature\n'
-)
+pytestmark = pytest.mark.django_db
 
 
 def text_of(response) -> str:
@@ -60,12 +52,6 @@ class FakeProvider:
 
 
 @pytest.fixture
-def dataset(db):
-    expression_import(dataset_name="Eval pages", filename="c.csv", content=CORPUS.encode())
-    return Dataset.objects.get(name="Eval pages")
-
-
-@pytest.fixture
 def provider(monkeypatch):
     fake = FakeProvider()
     monkeypatch.setattr(runs_execution, "provider_for", lambda model: fake)
@@ -73,17 +59,9 @@ def provider(monkeypatch):
 
 
 @pytest.fixture
-def model(db):
-    # One slot: the chunk runs in this thread, on the test's own database connection.
-    return model_add(
-        name="fake-llm", provider="openai", base_url="http://127.0.0.1:9/v1", model_id="fake-1", max_concurrency=1
-    )
-
-
-@pytest.fixture
 def finished_run(dataset, model, provider, eager, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        run = run_start(kind=RunKind.GENERATION, model=model, prompt_name="zero-shot", dataset=dataset)
+        run = make_run(dataset, model)
     run.refresh_from_db()
     assert run.status == RunStatus.DONE
     return run
@@ -92,7 +70,7 @@ def finished_run(dataset, model, provider, eager, django_capture_on_commit_callb
 @pytest.fixture
 def judge_run(finished_run, model, provider, eager, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        run = run_start(kind=RunKind.JUDGE, model=model, prompt_name="aspect", source_run=finished_run)
+        run = make_run(model=model, kind=RunKind.JUDGE, prompt_name="aspect", source_run=finished_run)
     run.refresh_from_db()
     assert run.status == RunStatus.DONE
     return run
@@ -101,7 +79,7 @@ def judge_run(finished_run, model, provider, eager, django_capture_on_commit_cal
 @pytest.fixture
 def queued_run(dataset, model):
     """A run no worker has picked up (nothing commits inside a test, so nothing is enqueued)."""
-    return run_start(kind=RunKind.GENERATION, model=model, prompt_name="few-shot", dataset=dataset)
+    return make_run(dataset, model, prompt_name="few-shot")
 
 
 def form_key(client, kind: str) -> str:
@@ -171,9 +149,8 @@ def test_it_lists_models_with_the_key_variable_name_but_never_its_value(
     researcher_client, model, monkeypatch, settings
 ):
     settings.MODEL_BASE_URL_ALLOW = ["llm.example.org"]  # listed, so never resolved: tests stay offline
-    model_add(
-        name="remote",
-        provider="openai",
+    make_model(
+        "remote",
         base_url="https://llm.example.org/v1",
         model_id="gpt-x",
         api_key_env="VIVID_MODEL_KEY_TEST",
@@ -181,9 +158,8 @@ def test_it_lists_models_with_the_key_variable_name_but_never_its_value(
         requests_per_minute=120,
         timeout=30,
     )
-    model_add(
-        name="unset",
-        provider="openai",
+    make_model(
+        "unset",
         base_url="https://llm.example.org/v1",
         model_id="gpt-y",
         api_key_env="VIVID_MODEL_KEY_TEST_MISSING",
@@ -535,13 +511,11 @@ def two_judged_runs(dataset, model, provider, eager, django_capture_on_commit_ca
     runs = {}
     for prompt_name in ("zero-shot", "few-shot"):
         with django_capture_on_commit_callbacks(execute=True):
-            runs[prompt_name] = run_start(
-                kind=RunKind.GENERATION, model=model, prompt_name=prompt_name, dataset=dataset
-            )
+            runs[prompt_name] = make_run(dataset, model, prompt_name=prompt_name)
     with django_capture_on_commit_callbacks(execute=True):
-        run_start(kind=RunKind.JUDGE, model=model, prompt_name="aspect", source_run=runs["zero-shot"])
+        make_run(model=model, kind=RunKind.JUDGE, prompt_name="aspect", source_run=runs["zero-shot"])
     with django_capture_on_commit_callbacks(execute=True):
-        run_start(kind=RunKind.CLASSIFICATION, model=model, prompt_name="traits", dataset=dataset)
+        make_run(dataset, model, kind=RunKind.CLASSIFICATION, prompt_name="traits")
     few_shot_answers = {
         "Nước chảy đá mòn": "5",
         "Ăn cháo đá bát": "2/5",
@@ -554,7 +528,7 @@ def two_judged_runs(dataset, model, provider, eager, django_capture_on_commit_ca
 
     monkeypatch.setattr(provider, "answer", answer)
     with django_capture_on_commit_callbacks(execute=True):
-        run_start(kind=RunKind.JUDGE, model=model, prompt_name="aspect", source_run=runs["few-shot"])
+        make_run(model=model, kind=RunKind.JUDGE, prompt_name="aspect", source_run=runs["few-shot"])
     return runs
 
 
@@ -603,7 +577,7 @@ def test_it_downloads_each_results_table_as_csv_readable_by_pandas(researcher_cl
 
 
 def test_it_filters_the_results_by_judge_model_and_strategy(researcher_client, two_judged_runs, model):
-    other = model_add(name="other-judge", provider="openai", base_url="http://127.0.0.1:9/v1", model_id="j")
+    other = make_model("other-judge", model_id="j")
     url = reverse("evaluation:results")
     html = researcher_client.get(url, {"judge_model": other.pk, "strategy": "aspect"}).content.decode()
     assert "No finished judge run with this strategy yet." in html

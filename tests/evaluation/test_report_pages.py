@@ -11,6 +11,7 @@ from evaluation.models import Run
 from evaluation.selectors.report import human_report
 
 from . import test_judge_agreement as data
+from .factories import make_generation_run
 
 # The data fixtures of the statistics tests, shared.
 corpus, models_, generation, raters, rated = data.corpus, data.models_, data.generation, data.raters, data.rated
@@ -124,9 +125,7 @@ def test_it_repeats_a_judge_run_with_the_next_seed(rated, researcher_client):
 
 def test_it_refuses_to_repeat_a_judge_run_of_another_run(rated, researcher_client):
     judge = make_judge(rated, JUDGE)
-    other = Run.objects.create(
-        kind="generation", model=rated.model, prompt=rated.prompt, dataset=rated.dataset, status="done"
-    )
+    other = make_generation_run(rated.dataset, model=rated.model)
     url = reverse("evaluation:human_report_repeat", args=[other.pk])
     assert researcher_client.post(url, {"judge_run": judge.pk}).status_code == 404
     assert researcher_client.post(url, {}).status_code == 400

@@ -9,13 +9,13 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.models import Dataset
-from annotation.services import expression_import
 from evaluation.models import ItemStatus, Run, RunItem, RunStatus
-from evaluation.services import model_add, run_chunk, run_execute, run_resume, run_start
+from evaluation.services import run_chunk, run_execute, run_resume
 from evaluation.services.runs import execution as runs_execution
 from evaluation.services.runs import lifecycle as runs_lifecycle
 from evaluation.services.runs import run_fingerprint_record
+
+from .factories import make_model, make_run, numbered_dataset
 
 pytestmark = pytest.mark.django_db
 
@@ -23,20 +23,17 @@ N_ITEMS = 6
 
 
 @pytest.fixture
-def dataset():
-    corpus = "expression,explanation\n" + "".join(f"Câu {n},Nghĩa {n}\n" for n in range(N_ITEMS))
-    expression_import(dataset_name="Claims corpus", filename="c.csv", content=corpus.encode())
-    return Dataset.objects.get(name="Claims corpus")
+def claims_dataset(db):
+    """``N_ITEMS`` numbered expressions: one item each, so requests and items can be counted against each other."""
+    return numbered_dataset(N_ITEMS, name="Claims corpus")
 
 
 @pytest.fixture
-def run(dataset, fake_openai):
-    # One request at a time: worker threads cannot see a test transaction's rows.
-    model = model_add(
-        name="claims", provider="openai", base_url=fake_openai.base_url, model_id="m", max_concurrency=1, timeout=5
-    )
+def run(claims_dataset, fake_openai):
+    # One request at a time (make_model's one slot): worker threads cannot see a test transaction's rows.
+    model = make_model("claims", base_url=fake_openai.base_url, model_id="m", timeout=5)
     # The enqueue waits for a commit that a test transaction never makes: the test fans out itself.
-    run = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=dataset)
+    run = make_run(claims_dataset, model)
     Run.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING)
     return run
 
@@ -168,10 +165,10 @@ def test_it_records_each_fingerprint_once(run):
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
-def test_it_keeps_every_fingerprint_recorded_by_concurrent_chunks(dataset, fake_openai, monkeypatch):
+def test_it_keeps_every_fingerprint_recorded_by_concurrent_chunks(claims_dataset, fake_openai, monkeypatch):
     monkeypatch.setattr(runs_lifecycle, "run_execute_enqueue", lambda run_id: None)
-    model = model_add(name="concurrent", provider="openai", base_url=fake_openai.base_url, model_id="m")
-    run = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=dataset)
+    model = make_model("concurrent", base_url=fake_openai.base_url, model_id="m", max_concurrency=4)
+    run = make_run(claims_dataset, model)
     n = 8
     barrier = threading.Barrier(n)
     errors = []

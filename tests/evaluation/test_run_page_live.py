@@ -7,30 +7,25 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.models import Dataset
-from annotation.services import expression_import
 from evaluation import selectors
-from evaluation.models import ItemStatus, Run, RunItem, RunKind, RunPhase, RunStatus
+from evaluation.models import ItemStatus, Run, RunItem, RunPhase, RunStatus
 from evaluation.providers import Completion
-from evaluation.services import model_add, run_cancel, run_resume, run_start
+from evaluation.services import run_cancel, run_resume
 from evaluation.services.runs import execution as runs_execution
 from evaluation.services.runs import lifecycle as runs_lifecycle
 
-CORPUS = "expression,explanation\nNước chảy đá mòn,Kiên trì\nĂn cháo đá bát,Vô ơn\n"
+from .factories import labelled_csv, make_dataset, make_run
 
 
 @pytest.fixture
-def dataset(db):
-    expression_import(dataset_name="Live page", filename="c.csv", content=CORPUS.encode())
-    return Dataset.objects.get(name="Live page")
+def two_item_dataset(db):
+    """Two expressions: a run of it has a first and a second item to finish one at a time."""
+    return make_dataset(name="Live page", csv=labelled_csv(2))
 
 
 @pytest.fixture
-def queued_run(dataset):
-    model = model_add(
-        name="fake-llm", provider="openai", base_url="http://127.0.0.1:9/v1", model_id="m", max_concurrency=1
-    )
-    return run_start(kind=RunKind.GENERATION, model=model, prompt_name="zero-shot", dataset=dataset)
+def queued_run(two_item_dataset, model):
+    return make_run(two_item_dataset, model)
 
 
 def poll(client, run, query=""):

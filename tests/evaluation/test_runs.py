@@ -9,26 +9,16 @@ import pandas as pd
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.models import Dataset
-from annotation.services import expression_import
 from evaluation.models import ItemStatus, ModelConfig, ResponseCache, Run, RunStatus
 from evaluation.providers import ClientError, Completion, RetryableError
 from evaluation.selectors import run_progress, run_report
 from evaluation.selectors.results import results_table
-from evaluation.services import model_add, run_cancel, run_chunk, run_resume, run_start
+from evaluation.services import run_cancel, run_chunk, run_resume, run_start
 from evaluation.services.runs import execution as runs_execution
 
+from .factories import labelled_csv, make_dataset, make_model
+
 pytestmark = pytest.mark.django_db
-
-CORPUS = (
-    "expression,explanation,traits,theme\n"
-    "Nước chảy đá mòn,Kiên trì thì việc khó cũng xong,,life_lessons\n"
-    "Ăn cháo đá bát,Vô ơn với người đã giúp mình,pragmatic,criticism\n"
-    "Thương nhau củ ấu cũng tròn,Yêu nhau thì thấy gì cũng đẹp,,love\n"
-    'Cấy thưa thừa thóc,Kinh nghiệm cấy lúa,"folk_knowledge,literal",work_nature\n'
-    "Nhất tự vi sư,Kính trọng người dạy mình,sino_vietnamese,virtues\n"
-)
-
 
 REAL_SLEEP = time.sleep  # the engine's sleeps are patched out; the provider's latency is real
 
@@ -82,9 +72,10 @@ def on_commit_runs(request, monkeypatch):
 
 
 @pytest.fixture
-def dataset():
-    expression_import(dataset_name="Eval corpus", filename="c.csv", content=CORPUS.encode())
-    return Dataset.objects.get(name="Eval corpus")
+def eval_corpus(db):
+    """The five labelled expressions, "Nhất tự vi sư" (virtues) after the shared ``dataset``'s four,
+    in the dataset "Eval corpus" (the CLI tests name it)."""
+    return make_dataset(name="Eval corpus", csv=labelled_csv())
 
 
 @pytest.fixture
@@ -97,20 +88,12 @@ def provider(monkeypatch):
     return fake
 
 
-@pytest.fixture
-def model():
-    # One request at a time: worker threads cannot see a test transaction's rows.
-    return model_add(
-        name="fake", provider="openai", base_url="http://127.0.0.1:9/v1", model_id="fake-1", max_concurrency=1
-    )
-
-
 def requests_sent(fake):
     return [c for c in fake.calls if "messages" in c]
 
 
-def test_it_generates_an_explanation_per_item_with_the_paper_defaults(eager, dataset, provider, model):
-    run = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=dataset)
+def test_it_generates_an_explanation_per_item_with_the_paper_defaults(eager, eval_corpus, provider, model):
+    run = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=eval_corpus)
     run.refresh_from_db()
     assert run.status == RunStatus.DONE
     assert run.params == {"temperature": 0.7, "max_tokens": 150, "seed": 0}
@@ -124,17 +107,17 @@ def test_it_generates_an_explanation_per_item_with_the_paper_defaults(eager, dat
     assert "django" in run.reproducibility["packages"]
 
 
-def test_it_sends_no_request_twice_when_a_run_is_repeated(eager, dataset, provider, model):
-    run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=dataset)
+def test_it_sends_no_request_twice_when_a_run_is_repeated(eager, eval_corpus, provider, model):
+    run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=eval_corpus)
     assert len(requests_sent(provider)) == 5
-    again = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=dataset)
+    again = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=eval_corpus)
     assert len(requests_sent(provider)) == 5
     assert run_progress(run=again)["n_cached"] == 5
     assert ResponseCache.objects.count() == 5
 
 
-def test_it_scores_a_generation_run_and_counts_unscored_replies(eager, dataset, provider, model):
-    generation = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=dataset)
+def test_it_scores_a_generation_run_and_counts_unscored_replies(eager, eval_corpus, provider, model):
+    generation = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=eval_corpus)
     replies = iter(["4", "Độ tương đồng tổng thể: 3/5", "không rõ", "5", "2/5"])
     provider.answer = lambda text: next(replies)
     judge = run_start(kind="judge", model=model, prompt_name="aspect", source_run=generation)
@@ -163,8 +146,8 @@ def test_it_scores_a_generation_run_and_counts_unscored_replies(eager, dataset, 
     }
 
 
-def test_it_reports_full_precision_and_leaves_rounding_to_the_pages(eager, dataset, provider, model):
-    generation = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=dataset)
+def test_it_reports_full_precision_and_leaves_rounding_to_the_pages(eager, eval_corpus, provider, model):
+    generation = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=eval_corpus)
     replies = iter(["4", "4", "3", "không rõ", "không rõ"])
     provider.answer = lambda text: next(replies)
     judge = run_start(kind="judge", model=model, prompt_name="aspect", source_run=generation)
@@ -179,24 +162,24 @@ def test_it_reports_full_precision_and_leaves_rounding_to_the_pages(eager, datas
     assert float(frame.loc["average", "value"]) == 11 / 3
 
 
-def test_it_classifies_with_exact_match(eager, dataset, provider, model):
+def test_it_classifies_with_exact_match(eager, eval_corpus, provider, model):
     def answer(text):
         return "3" if "Ăn cháo đá bát" in text else "1"
 
     provider.answer = answer
-    run = run_start(kind="classification", model=model, prompt_name="topic", dataset=dataset)
+    run = run_start(kind="classification", model=model, prompt_name="topic", dataset=eval_corpus)
     report = run_report(run=run)
     assert report["accuracy"] == pytest.approx(2 / 5)  # criticism is 3, love is 1
     correct = run.items.get(expression__text="Ăn cháo đá bát")
     assert correct.prediction == "3" and correct.gold == "3" and correct.correct is True
 
 
-def test_it_retries_429_honouring_retry_after_and_fails_client_errors(eager, dataset, provider, model):
+def test_it_retries_429_honouring_retry_after_and_fails_client_errors(eager, eval_corpus, provider, model):
     provider.failures = [
         RetryableError("rate limited", retry_after=2.0, status=429),
         ClientError("bad request: too long", status=400),
     ]
-    run = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=dataset)
+    run = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=eval_corpus)
     assert {"slept": 2.0} in provider.calls
     progress = run_progress(run=run)
     assert progress["n_done"] == 4 and progress["n_failed"] == 1
@@ -204,32 +187,30 @@ def test_it_retries_429_honouring_retry_after_and_fails_client_errors(eager, dat
     assert failed.error == "bad request: too long" and failed.messages
 
 
-def test_it_gives_up_after_the_configured_attempts(eager, dataset, provider, model, settings):
+def test_it_gives_up_after_the_configured_attempts(eager, eval_corpus, provider, model, settings):
     settings.EVAL_MAX_ATTEMPTS = 3
     provider.failures = [RetryableError("server error", status=500)] * 3
-    run = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=dataset, limit=1)
+    run = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=eval_corpus, limit=1)
     item = run.items.get()
     assert item.status == ItemStatus.FAILED and item.attempts == 3 and "server error" in item.error
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
-def test_it_keeps_concurrency_under_the_model_cap(eager, dataset, provider):
+def test_it_keeps_concurrency_under_the_model_cap(eager, eval_corpus, provider):
     from django.db import connection
 
     if "memory" in str(connection.settings_dict["NAME"]):
         pytest.skip("threads need a database file (make test sets VIVID_TEST_SQLITE)")
-    capped = model_add(
-        name="capped", provider="openai", base_url="http://127.0.0.1:9/v1", model_id="c", max_concurrency=3
-    )
+    capped = make_model("capped", model_id="c", max_concurrency=3)
     provider.delay = 0.05
-    run = run_start(kind="generation", model=capped, prompt_name="zero-shot", dataset=dataset)
+    run = run_start(kind="generation", model=capped, prompt_name="zero-shot", dataset=eval_corpus)
     run.refresh_from_db()
     assert run.status == RunStatus.DONE
     assert 1 < provider.max_active <= capped.max_concurrency
 
 
-def test_it_writes_each_item_once_when_a_chunk_runs_twice(dataset, provider, model):
-    run = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=dataset)
+def test_it_writes_each_item_once_when_a_chunk_runs_twice(eval_corpus, provider, model):
+    run = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=eval_corpus)
     Run.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING)
     ids = list(run.items.values_list("id", flat=True))
     run_chunk(run_id=run.pk, item_ids=ids)
@@ -238,11 +219,11 @@ def test_it_writes_each_item_once_when_a_chunk_runs_twice(dataset, provider, mod
     assert run.items.filter(status=ItemStatus.DONE).count() == 5
 
 
-def test_it_cancels_and_resumes_with_only_the_pending_items(dataset, provider, model, eager):
+def test_it_cancels_and_resumes_with_only_the_pending_items(eval_corpus, provider, model, eager):
     from tests.conftest import celery_overrides
 
     with celery_overrides(task_always_eager=False):
-        run = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=dataset)
+        run = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=eval_corpus)
     Run.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING)
     first = list(run.items.order_by("id").values_list("id", flat=True)[:2])
     run_chunk(run_id=run.pk, item_ids=first)
@@ -254,14 +235,14 @@ def test_it_cancels_and_resumes_with_only_the_pending_items(dataset, provider, m
     assert run.status == RunStatus.DONE and len(requests_sent(provider)) == 5
 
 
-def test_it_prints_the_run_id_first_and_waits_for_the_end(eager, dataset, provider, model):
+def test_it_prints_the_run_id_first_and_waits_for_the_end(eager, eval_corpus, provider, model):
     out, err = io.StringIO(), io.StringIO()
     call_command(
         "run_generation",
         "--dataset",
         "Eval corpus",
         "--model",
-        "fake",
+        "fake-llm",
         "--prompt",
         "zero-shot",
         "--limit",
@@ -280,7 +261,7 @@ def test_it_prints_the_run_id_first_and_waits_for_the_end(eager, dataset, provid
         "--run",
         str(run.pk),
         "--judge",
-        "fake",
+        "fake-llm",
         "--strategy",
         "aspect",
         "--wait",
@@ -309,7 +290,7 @@ def test_it_prints_the_run_id_first_and_waits_for_the_end(eager, dataset, provid
     assert "by_theme.love" in set(frame["key"])
 
 
-def test_it_exits_non_zero_when_a_waited_run_fails(eager, dataset, provider, model):
+def test_it_exits_non_zero_when_a_waited_run_fails(eager, eval_corpus, provider, model):
     provider.failures = [ClientError("nope", status=400)]
     out = io.StringIO()
     call_command(
@@ -317,7 +298,7 @@ def test_it_exits_non_zero_when_a_waited_run_fails(eager, dataset, provider, mod
         "--dataset",
         "Eval corpus",
         "--model",
-        "fake",
+        "fake-llm",
         "--task",
         "traits",
         "--wait",
@@ -326,7 +307,7 @@ def test_it_exits_non_zero_when_a_waited_run_fails(eager, dataset, provider, mod
     )
     run = Run.objects.get(pk=int(out.getvalue().splitlines()[0]))
     assert run.status == RunStatus.DONE and run_progress(run=run)["n_failed"] == 1
-    run_cancel_target = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=dataset)
+    run_cancel_target = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=eval_corpus)
     Run.objects.filter(pk=run_cancel_target.pk).update(status=RunStatus.CANCELLED)
     from evaluation.management.commands._runs import wait_for
 
@@ -384,22 +365,15 @@ def test_it_registers_a_model_from_the_cli_and_refuses_bad_values():
         )
 
 
-def test_it_fails_the_run_when_the_model_cannot_be_reached(eager, dataset, monkeypatch):
+def test_it_fails_the_run_when_the_model_cannot_be_reached(eager, eval_corpus, monkeypatch):
     monkeypatch.delenv("VIVID_MODEL_KEY_TEST_MISSING", raising=False)
-    model = model_add(
-        name="keyless",
-        provider="openai",
-        base_url="http://127.0.0.1:9/v1",
-        model_id="m",
-        api_key_env="VIVID_MODEL_KEY_TEST_MISSING",
-        max_concurrency=1,
-    )
-    run = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=dataset)
+    model = make_model("keyless", model_id="m", api_key_env="VIVID_MODEL_KEY_TEST_MISSING")
+    run = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=eval_corpus)
     run.refresh_from_db()
     assert run.status == RunStatus.FAILED and "VIVID_MODEL_KEY_TEST_MISSING" in run.error
 
 
-def test_it_batches_a_local_model(eager, dataset, provider, model, settings):
+def test_it_batches_a_local_model(eager, eval_corpus, provider, model, settings):
     settings.EVAL_LOCAL_BATCH = 4
     batches = []
 
@@ -408,10 +382,10 @@ def test_it_batches_a_local_model(eager, dataset, provider, model, settings):
         return [Completion(text="Lời giải thích theo lô.", tokens_in=7, tokens_out=3) for _ in conversations]
 
     provider.complete_batch = complete_batch
-    run = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=dataset)
+    run = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=eval_corpus)
     run.refresh_from_db()
     assert run.status == RunStatus.DONE and batches == [4]
     assert len(requests_sent(provider)) == 1  # the fifth item, alone, goes through complete()
     assert run.items.filter(response="Lời giải thích theo lô.").count() == 4
-    again = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=dataset)
+    again = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=eval_corpus)
     assert batches == [4] and run_progress(run=again)["n_cached"] == 5

@@ -8,8 +8,16 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from evaluation.models import HumanRating, RatingStatus, ScoringTask
-from evaluation.services.scoring import rating_submit, scoring_task_create
-from tests.evaluation.test_scoring_pages import JUDGE_REPLY, MODEL_NAME, make_generation_run, make_judge_run
+from evaluation.services.scoring import rating_submit
+
+from .factories import (
+    GENERATION_MODEL,
+    JUDGE_REPLY,
+    make_generation_run,
+    make_judge_run,
+    make_scoring_task,
+    numbered_dataset,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -23,14 +31,12 @@ def api(user=None) -> APIClient:
 
 @pytest.fixture
 def run(db):
-    return make_generation_run(220)
+    return make_generation_run(numbered_dataset(220))
 
 
 @pytest.fixture
 def task(run, annotator_a, annotator_b, researcher):
-    return scoring_task_create(
-        name="API task", run=run, raters=[annotator_a, annotator_b], n_items=20, n_shared=6, seed=3, user=researcher
-    )
+    return make_scoring_task(run, [annotator_a, annotator_b], name="API task", seed=3, user=researcher)
 
 
 def tasks_url():
@@ -89,7 +95,7 @@ def test_it_hides_a_task_from_an_annotator_who_does_not_rate_it(task):
 
 
 def test_it_creates_and_lists_tasks(researcher, annotator_a, annotator_b):
-    run = make_generation_run(230)
+    run = make_generation_run(numbered_dataset(230))
     response = api(researcher).post(
         tasks_url(),
         {"name": "Table 1", "run": run.pk, "raters": ["annotator_a", "annotator_b"], "seed": 9},
@@ -113,7 +119,7 @@ def test_it_creates_and_lists_tasks(researcher, annotator_a, annotator_b):
 
 
 def test_it_refuses_a_bad_task(researcher, annotator_a, adjudicator, run):
-    judge = make_judge_run(run)
+    judge = make_judge_run(run, 3, reply=JUDGE_REPLY)
     response = api(researcher).post(
         tasks_url(),
         {"name": "x", "run": judge.pk, "raters": ["adjudicator"], "n_items": 5, "n_shared": 9},
@@ -176,7 +182,7 @@ def test_it_validates_scores(task, annotator_a):
 
 
 def test_it_never_gives_rater_b_another_raters_score_the_model_or_a_judge_score(task, annotator_a, annotator_b):
-    make_judge_run(task.run)
+    make_judge_run(task.run, 3, reply=JUDGE_REPLY)
     for rating in HumanRating.objects.filter(task=task, rater=annotator_a):
         rating_submit(rating=rating, user=annotator_a, values={"score": 5}, note="GHI-CHU-CUA-A", revision=0)
     client = api(annotator_b)
@@ -192,7 +198,7 @@ def test_it_never_gives_rater_b_another_raters_score_the_model_or_a_judge_score(
     assert [r.status_code for r in responses] == [200, 200, 200, 409]
     for response in responses:
         text = json.dumps(response.json(), ensure_ascii=False)
-        assert "GHI-CHU-CUA-A" not in text and MODEL_NAME not in text and JUDGE_REPLY not in text
+        assert "GHI-CHU-CUA-A" not in text and GENERATION_MODEL not in text and JUDGE_REPLY not in text
         assert "annotator_a" not in text
     scores = {r["score"] for r in responses[0].json()}
     assert 5 not in scores

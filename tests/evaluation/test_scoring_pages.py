@@ -7,27 +7,21 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotation.models import Dataset, Expression, normalize_key
-from evaluation.models import (
-    HumanRating,
-    ItemStatus,
-    ModelConfig,
-    PromptTemplate,
-    Provider,
-    RatingStatus,
-    Run,
-    RunItem,
-    RunKind,
-    RunStatus,
-    ScoringTask,
+from evaluation.models import HumanRating, RatingStatus, RunStatus, ScoringTask
+from evaluation.services.scoring import rating_submit
+
+from .factories import (
+    GENERATION_MODEL,
+    JUDGE_REPLY,
+    make_generation_run,
+    make_judge_run,
+    make_scoring_task,
+    numbered_dataset,
 )
-from evaluation.services.scoring import rating_submit, scoring_task_create
 
 pytestmark = pytest.mark.django_db
 
 HTMX = {"HX-Request": "true"}
-MODEL_NAME = "secret-model-xyz"
-JUDGE_REPLY = "JUDGE-REPLY-7f3a Độ tương đồng tổng thể: 3/5"
 
 
 def text_of(response) -> str:
@@ -35,87 +29,14 @@ def text_of(response) -> str:
     return " ".join(unescape(re.sub(r"<[^>]+>", " ", html)).split())
 
 
-def make_generation_run(n: int = 220, *, status: str = RunStatus.DONE) -> Run:
-    """A finished generation run of ``n`` done items, written directly (no provider)."""
-    dataset = Dataset.objects.create(name=f"Scoring corpus {n}")
-    expressions = Expression.objects.bulk_create(
-        [
-            Expression(
-                dataset=dataset,
-                text=f"Thành ngữ số {i}",
-                normalized_key=normalize_key(f"Thành ngữ số {i}"),
-                explanation=f"Giải thích gốc số {i}",
-            )
-            for i in range(n)
-        ]
-    )
-    model, _ = ModelConfig.objects.get_or_create(
-        name=MODEL_NAME,
-        defaults={"provider": Provider.OPENAI, "base_url": "http://127.0.0.1:9/v1", "model_id": MODEL_NAME},
-    )
-    prompt = PromptTemplate.objects.create(
-        name="zero-shot",
-        kind="generation",
-        messages=[{"role": "user", "content": "{phrase}"}],
-        content_hash=f"test-scoring-{n}-{Run.objects.count()}",
-    )
-    run = Run.objects.create(
-        kind=RunKind.GENERATION, model=model, prompt=prompt, dataset=dataset, strategy="zero-shot", status=status
-    )
-    RunItem.objects.bulk_create(
-        [
-            RunItem(run=run, expression=e, status=ItemStatus.DONE, response=f"Giải thích của máy số {i}")
-            for i, e in enumerate(expressions)
-        ]
-    )
-    return run
-
-
-def make_judge_run(run: Run) -> Run:
-    judge_prompt = PromptTemplate.objects.create(
-        name="aspect", kind="judge", messages=[{"role": "user", "content": "x"}], content_hash=f"test-judge-{run.pk}"
-    )
-    judge = Run.objects.create(
-        kind=RunKind.JUDGE,
-        model=run.model,
-        prompt=judge_prompt,
-        dataset=run.dataset,
-        source_run=run,
-        strategy="aspect",
-        status=RunStatus.DONE,
-    )
-    RunItem.objects.bulk_create(
-        [
-            RunItem(
-                run=judge,
-                expression_id=item.expression_id,
-                source_item=item,
-                status=ItemStatus.DONE,
-                response=JUDGE_REPLY,
-                score=3,
-            )
-            for item in run.items.all()
-        ]
-    )
-    return judge
-
-
 @pytest.fixture
 def generation_run(db):
-    return make_generation_run(220)
+    return make_generation_run(numbered_dataset(220))
 
 
 @pytest.fixture
 def task(generation_run, annotator_a, annotator_b, researcher):
-    return scoring_task_create(
-        name="Đợt chấm 1",
-        run=generation_run,
-        raters=[annotator_a, annotator_b],
-        n_items=20,
-        n_shared=6,
-        seed=7,
-        user=researcher,
-    )
+    return make_scoring_task(generation_run, [annotator_a, annotator_b], user=researcher)
 
 
 def login(user) -> Client:
@@ -210,7 +131,7 @@ def test_it_keeps_the_draft_endpoint_from_other_roles(task, annotator_a, adjudic
 
 
 def test_it_creates_the_papers_design_from_the_form(researcher_client, annotator_a, annotator_b):
-    run = make_generation_run(240)
+    run = make_generation_run(numbered_dataset(240))
     response = researcher_client.get(reverse("evaluation:scoring_task_new"))
     assert response.status_code == 200
     html = response.content.decode()
@@ -248,7 +169,7 @@ def test_it_creates_the_papers_design_from_the_form(researcher_client, annotator
 
 def test_it_gives_each_rater_150_with_50_shared_out_of_250(researcher_client, annotator_a, annotator_b):
     """The paper's per-rater load (150 each, 50 overlap) is a sample of 250."""
-    run = make_generation_run(260)
+    run = make_generation_run(numbered_dataset(260))
     researcher_client.post(
         reverse("evaluation:scoring_task_new"),
         {
@@ -269,8 +190,8 @@ def test_it_gives_each_rater_150_with_50_shared_out_of_250(researcher_client, an
 def test_it_offers_only_done_generation_runs_and_annotators(
     researcher_client, generation_run, adjudicator, annotator_a
 ):
-    queued = make_generation_run(5, status=RunStatus.QUEUED)
-    judge = make_judge_run(generation_run)
+    queued = make_generation_run(numbered_dataset(5), status=RunStatus.QUEUED)
+    judge = make_judge_run(generation_run, 3, reply=JUDGE_REPLY)
     form = researcher_client.get(reverse("evaluation:scoring_task_new")).context["form"]
     runs = set(form.fields["run"].queryset)
     assert generation_run in runs and queued not in runs and judge not in runs
@@ -426,7 +347,7 @@ def test_it_treats_a_double_submit_as_saved_once(task, annotator_a, client_a):
 def test_it_never_shows_rater_b_another_raters_score_the_model_or_a_judge_score(
     task, annotator_a, annotator_b, client_b
 ):
-    make_judge_run(task.run)
+    make_judge_run(task.run, 3, reply=JUDGE_REPLY)
     shared = HumanRating.objects.filter(task=task, rater=annotator_a, item_id__in=task.sample[: task.n_shared])
     for rating in shared:
         rating_submit(rating=rating, user=annotator_a, values={"score": 5}, note="GHI-CHU-CUA-A", revision=0)
@@ -442,7 +363,7 @@ def test_it_never_shows_rater_b_another_raters_score_the_model_or_a_judge_score(
         assert response.status_code == 200
         html = response.content.decode()
         assert "GHI-CHU-CUA-A" not in html
-        assert MODEL_NAME not in html
+        assert GENERATION_MODEL not in html
         assert "JUDGE-REPLY-7f3a" not in html
         assert "annotator_a" not in html
     assert "1 of 13 submitted" in text_of(pages[-1])  # B's own progress, not A's

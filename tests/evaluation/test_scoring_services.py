@@ -9,41 +9,19 @@ from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.management import CommandError, call_command
 
-from annotation.models import Dataset, Expression
-from annotation.services import expression_import
-from evaluation.models import HumanRating, ItemStatus, PromptTemplate, RatingStatus, Run, RunItem, RunKind, RunStatus
-from evaluation.services import model_add
+from annotation.models import Expression
+from evaluation.models import HumanRating, RatingStatus
 from evaluation.services.scoring import RatingConflict, rating_draft_save, rating_submit, scoring_task_create
 
+from .factories import make_generation_run, numbered_dataset
+
 pytestmark = pytest.mark.django_db
-
-
-def generation_run(n: int) -> Run:
-    corpus = "expression,explanation\n" + "".join(f"Câu số {i},Giải nghĩa {i}\n" for i in range(n))
-    expression_import(dataset_name=f"Scoring {n}", filename="s.csv", content=corpus.encode())
-    dataset = Dataset.objects.get(name=f"Scoring {n}")
-    model = model_add(name=f"gen{n}", provider="openai", base_url="http://127.0.0.1:9/v1", model_id="m")
-    run = Run.objects.create(
-        kind=RunKind.GENERATION,
-        model=model,
-        prompt=PromptTemplate.objects.filter(kind="generation").first(),
-        dataset=dataset,
-        strategy="zero-shot",
-        status=RunStatus.DONE,
-    )
-    RunItem.objects.bulk_create(
-        [
-            RunItem(run=run, expression=e, status=ItemStatus.DONE, response=f"Lời giải {e.pk}")
-            for e in dataset.expressions.all()
-        ]
-    )
-    return run
 
 
 def test_it_samples_200_items_with_50_shared_and_the_rest_split(annotator_a, annotator_b, researcher):
     # The paper's "200 items, 150 each, 50 shared" does not add up (150 + 150 - 50 = 250):
     # we keep the 200 items and the 50 shared, so each rater scores 50 + 75 = 125.
-    run = generation_run(260)
+    run = make_generation_run(numbered_dataset(260))
     task = scoring_task_create(name="T1", run=run, raters=[annotator_a, annotator_b], seed=11, user=researcher)
     assert task.n_items == 200 and task.n_shared == 50 and len(task.sample) == 200
     per_rater = Counter(task.ratings.values_list("rater__username", flat=True))
@@ -62,14 +40,14 @@ def test_it_samples_200_items_with_50_shared_and_the_rest_split(annotator_a, ann
 
 
 def test_it_refuses_a_bad_task(annotator_a):
-    run = generation_run(5)
+    run = make_generation_run(numbered_dataset(5))
     with pytest.raises(ValidationError) as excinfo:
         scoring_task_create(name="", run=run, raters=[annotator_a], n_items=3, n_shared=4)
     assert {"name", "n_shared"} <= set(excinfo.value.message_dict)
 
 
 def test_it_rates_with_drafts_validation_and_two_tab_safety(annotator_a, annotator_b):
-    run = generation_run(3)
+    run = make_generation_run(numbered_dataset(3))
     task = scoring_task_create(name="T", run=run, raters=[annotator_a], n_items=3, n_shared=0, seed=1)
     rating = task.ratings.first()
     rating_draft_save(rating=rating, user=annotator_a, data={"score": "4", "note": "gần đúng", "evil": 1})
@@ -94,7 +72,7 @@ def write(tmp_path, text):
 
 
 def test_it_imports_ratings_and_creates_inactive_raters(tmp_path):
-    run = generation_run(3)
+    run = make_generation_run(numbered_dataset(3))
     path = write(
         tmp_path,
         "expression,rater,score,accuracy,completeness,native_alignment\n"
@@ -119,7 +97,7 @@ def test_it_imports_ratings_and_creates_inactive_raters(tmp_path):
     ],
 )
 def test_it_aborts_bad_rating_files_with_nothing_written(tmp_path, content, expected):
-    run = generation_run(3)
+    run = make_generation_run(numbered_dataset(3))
     users_before = User.objects.count()
     err = io.StringIO()
     with pytest.raises(CommandError, match="nothing was written"):

@@ -7,12 +7,11 @@ import uuid
 
 import pytest
 
-from annotation.models import Dataset
-from annotation.services import expression_import
 from evaluation.models import ItemStatus, Run, RunItem, RunStatus
-from evaluation.services import RunError, model_add, run_resume, run_start
+from evaluation.services import RunError, run_resume
 from evaluation.services.runs import run_is_stalled
 from tests.conftest import celery_overrides, skip_or_fail, start_worker, stop_worker, worker_log
+from tests.evaluation.factories import make_model, make_run, numbered_dataset
 from tests.evaluation.fake_openai import FakeOpenAI
 
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/14")
@@ -47,18 +46,13 @@ def wait_until(condition, *, timeout: float, workers=()) -> None:
 
 def test_it_finishes_a_run_after_its_worker_is_killed(redis_queue, settings):
     settings.EVAL_STALL_SECONDS = 3
-    corpus = "expression,explanation\n" + "".join(f"Câu thử {n},Giải nghĩa {n}\n" for n in range(N_ITEMS))
-    expression_import(dataset_name="Kill corpus", filename="k.csv", content=corpus.encode())
+    dataset = numbered_dataset(N_ITEMS, name="Kill corpus")
     worker_env = {"EVAL_CHUNK_SIZE": "4", "CELERY_VISIBILITY_TIMEOUT": "3"}
     with FakeOpenAI(latency_ms=150) as server:
-        model = model_add(
-            name="slow", provider="openai", base_url=server.base_url, model_id="m", max_concurrency=2, timeout=3
-        )
+        model = make_model("slow", base_url=server.base_url, model_id="m", max_concurrency=2, timeout=3)
         first = start_worker(broker_url=REDIS_URL, queue=redis_queue, env=worker_env)
         try:
-            run = run_start(
-                kind="generation", model=model, prompt_name="zero-shot", dataset=Dataset.objects.get(name="Kill corpus")
-            )
+            run = make_run(dataset, model)
             done = lambda: RunItem.objects.filter(run=run, status=ItemStatus.DONE).count()  # noqa: E731
             wait_until(lambda: done() >= 6, timeout=60, workers=[first])
             os.kill(first.pid, signal.SIGKILL)  # no warm shutdown: tasks in flight are lost with it

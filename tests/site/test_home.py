@@ -25,7 +25,8 @@ def cards(response) -> list[str]:
 
 
 @pytest.fixture
-def dataset(researcher):
+def described_dataset(researcher):
+    """An empty dataset with a description, as the home page lists it."""
     return Dataset.objects.create(name="Ca dao Nam Bộ", description="Ca dao sưu tầm", created_by=researcher)
 
 
@@ -35,7 +36,7 @@ def test_it_sends_anonymous_visitors_to_the_login_page(anonymous_client):
     assert response.url == reverse("login") + "?next=/"
 
 
-def test_it_tells_a_user_without_a_role_whom_to_ask_and_nothing_else(outsider_client, dataset):
+def test_it_tells_a_user_without_a_role_whom_to_ask_and_nothing_else(outsider_client, described_dataset):
     response = outsider_client.get(reverse("home"))
     assert response.status_code == 200
     page = text_of(response)
@@ -47,25 +48,25 @@ def test_it_tells_a_user_without_a_role_whom_to_ask_and_nothing_else(outsider_cl
         assert reverse(name) not in html
 
 
-def test_it_tells_an_annotator_they_are_in_no_round_yet(annotator_client, dataset):
+def test_it_tells_an_annotator_they_are_in_no_round_yet(annotator_client, described_dataset):
     response = annotator_client.get(reverse("home"))
     assert cards(response) == ["Annotator"]
     page = text_of(response)
     assert "You are not in any round yet. A researcher will add you to one." in page
     assert NO_ROLE not in page
     # Datasets are readable by every role; importing is not offered.
-    assert reverse("annotation:dataset_detail", args=[dataset.pk]) in response.content.decode()
+    assert reverse("annotation:dataset_detail", args=[described_dataset.pk]) in response.content.decode()
     assert reverse("annotation:import_start") not in response.content.decode()
 
 
-def test_it_shows_an_adjudicator_their_card(adjudicator_client, dataset):
+def test_it_shows_an_adjudicator_their_card(adjudicator_client, described_dataset):
     response = adjudicator_client.get(reverse("home"))
     assert cards(response) == ["Adjudicator"]
     assert "No locked round has items waiting for adjudication." in text_of(response)
     assert "Ca dao Nam Bộ" in text_of(response)
 
 
-def test_it_shows_a_researcher_datasets_import_export_and_the_api(researcher_client, dataset):
+def test_it_shows_a_researcher_datasets_import_export_and_the_api(researcher_client, described_dataset):
     response = researcher_client.get(reverse("home"))
     assert cards(response) == ["Researcher"]
     html = response.content.decode()

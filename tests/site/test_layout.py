@@ -109,3 +109,32 @@ def test_it_keeps_queries_in_selectors(layer):
                 if isinstance(node, ast.Attribute) and node.attr == "objects":
                     wrong.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert wrong == []
+
+
+def test_it_defines_the_dataset_fixture_once_per_test_package():
+    """Each test package's ``dataset`` lives in its conftest.py; a module's own would mean something else there.
+
+    A module that needs other content builds it under a fixture of its own name (``claims_dataset``).
+    """
+    wrong = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        if path.name == "conftest.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("tests")):
+                # A fixture imported from another test module is defined here all the same.
+                if any((alias.asname or alias.name) == "dataset" for alias in node.names):
+                    wrong.append(f"{path.relative_to(ROOT)}:{node.lineno} imports dataset")
+                continue
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for decorator in node.decorator_list:
+                call = decorator if isinstance(decorator, ast.Call) else None
+                target = call.func if call else decorator
+                name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+                if name != "fixture":
+                    continue
+                renamed = [getattr(k.value, "value", None) for k in (call.keywords if call else []) if k.arg == "name"]
+                if (renamed[0] if renamed else node.name) == "dataset":
+                    wrong.append(f"{path.relative_to(ROOT)}:{node.lineno} defines dataset")
+    assert wrong == []
