@@ -30,7 +30,7 @@ from core.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER
 from evaluation.services.scoring import scoring_task_create
 from tests.artworks.report_factories import make_pipeline_run
 from tests.conftest import make_user
-from tests.evaluation.test_scoring_pages import make_generation_run
+from tests.evaluation.factories import make_generation_run, numbered_dataset
 from tests.study.factories import make_study
 
 # --- Personas and expected answers -------------------------------------------------
@@ -437,7 +437,7 @@ def build_world() -> World:
     round_lock(round=done)
     w.version_pk = version_freeze(round=done, name="Matrix v1", user=researcher).pk
     # Evaluation: a generation run, a scoring task for A and B, an artwork pipeline run.
-    run = make_generation_run(4)
+    run = make_generation_run(numbered_dataset(4))
     w.run_pk, w.run_item_pk, w.prompt_pk = run.pk, run.items.first().pk, run.prompt_id
     task = scoring_task_create(
         name="Matrix scoring", run=run, raters=[a, b], n_items=2, n_shared=2, seed=1, user=researcher
