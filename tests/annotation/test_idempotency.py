@@ -2,7 +2,6 @@
 with the same ``Idempotency-Key``, gives back what the first request created (core.services.idempotency)."""
 
 import re
-import threading
 import time
 
 import pytest
@@ -13,6 +12,7 @@ from django.urls import reverse
 from annotation.models import AnnotationRound, Assignment, Dataset, DatasetVersion, Expression, ImportJob, SuggestionSet
 from annotation.services import round_create, round_lock
 from annotation.services import rounds as round_services
+from tests.concurrency import at_the_same_instant
 
 from .factories import (
     api_client_for,
@@ -150,32 +150,18 @@ def test_it_creates_one_round_when_two_requests_with_one_key_arrive_at_the_same_
         return create(**kwargs)
 
     monkeypatch.setattr(round_services, "_round_create", slow_create)
-    barrier = threading.Barrier(2)
-    rounds, errors = [], []
 
     def request():
-        try:
-            barrier.wait()
-            rounds.append(
-                round_create(
-                    name="Cùng lúc",
-                    dataset=dataset,
-                    annotators=[annotator_a, annotator_b],
-                    user=researcher,
-                    seed=1,
-                    idempotency_key=KEY,
-                )
-            )
-        except Exception as exc:  # noqa: BLE001 - reported by the assertion below
-            errors.append(repr(exc))
-        finally:
-            connection.close()
+        return round_create(
+            name="Cùng lúc",
+            dataset=dataset,
+            annotators=[annotator_a, annotator_b],
+            user=researcher,
+            seed=1,
+            idempotency_key=KEY,
+        )
 
-    threads = [threading.Thread(target=request) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    rounds, errors = at_the_same_instant(request, request)
 
     assert errors == []
     assert rounds[0].pk == rounds[1].pk

@@ -2,7 +2,6 @@
 
 import io
 import re
-import threading
 import time
 import zipfile
 
@@ -20,6 +19,7 @@ from artworks.services.pipeline import lifecycle as pipeline_lifecycle
 from tests.artworks.test_pages import png
 from tests.artworks.test_pipeline import collection, media  # noqa: F401 - fixtures
 from tests.artworks.test_run_pages import model, server  # noqa: F401 - fixtures
+from tests.concurrency import at_the_same_instant
 
 KEY = "artwork-key-0123456789"
 
@@ -146,8 +146,6 @@ def test_it_starts_one_run_when_two_requests_with_one_key_arrive_at_the_same_ins
 ):
     if connection.vendor != "postgresql":
         pytest.skip("two connections writing at the same instant need PostgreSQL")
-    barrier = threading.Barrier(2)
-    results, errors = [], []
     create = pipeline_lifecycle._artwork_run_create
 
     def slow_create(**kwargs):
@@ -158,23 +156,11 @@ def test_it_starts_one_run_when_two_requests_with_one_key_arrive_at_the_same_ins
     monkeypatch.setattr(pipeline_lifecycle, "_artwork_run_create", slow_create)
 
     def request():
-        try:
-            barrier.wait()
-            results.append(
-                artwork_run_start(
-                    collection=collection, speaker=model, listener=model, user=researcher, idempotency_key=KEY
-                )
-            )
-        except Exception as exc:  # noqa: BLE001 - reported by the assertion below
-            errors.append(repr(exc))
-        finally:
-            connection.close()
+        return artwork_run_start(
+            collection=collection, speaker=model, listener=model, user=researcher, idempotency_key=KEY
+        )
 
-    threads = [threading.Thread(target=request) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    results, errors = at_the_same_instant(request, request)
 
     assert errors == []
     assert sorted(run.idempotent_repeat for run in results) == [False, True]

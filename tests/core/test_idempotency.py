@@ -1,6 +1,5 @@
 """The one idempotency mechanism: a create repeated with the same key gives back what the first made."""
 
-import threading
 import time
 
 import pytest
@@ -11,6 +10,7 @@ from django.db import connection
 from core.forms import IdempotentFormMixin
 from core.models import IdempotencyKey
 from core.services.idempotency import idempotent_create
+from tests.concurrency import at_the_same_instant
 
 KEY = "key-0123456789"
 
@@ -99,8 +99,6 @@ def test_it_gives_each_rendered_form_a_fresh_key_and_keeps_a_posted_one():
 def test_it_creates_once_when_two_requests_with_one_key_arrive_at_the_same_instant(researcher):
     if connection.vendor == "sqlite" and connection.settings_dict["NAME"].startswith(("file:memory", ":memory:")):
         pytest.skip("concurrent connections need a database file or PostgreSQL")
-    barrier = threading.Barrier(2)
-    results, errors = [], []
 
     def slow_create(name):
         def create():
@@ -111,21 +109,11 @@ def test_it_creates_once_when_two_requests_with_one_key_arrive_at_the_same_insta
         return create
 
     def request(name):
-        try:
-            barrier.wait()
-            results.append(
-                idempotent_create(scope="test.race", key=KEY, user=researcher, model=Group, create=slow_create(name))
-            )
-        except Exception as exc:  # noqa: BLE001 - reported by the assertion below
-            errors.append(repr(exc))
-        finally:
-            connection.close()
+        return lambda: idempotent_create(
+            scope="test.race", key=KEY, user=researcher, model=Group, create=slow_create(name)
+        )
 
-    threads = [threading.Thread(target=request, args=(name,)) for name in ("left", "right")]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    results, errors = at_the_same_instant(request("left"), request("right"))
 
     assert errors == []
     assert sorted(group.idempotent_repeat for group in results) == [False, True]

@@ -2,7 +2,6 @@
 scoring task (form, API). The same idempotency key gives back what the first request created."""
 
 import re
-import threading
 import time
 
 import pytest
@@ -13,6 +12,7 @@ from rest_framework.test import APIClient
 from evaluation.models import ModelConfig, Run, RunKind, ScoringTask
 from evaluation.services import run_start
 from evaluation.services.runs import lifecycle as runs_lifecycle
+from tests.concurrency import at_the_same_instant
 
 from . import test_judge_agreement as data
 from .factories import make_generation_run, make_model, numbered_dataset
@@ -89,32 +89,18 @@ def test_it_starts_one_run_when_two_requests_with_one_key_arrive_at_the_same_ins
 
     monkeypatch.setattr(runs_lifecycle, "package_versions", slow_versions)
     race_model = make_model("race", model_id="m")
-    barrier = threading.Barrier(2)
-    runs, errors = [], []
 
     def request():
-        try:
-            barrier.wait()
-            runs.append(
-                run_start(
-                    kind=RunKind.GENERATION,
-                    model=race_model,
-                    prompt_name="zero-shot",
-                    dataset=dataset,
-                    user=researcher,
-                    idempotency_key=KEY,
-                )
-            )
-        except Exception as exc:  # noqa: BLE001 - reported by the assertion below
-            errors.append(repr(exc))
-        finally:
-            connection.close()
+        return run_start(
+            kind=RunKind.GENERATION,
+            model=race_model,
+            prompt_name="zero-shot",
+            dataset=dataset,
+            user=researcher,
+            idempotency_key=KEY,
+        )
 
-    threads = [threading.Thread(target=request) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    runs, errors = at_the_same_instant(request, request)
 
     assert errors == []
     assert runs[0].pk == runs[1].pk
