@@ -20,8 +20,6 @@ never NaN, so the result always serialises to strict JSON.
 
 from __future__ import annotations
 
-import csv
-import io
 import itertools
 from collections import defaultdict
 
@@ -47,28 +45,6 @@ UNSTABLE_BOOTSTRAP = "unstable_bootstrap"
 NO_HIDDEN_ITEMS = "no_hidden_items"
 NO_SHOWN_ITEMS = "no_shown_items"
 NO_SUGGESTIONS = "no_suggestions"
-
-# The numbers of one label, in CSV column order (confidence intervals as _low/_high pairs).
-CSV_COLUMNS = [
-    "label",
-    "n",
-    "percent_agreement",
-    "observed_agreement",
-    "cohen_kappa",
-    "cohen_kappa_ci_low",
-    "cohen_kappa_ci_high",
-    "krippendorff_alpha",
-    "krippendorff_alpha_ci_low",
-    "krippendorff_alpha_ci_high",
-    "fleiss_kappa",
-    "fleiss_kappa_ci_low",
-    "fleiss_kappa_ci_high",
-    "pabak",
-    "prevalence",
-    "prevalence_index",
-    "bias_index",
-    "n_pairable",
-]
 
 
 # --- Building ratings ---------------------------------------------------------
@@ -418,24 +394,3 @@ def distribution(labels: list, categories: list[str], *, multi: bool) -> dict:
             if code in counts:
                 counts[code] += 1
     return {code: {"count": c, "percent": (100 * c / n) if n else None} for code, c in counts.items()}
-
-
-# --- Output ------------------------------------------------------------------------------
-
-
-def stats_csv(stats: dict) -> str:
-    """One row per label (the theme, then each trait) with the numbers of the JSON."""
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
-    writer.writeheader()
-    labels = [("theme", stats["theme"]), *stats["traits"].items()]
-    for name, values in labels:
-        row = {"label": name}
-        for key, value in values.items():
-            if key.endswith("_ci"):
-                row[f"{key}_low"] = "" if value is None else value["low"]
-                row[f"{key}_high"] = "" if value is None else value["high"]
-            elif not isinstance(value, (dict, list)):
-                row[key] = "" if value is None else value
-        writer.writerow(row)
-    return out.getvalue()

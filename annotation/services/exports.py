@@ -5,11 +5,12 @@ Dataset and version exports share one serialiser so both read back the same way 
 columns plus ``provenance``.
 """
 
+import csv
+import io
 import json
 
 import pandas as pd
 
-from .. import agreement
 from ..models import Dataset, DatasetVersion
 from ..selectors.corpus import dataset_export_rows
 from ..selectors.rounds import version_items
@@ -106,4 +107,45 @@ def round_stats_export(*, stats: dict, fmt: str) -> str:
         raise ExportError(f"format must be one of {', '.join(STATS_FORMATS)}, not '{fmt}'")
     if fmt == "json":
         return json.dumps(stats, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
-    return agreement.stats_csv(stats)
+    return stats_csv(stats)
+
+
+# The numbers of one label, in CSV column order (confidence intervals as _low/_high pairs).
+CSV_COLUMNS = [
+    "label",
+    "n",
+    "percent_agreement",
+    "observed_agreement",
+    "cohen_kappa",
+    "cohen_kappa_ci_low",
+    "cohen_kappa_ci_high",
+    "krippendorff_alpha",
+    "krippendorff_alpha_ci_low",
+    "krippendorff_alpha_ci_high",
+    "fleiss_kappa",
+    "fleiss_kappa_ci_low",
+    "fleiss_kappa_ci_high",
+    "pabak",
+    "prevalence",
+    "prevalence_index",
+    "bias_index",
+    "n_pairable",
+]
+
+
+def stats_csv(stats: dict) -> str:
+    """One row per label (the theme, then each trait) with the numbers of the JSON."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    labels = [("theme", stats["theme"]), *stats["traits"].items()]
+    for name, values in labels:
+        row = {"label": name}
+        for key, value in values.items():
+            if key.endswith("_ci"):
+                row[f"{key}_low"] = "" if value is None else value["low"]
+                row[f"{key}_high"] = "" if value is None else value["high"]
+            elif not isinstance(value, (dict, list)):
+                row[key] = "" if value is None else value
+        writer.writerow(row)
+    return out.getvalue()

@@ -18,6 +18,7 @@ from annotation.selectors.stats import round_agreement_stats
 from annotation.services import (
     adjudication_resolve,
     assignment_submit,
+    exports,
     expression_import,
     round_create,
     round_lock,
@@ -285,8 +286,8 @@ def test_it_writes_one_csv_row_per_label():
             "literal": agreement.label_agreement(two(TRAIT_A, TRAIT_B), n_categories=2, binary=True, n_resamples=100)
         },
     }
-    lines = agreement.stats_csv(stats).splitlines()
-    assert lines[0].split(",") == agreement.CSV_COLUMNS
+    lines = exports.stats_csv(stats).splitlines()
+    assert lines[0].split(",") == exports.CSV_COLUMNS
     assert [line.split(",")[0] for line in lines[1:]] == ["theme", "literal"]
 
 
