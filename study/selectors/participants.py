@@ -136,6 +136,11 @@ def participant_places_taken(*, study: Study, group: str, exclude_pk: int | None
     return taken.count()
 
 
+def study_admission(*, study: Study) -> Study:
+    """The study's status and quota as stored now (only those fields: a consent reads nothing else)."""
+    return Study.objects.only("status", "quota_per_group").get(pk=study.pk)
+
+
 def artwork_exposure_counts(*, study: Study, group: str) -> dict:
     """How often each artwork has been assigned to live or finished sessions of the group."""
     rows = (

@@ -14,6 +14,7 @@ from core.roles import ANNOTATOR
 from study.models import Answer, Assignment, PageVisit, Participant, ParticipantStatus, Preference, StudyStatus
 from study.selectors.participants import participant_places_taken
 from study.services.simulation import SyntheticParticipant, answer_key, entry_url, parse_form
+from tests.concurrency import at_the_same_instant
 from tests.conftest import make_user
 
 from .factories import make_study, package_dict
@@ -394,6 +395,52 @@ def test_it_never_lets_concurrent_arrivals_overfill_a_quota():
         thread.join()
     assert sorted(statuses) == [200] * 3 + [403] * 5
     assert Participant.objects.filter(status=ParticipantStatus.IN_PROGRESS).count() == 3
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_it_fills_every_place_and_no_more_when_many_more_arrive_than_there_are_places():
+    # Consent counts places under a lock of its own group only (PostgreSQL's advisory lock):
+    # three times as many arrivals as places in two groups at once, each place taken exactly once.
+    if connection.vendor != "postgresql":
+        pytest.skip("the per-group lock is PostgreSQL's; SQLite runs one writer at a time")
+    study = make_study(package_dict(quota_per_group=4))
+    arrivals = []
+    for n in range(24):
+        client = Client()
+        group = ("american", "chinese")[n % 2]
+        enter(client, study, f"PIDMANY{n}", group=group)
+        arrivals.append((client, group))
+    results, errors = at_the_same_instant(
+        *[
+            lambda c=client, g=group: (g, c.post(run_url(study), {"step": "consent", "consent": "yes"}))
+            for client, group in arrivals
+        ]
+    )
+    assert errors == []
+    for group in ("american", "chinese"):
+        answers = [response for g, response in results if g == group]
+        assert sorted(r.status_code for r in answers) == [200] * 4 + [403] * 8
+        assert all(b'data-reason="full"' in r.content for r in answers if r.status_code == 403)
+        holding = Participant.objects.filter(study=study, group=group, status=ParticipantStatus.IN_PROGRESS)
+        assert holding.count() == participant_places_taken(study=study, group=group) == 4
+        # A turned-away arrival keeps no assignment; an admitted one has its whole draw.
+        for participant in Participant.objects.filter(study=study, group=group):
+            artworks = {key.split(":", 1)[0] for key in participant.plan if ":" in key}
+            assert participant.assignments.count() == len(artworks)
+            assert bool(artworks) == (participant.status == ParticipantStatus.IN_PROGRESS)
+
+
+def test_it_fixes_the_session_once_when_consent_is_sent_twice(client, study):
+    enter(client, study, "PIDTWICE")
+    first = client.post(run_url(study), {"step": "consent", "consent": "yes"})
+    participant = Participant.objects.get(prolific_pid="PIDTWICE")
+    plan, assignments = participant.plan, list(participant.assignments.values_list("artwork_id", "order", "shown_id"))
+    second = client.post(run_url(study), {"step": "consent", "consent": "yes"})
+    assert first.status_code == 200 and second.status_code == 303
+    participant.refresh_from_db()
+    assert participant.plan == plan and plan[0] == "instructions"
+    assert list(participant.assignments.values_list("artwork_id", "order", "shown_id")) == assignments
+    assert participant_places_taken(study=study, group="american") == 1
 
 
 # Pause, resume, close

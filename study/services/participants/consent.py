@@ -4,10 +4,10 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
-from ...models import Assignment, Participant, ParticipantStatus, Study
-from ...selectors.participants import participant_fresh, participant_places_taken, participant_step
+from ...models import Assignment, Participant, ParticipantStatus
+from ...selectors.participants import participant_fresh, participant_places_taken, participant_step, study_admission
 from .assignment import assignments_draw
-from .entry import EntryError, participants_mark_returned, study_open_to
+from .entry import EntryError, participants_mark_returned, quota_lock, study_open_to
 from .steps import StaleStep, StepError, page_visit_submitted, step_require_current
 
 
@@ -36,30 +36,42 @@ def consent_give(*, participant: Participant) -> Participant:
     counted = not participant.is_preview and not participant.is_test
     if counted:
         participants_mark_returned(study=study)
-    # The draw reads exposure counts outside the lock: arrivals queue only for the quota check
-    # and the inserts, a few milliseconds, not for the whole draw. Two simultaneous arrivals
-    # may draw from the same counts; the next ones even it out.
+    # The draw reads exposure counts outside any lock: two simultaneous arrivals may draw from
+    # the same counts; the next ones even it out.
     assignments, plan = assignments_draw(participant=participant, study=study)
+    now = timezone.now()
     with transaction.atomic():
-        if counted:
-            # One arrival at a time per study, so two arrivals cannot both take the last place.
-            study = Study.objects.select_for_update().get(pk=study.pk)
-        participant = Participant.objects.select_for_update().select_related("study").get(pk=participant.pk)
-        if participant.plan:
-            raise StaleStep(participant_step(participant))
-        if not participant.is_preview:
-            if not study_open_to(study, is_test=participant.is_test):
-                raise EntryError(study.status)
-            if counted and participant_places_taken(study=study, group=participant.group) >= study.quota_per_group:
-                raise EntryError("full")
+        # The session's claim and its rows come first, in parallel with other arrivals: nobody
+        # else sees them before the commit. The claim's row lock turns a double click away.
+        claimed = Participant.objects.filter(
+            pk=participant.pk, plan=[], status__in=(ParticipantStatus.ENTERED, ParticipantStatus.RETURNED)
+        ).update(
+            plan=["instructions", *plan],
+            step_index=0,
+            status=ParticipantStatus.IN_PROGRESS,
+            consented_at=now,
+            last_seen_at=now,
+        )
+        if not claimed:
+            raise StaleStep(participant_step(participant_fresh(participant=participant)))
         for assignment in assignments:
             assignment.participant = participant
         Assignment.objects.bulk_create(assignments)
-        participant.plan = ["instructions", *plan]
-        participant.step_index = 0
-        participant.status = ParticipantStatus.IN_PROGRESS
-        participant.consented_at = timezone.now()
-        participant.last_seen_at = participant.consented_at
-        participant.save(update_fields=["plan", "step_index", "status", "consented_at", "last_seen_at"])
+        if not participant.is_preview:
+            # As stored now: a researcher may have paused the study or changed its quota meanwhile.
+            study = study_admission(study=study)
+            if not study_open_to(study, is_test=participant.is_test):
+                raise EntryError(study.status)
+        if counted:
+            # Only the count waits for other arrivals, and only those of the same group: under the
+            # lock it sees every place taken by an earlier holder (committed) and this session's
+            # own claim, so it may not exceed the quota. Too many: the rollback undoes the claim.
+            quota_lock(study=study, group=participant.group)
+            if participant_places_taken(study=study, group=participant.group) > study.quota_per_group:
+                raise EntryError("full")
+    participant.plan = ["instructions", *plan]
+    participant.step_index = 0
+    participant.status = ParticipantStatus.IN_PROGRESS
+    participant.consented_at = participant.last_seen_at = now
     page_visit_submitted(participant=participant, step_key="consent")
     return participant

@@ -2,9 +2,10 @@
 
 import random
 import re
+import zlib
 
 from django.core import signing
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from ...models import Participant, ParticipantStatus, Study, StudyStatus
@@ -47,6 +48,26 @@ def study_open_to(study: Study, *, is_test: bool) -> bool:
 
 def participant_accepts_answers(participant: Participant) -> bool:
     return participant.is_preview or study_open_to(participant.study, is_test=participant.is_test)
+
+
+def quota_lock(*, study: Study, group: str) -> None:
+    """Hold one group's quota places until the transaction ends; call it inside ``transaction.atomic``.
+
+    Whoever takes a place (a consent, a returned participant resuming) counts the places under
+    this lock, so two of them never both take the last one. It locks one group of one study,
+    not the study row: the other group's arrivals, a researcher's pause and every other query
+    of the study go on meanwhile.
+    """
+    if connection.vendor == "postgresql":
+        # A transaction-level advisory lock: released by the commit or the rollback, never leaked.
+        # The group's name is hashed to a key; a collision would only make two groups wait on each other.
+        group_key = zlib.crc32(group.encode()) - 2**31
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s::integer, %s::integer)", [study.pk % 2**31, group_key])
+    else:
+        # SQLite: transactions are IMMEDIATE (settings), so one writer at a time already; the row
+        # lock keeps any other backend correct.
+        Study.objects.select_for_update().filter(pk=study.pk).first()
 
 
 def participants_mark_returned(*, study: Study) -> int:
@@ -113,7 +134,7 @@ def _participant_resume(participant: Participant, *, study: Study) -> Participan
         # A participant who came back after being counted as returned may go on if a place is free.
         if participant.group and participant.plan:
             with transaction.atomic():
-                Study.objects.select_for_update().filter(pk=study.pk).first()
+                quota_lock(study=study, group=participant.group)
                 taken = participant_places_taken(study=study, group=participant.group, exclude_pk=participant.pk)
                 if taken >= study.quota_per_group:
                     raise EntryError("full")
