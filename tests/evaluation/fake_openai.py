@@ -18,6 +18,12 @@ without a reply), ``no_choices()`` and ``slow(ms)``. Every request is recorded
 sent twice. ``GET /_stats`` and ``GET /_requests`` expose the same to a process
 that runs the server as a script; ``POST /_reset`` clears it.
 
+``max_concurrent`` makes the server a model endpoint with a hard cap: a chat request
+arriving while that many are being worked on is refused with 429 (``over_cap="refuse"``,
+counted in ``refused``) or waits for a free place (``over_cap="queue"``, counted in
+``queued``). A place is freed when the latency has passed, before the reply is written,
+so a client that sends its next request on reading a reply never meets a place still taken.
+
 For the artwork pipeline: ``top_tokens`` (a callable of the request body returning
 ``{token: logprob}``) scripts the first token's ``top_logprobs`` of a one-token request
 that asks for log-probabilities; ``omit_logprobs = True`` answers without any, as many
@@ -152,7 +158,11 @@ class FakeOpenAI:
         fingerprint: str = "fp_fake_0001",
         model: str = "fake-model",
         log_file: str | None = None,
+        max_concurrent: int | None = None,
+        over_cap: str = "refuse",
     ):
+        if over_cap not in ("refuse", "queue"):
+            raise ValueError("over_cap is refuse or queue")
         if not ipaddress.ip_address(socket.gethostbyname(host)).is_loopback:
             raise ValueError(f"The fake server listens on loopback only, not {host}.")
         self.host = host
@@ -162,6 +172,12 @@ class FakeOpenAI:
         self.fingerprint = fingerprint
         self.model = model
         self.log_file = log_file
+        self.max_concurrent = max_concurrent
+        self.over_cap = over_cap
+        self.refused = 0
+        self.queued = 0
+        self._working = 0
+        self._place_free = threading.Condition()
         self.requests: list[dict] = []
         self.top_tokens: Callable[[dict], dict[str, float]] | None = None
         self.omit_logprobs = False
@@ -212,6 +228,7 @@ class FakeOpenAI:
             self.requests.clear()
             self._faults.clear()
             self.max_in_flight = self.in_flight
+            self.refused = self.queued = 0
 
     # -- what was asked ---------------------------------------------------
 
@@ -302,12 +319,36 @@ class FakeOpenAI:
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
             return self._faults.popleft() if self._faults else None
 
+    def _admit(self) -> bool:
+        """Take one of the max_concurrent places: False (refuse) or wait (queue) when none is free."""
+        if not self.max_concurrent:
+            return True
+        with self._place_free:
+            if self._working >= self.max_concurrent:
+                if self.over_cap == "refuse":
+                    with self._lock:
+                        self.refused += 1
+                    return False
+                with self._lock:
+                    self.queued += 1
+                while self._working >= self.max_concurrent:
+                    self._place_free.wait()
+            self._working += 1
+            return True
+
+    def _leave(self) -> None:
+        if not self.max_concurrent:
+            return
+        with self._place_free:
+            self._working -= 1
+            self._place_free.notify()
+
     def _end(self, record: dict, outcome: str):
         with self._lock:
             self.in_flight -= 1
             record["outcome"] = outcome
         if self.log_file:
-            line = json.dumps({k: record[k] for k in ("at", "path", "outcome", "body")}, ensure_ascii=False)
+            line = json.dumps({k: record.get(k) for k in ("at", "done", "path", "outcome", "body")}, ensure_ascii=False)
             with self._lock, open(self.log_file, "a", encoding="utf-8") as log:
                 log.write(line + "\n")
 
@@ -408,6 +449,9 @@ class _Handler(BaseHTTPRequestHandler):
                     "requests": len(fake.requests),
                     "in_flight": fake.in_flight,
                     "max_in_flight": fake.max_in_flight,
+                    "max_concurrent": fake.max_concurrent,
+                    "refused": fake.refused,
+                    "queued": fake.queued,
                 }
             return self._send_json(200, payload)
         if self.path == "/_requests":
@@ -439,10 +483,23 @@ class _Handler(BaseHTTPRequestHandler):
         }
         fault = fake._begin(record)
         outcome = "ok"
+        admitted = False
         try:
+            admitted = fake._admit()
+            if not admitted:
+                outcome = "refused"
+                return self._send_json(
+                    429,
+                    {"error": {"message": "Too many concurrent requests.", "type": "rate_limit_exceeded"}},
+                    {"Retry-After": "1"},
+                )
             delay = fake.latency_ms + (fault.ms if fault and fault.kind == "slow" else 0)
             if delay:
                 time.sleep(delay / 1000.0)
+            # The place is freed before the reply goes out (see max_concurrent).
+            record["done"] = time.time()
+            fake._leave()
+            admitted = False
             if body is None or not isinstance(body.get("messages"), list) or not body.get("messages"):
                 outcome = "invalid"
                 return self._send_json(
@@ -483,6 +540,8 @@ class _Handler(BaseHTTPRequestHandler):
             outcome = "client_gone"
             self.close_connection = True
         finally:
+            if admitted:
+                fake._leave()
             fake._end(record, outcome)
 
 
@@ -497,6 +556,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fail-500", type=int, default=0, metavar="K", help="Answer the first K requests with 500.")
     parser.add_argument("--log", help="Append one JSON line per request to this file.")
     parser.add_argument(
+        "--max-concurrent", type=int, default=0, help="Hard cap on chat requests worked on at once (0: none)."
+    )
+    parser.add_argument(
+        "--over-cap", choices=["refuse", "queue"], default="refuse", help="Beyond the cap: 429, or wait for a place."
+    )
+    parser.add_argument(
         "--max-seconds", type=float, default=3600, help="Stop by itself after this long (0: until interrupted)."
     )
     args = parser.parse_args(argv)
@@ -509,6 +574,8 @@ def main(argv: list[str] | None = None) -> int:
         reply=reply,
         fingerprint=args.fingerprint,
         log_file=args.log,
+        max_concurrent=args.max_concurrent or None,
+        over_cap=args.over_cap,
     )
     if args.fail_429:
         server.fail(429, times=args.fail_429)
