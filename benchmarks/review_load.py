@@ -1,0 +1,734 @@
+"""Review load: N annotators answering items over HTTP against gunicorn and PostgreSQL, beside Potato.
+
+Serves the app with gunicorn exactly as the README's Deployment documents it (``gunicorn.conf.py``
+at the repository root) against its own PostgreSQL database (``vivid_bench_review`` by default,
+created and migrated when missing), builds a 2,000-item corpus with model suggestions, and for
+each scenario a fresh round of those items with two annotators per item, as in the VIVID paper
+(4,000 answers shared among the N annotators). Each annotator is a thread on this machine with
+its own HTTP session: it signs in through the login page, GETs the review queue (redirected to
+its first item), then answers as the browser's htmx form does: POST of the form with the htmx
+headers, the next item's panel read from the response (its form, revision and suggested traits).
+
+Scenarios: N = 20, 100, 200 answering as fast as the server allows (saturated: the answers per
+second are the capacity), then 200 annotators thinking 5 s per item (offered load 40 answers/s,
+printed next to the saturated capacity). Each prints answers/s, the save's p50/p95/max, errors,
+server CPU per answer (CPU time of every gunicorn process during the run / answers), and checks
+every answer the server accepted against the database: 0 lost, 0 wrong, 0 stored twice.
+
+The peer: Potato (potato-annotation 2.12.1, installed on first run into var/potato-venv, run with
+``potato start config.yaml`` as its documentation says), configured with the same 2,000 items,
+one radio for the theme (7) and checkboxes for the 5 traits, two annotators per item; its clients
+follow its browser's path for one answer: POST /updateinstance (JSON), POST /annotate
+{"action": "next_instance"}, GET /annotate (the whole next page). It keeps each annotator's state
+in memory and rewrites that annotator's ``user_state.json`` on every save; the check reads those
+files after the run.
+
+    .venv/bin/python benchmarks/review_load.py [--annotators 20,100,200] [--think-annotators 200]
+        [--think 5.0] [--duration 30] [--no-peer] [--database-url URL]
+    .venv/bin/python benchmarks/review_load.py --quick     # 10 and 20 annotators, 8 s each, 400 items
+"""
+
+import argparse
+import contextlib
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlparse
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/vivid_bench_review"
+POTATO_VERSION = "2.12.1"
+POTATO_VENV = ROOT / "var" / "potato-venv"
+PASSWORD = "bench-review-password"
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def group_cpu_seconds(pgid: int) -> float:
+    """CPU time (user + system, with reaped children) of every process in a process group."""
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            raw = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        # The command name is in parentheses and may hold spaces: split after it.
+        fields = raw[raw.rindex(")") + 2 :].split()
+        if int(fields[2]) == pgid:  # field 5 of stat: the process group
+            total += sum(int(v) for v in fields[11:15])  # utime, stime, cutime, cstime
+    return total / TICKS
+
+
+# --- PostgreSQL and the VIVID server ---------------------------------------------------------
+
+
+def ensure_database(url: str) -> bool:
+    """Create the benchmark database when missing; False when PostgreSQL does not answer."""
+    import psycopg
+    from psycopg import sql
+
+    parsed = urlparse(url)
+    name = parsed.path.lstrip("/")
+    kwargs = {"host": parsed.hostname or "127.0.0.1", "port": parsed.port or 5432, "dbname": "postgres"}
+    if parsed.username:
+        kwargs["user"] = parsed.username
+    if parsed.password:
+        kwargs["password"] = parsed.password
+    try:
+        connection = psycopg.connect(**kwargs, connect_timeout=3, autocommit=True)
+    except psycopg.OperationalError as exc:
+        print(f"skipped: PostgreSQL is unreachable at {url} ({str(exc).strip().splitlines()[0]})")
+        return False
+    with connection:
+        if not connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+            connection.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+            print(f"created database {name}")
+    return True
+
+
+def server_env(url: str, var_dir: str) -> dict:
+    env = {
+        **os.environ,
+        "DATABASE_URL": url,
+        # Production settings without HTTPS (plain loopback HTTP: no secure-cookie redirect dance).
+        "DJANGO_ENV": "development",
+        "DEBUG": "0",
+        "DJANGO_SETTINGS_MODULE": "vivid_site.settings",
+        "VIVID_VAR_DIR": var_dir,
+        "LOG_LEVEL": "WARNING",
+    }
+    env.pop("VIVID_TEST_SQLITE", None)
+    return env
+
+
+class Server:
+    """A server in its own process group, so stopping it stops its workers and CPU is counted per group."""
+
+    def __init__(self, command: list[str], *, cwd: Path, env: dict, port: int, ready_path: str):
+        self.port = port
+        self.base = f"http://127.0.0.1:{port}"
+        self.ready_path = ready_path
+        # Open for the server's lifetime and closed in stop(): no with-block can span it.
+        self.log = tempfile.NamedTemporaryFile(prefix="vivid-bench-review-", suffix=".log", delete=False)  # noqa: SIM115
+        self.process = subprocess.Popen(
+            command, cwd=cwd, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+    def wait_ready(self, timeout: float = 120) -> None:
+        import requests
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise SystemExit(f"server exited with {self.process.returncode}:\n{self.log_tail()}")
+            try:
+                requests.get(self.base + self.ready_path, timeout=2)
+                return
+            except requests.RequestException:
+                time.sleep(0.3)
+        raise SystemExit(f"server did not answer within {timeout:.0f} s:\n{self.log_tail()}")
+
+    def cpu(self) -> float:
+        return group_cpu_seconds(self.process.pid)
+
+    def log_tail(self, n: int = 4000) -> str:
+        return Path(self.log.name).read_text(errors="replace")[-n:]
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(timeout=10)
+        self.log.close()
+
+
+def gunicorn(env: dict) -> Server:
+    port = free_port()
+    # The documented deployment: gunicorn.conf.py; only the address differs.
+    command = [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "vivid_site.wsgi",
+        "-c",
+        "gunicorn.conf.py",
+        "--bind",
+        f"127.0.0.1:{port}",
+    ]
+    return Server(command, cwd=ROOT, env=env, port=port, ready_path="/accounts/login/")
+
+
+# --- the corpus ------------------------------------------------------------------------------
+
+
+@dataclass
+class Corpus:
+    dataset: object
+    suggestions: object
+    annotators: list
+    texts: dict  # expression text by id, shared with Potato
+    traits: list[str]
+    themes: list[str]
+
+
+def corpus_build(*, items: int, annotators: int, seed: int) -> Corpus:
+    from django.contrib.auth.hashers import make_password
+    from django.contrib.auth.models import Group, User
+
+    from annotation.models import Dataset, Theme, Trait
+    from annotation.services import expression_import, suggestion_set_create
+    from core.roles import ANNOTATOR
+
+    traits = list(Trait.objects.order_by("number").values_list("code", flat=True))
+    themes = list(Theme.objects.order_by("number").values_list("code", flat=True))
+    name = f"bench-review-{items}"
+    dataset = Dataset.objects.filter(name=name).first()
+    if dataset is None:
+        lines = ["expression,explanation"] + [
+            f"Câu tục ngữ thử nghiệm số {n} về lúa và nước,Lời giải thích thứ {n} cho người đọc" for n in range(items)
+        ]
+        expression_import(dataset_name=name, filename="bench.csv", content=("\n".join(lines) + "\n").encode())
+        dataset = Dataset.objects.get(name=name)
+    suggestions = dataset.suggestion_sets.filter(name="bench").first()
+    if suggestions is None:
+        rng = random.Random(seed)
+        predictions = [
+            (pk, rng.sample(traits, rng.randint(0, 3)), "") for pk in dataset.expressions.values_list("pk", flat=True)
+        ]
+        suggestions = suggestion_set_create(
+            dataset=dataset, name="bench", model_name="bench-model", predictions=predictions
+        )
+    group = Group.objects.get(name=ANNOTATOR)
+    names = [f"bench_ann_{i:03d}" for i in range(annotators)]
+    existing = set(User.objects.filter(username__in=names).values_list("username", flat=True))
+    if len(existing) < len(names):
+        hashed = make_password(PASSWORD)  # one hash for all: creating 200 users costs one PBKDF2
+        User.objects.bulk_create([User(username=n, password=hashed) for n in names if n not in existing])
+    users = list(User.objects.filter(username__in=names).order_by("username"))
+    for user in users:
+        user.groups.add(group)
+    texts = dict(dataset.expressions.values_list("pk", "text"))
+    return Corpus(dataset, suggestions, users, texts, traits, themes)
+
+
+# --- VIVID clients ---------------------------------------------------------------------------
+
+FORM_ACTION = re.compile(r'<form id="review-form"[^>]*\bhx-post="([^"]+)"')
+REVISION = re.compile(r'name="revision" value="(\d+)"')
+CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+DECISION = re.compile(r'name="decision_([a-z_]+)"')
+ADDED = re.compile(r'name="added_traits" value="([a-z_]+)"')
+ASSIGNMENT = re.compile(r"/review/(\d+)/$")
+
+
+@dataclass
+class Tally:
+    latencies: list = field(default_factory=list)
+    errors: list = field(default_factory=list)
+    sent: dict = field(default_factory=dict)  # assignment id (or (user, item)) -> what was answered
+    first: float = 0.0
+    last: float = 0.0
+
+
+def vivid_login(base: str, username: str):
+    import requests
+
+    session = requests.Session()
+    page = session.get(base + "/accounts/login/", timeout=120)
+    token = CSRF.search(page.text).group(1)
+    answer = session.post(
+        base + "/accounts/login/",
+        data={"username": username, "password": PASSWORD, "csrfmiddlewaretoken": token},
+        headers={"Referer": base + "/accounts/login/"},
+        timeout=120,
+    )
+    if answer.status_code != 200 or "sessionid" not in session.cookies:
+        raise RuntimeError(f"sign-in of {username} failed: {answer.status_code}")
+    return session
+
+
+def vivid_answer(panel: str, rng: random.Random, themes: list[str]) -> tuple[dict, dict]:
+    """Form data for the panel's item (a random but complete answer) and what must be stored."""
+    theme = rng.choice(themes)
+    decisions = {code: rng.choice(["accept", "reject", "unsure"]) for code in DECISION.findall(panel)}
+    added = sorted({code for code in ADDED.findall(panel) if rng.random() < 0.3})
+    flagged = rng.random() < 0.05
+    note = f"note {rng.randrange(10**6)}" if rng.random() < 0.1 else ""
+    data = {
+        "csrfmiddlewaretoken": CSRF.search(panel).group(1),
+        "revision": REVISION.search(panel).group(1),
+        "theme": theme,
+        "note": note,
+        **{f"decision_{code}": d for code, d in decisions.items()},
+    }
+    if added:
+        data["added_traits"] = added
+    if flagged:
+        data["flagged"] = "on"
+    expected = {"theme": theme, "decisions": decisions, "added": added, "flagged": flagged, "note": note}
+    return data, expected
+
+
+def vivid_annotator(base, session, queue_url, themes, *, seed, think, start, window, tally, lock):
+    rng = random.Random(seed)
+    start.wait()
+    try:
+        # The queue redirects to the first open item's page, as for a person following the round's link.
+        page = session.get(base + queue_url, timeout=120)
+        if page.status_code != 200:
+            raise RuntimeError(f"{page.status_code} on the queue")
+        panel = page.text
+        while time.monotonic() < window["deadline"]:
+            action = FORM_ACTION.search(panel)
+            if action is None:
+                return  # the queue panel: nothing left
+            if think:
+                time.sleep(think * rng.uniform(0.75, 1.25))
+            url = base + action.group(1)
+            assignment = int(ASSIGNMENT.search(action.group(1)).group(1))
+            data, expected = vivid_answer(panel, rng, themes)
+            sent = time.perf_counter()
+            response = session.post(
+                url,
+                data=data,
+                headers={"HX-Request": "true", "HX-Target": "review-panel", "HX-Current-URL": url, "Referer": url},
+                timeout=120,
+            )
+            took = time.perf_counter() - sent
+            with lock:
+                if response.status_code == 200 and response.headers.get("HX-Push-Url"):
+                    tally.latencies.append(took)
+                    tally.sent[assignment] = expected
+                    tally.last = max(tally.last, time.perf_counter())
+                else:
+                    tally.errors.append(f"{response.status_code} on {action.group(1)}")
+                    return
+            panel = response.text
+    except Exception as exc:  # a dropped connection ends this annotator, not the run
+        with lock:
+            tally.errors.append(f"{type(exc).__name__}: {exc}")
+
+
+def vivid_check(round_, tally) -> dict:
+    """Every accepted answer against the database; nothing stored that was not sent, nothing twice."""
+    from annotation.models import Assignment, AssignmentStatus
+
+    stored = {
+        a["pk"]: a
+        for a in Assignment.objects.filter(item__round=round_, status=AssignmentStatus.SUBMITTED).values(
+            "pk", "theme__code", "trait_decisions", "added_traits", "flagged", "note", "revision"
+        )
+    }
+    lost = wrong = twice = 0
+    for pk, expected in tally.sent.items():
+        row = stored.get(pk)
+        if row is None:
+            lost += 1
+            continue
+        if (row["theme__code"], row["trait_decisions"], sorted(row["added_traits"]), row["flagged"], row["note"]) != (
+            expected["theme"],
+            expected["decisions"],
+            expected["added"],
+            expected["flagged"],
+            expected["note"],
+        ):
+            wrong += 1
+        if row["revision"] != 1:  # a second save of the same answer bumps the revision
+            twice += 1
+    unexpected = len(set(stored) - set(tally.sent))
+    return {"lost": lost, "wrong": wrong, "twice": twice, "unexpected": unexpected, "stored": len(stored)}
+
+
+def vivid_scenario(server, corpus, sessions, *, n, think, duration, seed, label):
+    from django.urls import reverse
+
+    from annotation.services import round_create
+
+    round_ = round_create(
+        name=f"bench-review-{label}-{int(time.time() * 1000)}",
+        dataset=corpus.dataset,
+        annotators=corpus.annotators[:n],
+        suggestion_set=corpus.suggestions,
+        annotators_per_item=2,
+        seed=seed,
+    )
+    queue_url = reverse("annotation:review_queue", args=[round_.pk])
+    return run_clients(
+        server,
+        n,
+        lambda i, start, window, tally, lock: vivid_annotator(
+            server.base,
+            sessions[i],
+            queue_url,
+            corpus.themes,
+            seed=seed * 1000 + i,
+            think=think,
+            start=start,
+            window=window,
+            tally=tally,
+            lock=lock,
+        ),  # fmt: skip
+        duration=duration,
+        check=lambda tally: vivid_check(round_, tally),
+    )
+
+
+def run_clients(server, n, work, *, duration, check) -> dict:
+    """Start ``n`` clients; the clock and the server's CPU count start once every client is signed in."""
+    tally, lock = Tally(), threading.Lock()
+    window = {}
+
+    def go():  # runs once, when the last client reaches the barrier
+        window["cpu"] = server.cpu()
+        window["deadline"] = time.monotonic() + duration
+        tally.first = time.perf_counter()
+
+    start = threading.Barrier(n, action=go)
+
+    threads = [threading.Thread(target=lambda i=i: work(i, start, window, tally, lock), daemon=True) for i in range(n)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = (tally.last or time.perf_counter()) - tally.first
+    cpu = server.cpu() - window["cpu"]
+    answers = len(tally.latencies)
+    result = {
+        "answers": answers,
+        "rate": answers / elapsed if elapsed > 0 else 0.0,
+        "p50": percentile(tally.latencies, 0.50),
+        "p95": percentile(tally.latencies, 0.95),
+        "max": max(tally.latencies, default=float("nan")),
+        "errors": len(tally.errors),
+        "error_sample": tally.errors[:3],
+        "cpu_ms": 1000 * cpu / answers if answers else float("nan"),
+    }
+    result.update(check(tally))
+    return result
+
+
+# --- Potato ----------------------------------------------------------------------------------
+
+
+def potato_install() -> Path:
+    binary = POTATO_VENV / "bin" / "potato"
+    marker = POTATO_VENV / f".potato-{POTATO_VERSION}"
+    if binary.exists() and marker.exists():
+        return binary
+    print(f"installing potato-annotation=={POTATO_VERSION} into {POTATO_VENV} (first run only)")
+    subprocess.run([sys.executable, "-m", "venv", str(POTATO_VENV)], check=True)
+    subprocess.run(
+        [str(POTATO_VENV / "bin" / "pip"), "install", "-q", f"potato-annotation=={POTATO_VERSION}"], check=True
+    )
+    marker.touch()
+    return binary
+
+
+def potato_server(binary: Path, corpus: Corpus, task_dir: Path) -> Server:
+    """A fresh Potato task: the same items, one radio (theme) and five checkboxes (traits), two annotators per item."""
+    task_dir.mkdir(parents=True)
+    with (task_dir / "data.jsonl").open("w") as out:
+        for pk, text in corpus.texts.items():
+            out.write(json.dumps({"id": str(pk), "text": text}, ensure_ascii=False) + "\n")
+    config = {
+        "annotation_task_name": "VIVID review (benchmark)",
+        "task_dir": ".",
+        "data_files": ["data.jsonl"],
+        "item_properties": {"id_key": "id", "text_key": "text"},
+        "output_annotation_dir": "annotation_output",
+        "export_annotation_format": "jsonl",
+        "require_password": False,
+        "user_config": {"allow_all_users": True},
+        "max_annotations_per_item": 2,
+        "annotation_schemes": [
+            {"annotation_type": "radio", "name": "theme", "description": "Theme", "labels": corpus.themes},
+            {"annotation_type": "multiselect", "name": "traits", "description": "Traits", "labels": corpus.traits},
+        ],
+    }
+    # JSON is YAML: no YAML writer needed here.
+    (task_dir / "config.yaml").write_text(json.dumps(config, ensure_ascii=False, indent=2))
+    port = free_port()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return Server(
+        [str(binary), "start", "config.yaml", "-p", str(port)], cwd=task_dir, env=env, port=port, ready_path="/"
+    )
+
+
+INSTANCE = re.compile(r'name="instance_id" type="hidden" value="([^"]*)"')
+
+
+def potato_annotator(base, username, corpus, *, seed, think, start, window, tally, lock):
+    import requests
+
+    rng = random.Random(seed)
+    session = requests.Session()
+    page = None
+    try:
+        # Potato's sign-in: a user name, no password (require_password: false); it lands on /annotate.
+        page = session.post(base + "/auth", data={"email": username, "pass": ""}, timeout=120)
+    except Exception as exc:
+        with lock:
+            tally.errors.append(f"sign-in: {type(exc).__name__}: {exc}")
+    start.wait()
+    if page is None:
+        return
+    try:
+        while time.monotonic() < window["deadline"]:
+            found = INSTANCE.search(page.text)
+            if found is None:
+                return  # done page: no item left for this annotator
+            instance = found.group(1)
+            if think:
+                time.sleep(think * rng.uniform(0.75, 1.25))
+            theme = rng.choice(corpus.themes)
+            traits = sorted(code for code in corpus.traits if rng.random() < 0.3)
+            labels = {f"theme:{theme}": theme, **{f"traits:{code}": code for code in traits}}
+            sent = time.perf_counter()
+            # The browser's three requests for one answer (static/annotation.js: saveAnnotations, navigateToNext).
+            saved = session.post(
+                base + "/updateinstance",
+                json={"instance_id": instance, "annotations": labels, "span_annotations": []},
+                timeout=120,
+            )
+            moved = session.post(
+                base + "/annotate",
+                json={"action": "next_instance", "instance_id": instance},
+                headers={"X-Potato-Navigation": "1"},
+                timeout=120,
+            )
+            page = session.get(base + "/annotate", timeout=120)
+            took = time.perf_counter() - sent
+            with lock:
+                if saved.status_code == moved.status_code == page.status_code == 200:
+                    if (username, instance) in tally.sent:
+                        tally.errors.append(f"{instance} handed out twice to {username}")
+                        return
+                    tally.latencies.append(took)
+                    tally.sent[(username, instance)] = {"theme": theme, "traits": traits}
+                    tally.last = max(tally.last, time.perf_counter())
+                else:
+                    tally.errors.append(f"{saved.status_code}/{moved.status_code}/{page.status_code} on {instance}")
+                    return
+    except Exception as exc:
+        with lock:
+            tally.errors.append(f"{type(exc).__name__}: {exc}")
+
+
+def potato_check(task_dir: Path, tally) -> dict:
+    """Potato's own files after the run: each annotator's user_state.json."""
+    stored = {}
+    for state_file in (task_dir / "annotation_output").glob("*/user_state.json"):
+        state = json.loads(state_file.read_text())
+        for instance, pairs in (state.get("instance_id_to_label_to_value") or {}).items():
+            theme = [value for label, value in pairs if label["schema"] == "theme"]
+            traits = sorted(value for label, value in pairs if label["schema"] == "traits")
+            stored[(state["user_id"], instance)] = {"theme": theme[0] if len(theme) == 1 else theme, "traits": traits}
+    lost = sum(1 for key in tally.sent if key not in stored)
+    wrong = sum(1 for key, expected in tally.sent.items() if key in stored and stored[key] != expected)
+    per_item = {}
+    for _user, instance in stored:
+        per_item[instance] = per_item.get(instance, 0) + 1
+    return {
+        "lost": lost,
+        "wrong": wrong,
+        # Potato cannot store one annotator's answer twice (a dict per annotator); what it can do is
+        # hand an item to more annotators than max_annotations_per_item: counted here.
+        "twice": sum(1 for count in per_item.values() if count > 2),
+        "unexpected": len(set(stored) - set(tally.sent)),
+        "stored": len(stored),
+    }
+
+
+# --- report ----------------------------------------------------------------------------------
+
+
+def row(name: str, result: dict | None) -> str:
+    if not result:
+        return f"{name:<8} {'-':>9}"
+    return (
+        f"{name:<8} {result['rate']:>7.1f}/s  p50 {result['p50'] * 1000:>6.0f} ms  p95 {result['p95'] * 1000:>6.0f} ms"
+        f"  max {result['max'] * 1000:>6.0f} ms  errors {result['errors']:>3}  CPU/answer {result['cpu_ms']:>5.1f} ms"
+        f"  answers {result['answers']:>5}  lost {result['lost']} wrong {result['wrong']} twice {result['twice']}"
+        f" unexpected {result['unexpected']}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--annotators", default="20,100,200", help="saturated scenarios: annotators each")
+    parser.add_argument("--think-annotators", type=int, default=200)
+    parser.add_argument("--think", type=float, default=5.0, help="seconds each annotator reads an item")
+    parser.add_argument("--items", type=int, default=2000)
+    parser.add_argument("--duration", type=float, default=30.0, help="seconds per saturated scenario")
+    parser.add_argument("--think-duration", type=float, default=40.0, help="seconds of the thinking scenario")
+    parser.add_argument("--no-peer", action="store_true", help="skip Potato")
+    parser.add_argument("--seed", type=int, default=14)
+    parser.add_argument("--database-url", default=os.environ.get("BENCH_REVIEW_DATABASE_URL", DEFAULT_DATABASE_URL))
+    parser.add_argument("--quick", action="store_true", help="10 and 20 annotators, 8 s each, 400 items")
+    args = parser.parse_args()
+    if args.quick:
+        args.annotators, args.think_annotators, args.think = "10,20", 20, 0.5
+        args.items, args.duration, args.think_duration = 400, 8.0, 8.0
+    sizes = [int(n) for n in args.annotators.split(",") if n]
+    scenarios = [(f"N={n}", n, 0.0, args.duration) for n in sizes]
+    scenarios.append(
+        (f"{args.think_annotators}@{args.think:g}s", args.think_annotators, args.think, args.think_duration)
+    )
+
+    if not ensure_database(args.database_url):
+        return
+    var_dir = tempfile.mkdtemp(prefix="vivid-bench-review-")
+    env = server_env(args.database_url, var_dir)
+    os.environ.update(
+        {k: env[k] for k in ("DATABASE_URL", "DJANGO_ENV", "DEBUG", "DJANGO_SETTINGS_MODULE", "VIVID_VAR_DIR")}
+    )
+    os.environ["DB_CONN_MAX_AGE"] = "0"
+    started = time.perf_counter()
+    migrated = subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    if migrated.returncode:
+        raise SystemExit(f"migrate failed:\n{migrated.stderr[-4000:]}")
+    import django
+
+    django.setup()
+    corpus = corpus_build(items=args.items, annotators=max(n for _, n, _, _ in scenarios), seed=args.seed)
+    print(
+        f"database ready, {args.items} items, {len(corpus.annotators)} annotators in {time.perf_counter() - started:.1f} s"
+    )
+
+    results: dict[str, dict] = {}
+    peer: dict[str, dict] = {}
+    server = gunicorn(env)
+    try:
+        server.wait_ready()
+        started = time.perf_counter()
+        sessions = sign_in_all(server.base, corpus.annotators)
+        print(f"{len(sessions)} annotators signed in through the login page in {time.perf_counter() - started:.1f} s")
+        for label, n, think, duration in scenarios:
+            results[label] = vivid_scenario(
+                server, corpus, sessions, n=n, think=think, duration=duration, seed=args.seed, label=label
+            )
+            print("VIVID  " + row(label, results[label]), *results[label]["error_sample"], sep="\n  ", flush=True)
+    finally:
+        server.stop()
+    if not args.no_peer:
+        binary = potato_install()
+        work_dir = Path(tempfile.mkdtemp(prefix="potato-bench-", dir=ROOT / "var"))
+        try:
+            for label, n, think, duration in scenarios:
+                peer[label] = potato_run(
+                    binary, corpus, work_dir, n=n, think=think, duration=duration, seed=args.seed, label=label
+                )
+                print("Potato " + row(label, peer[label]), *peer[label]["error_sample"], sep="\n  ", flush=True)
+        finally:
+            shutil.rmtree(work_dir, ignore_errors=True)
+    shutil.rmtree(var_dir, ignore_errors=True)
+    report(results, peer, scenarios)
+
+
+def sign_in_all(base: str, users: list) -> list:
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        return list(pool.map(lambda user: vivid_login(base, user.username), users))
+
+
+def potato_run(binary, corpus, work_dir, *, n, think, duration, seed, label) -> dict:
+    task_dir = work_dir / f"potato-{label.replace('@', '-at-').replace('=', '')}"
+    server = potato_server(binary, corpus, task_dir)
+    tallies = []
+    try:
+        server.wait_ready()
+
+        def check(tally):
+            tallies.append(tally)
+            return {}
+
+        result = run_clients(
+            server,
+            n,
+            lambda i, start, window, tally, lock: potato_annotator(
+                server.base,
+                f"ann_{i:03d}",
+                corpus,
+                seed=seed * 1000 + i,
+                think=think,
+                start=start,
+                window=window,
+                tally=tally,
+                lock=lock,
+            ),  # fmt: skip
+            duration=duration,
+            check=check,
+        )
+    finally:
+        server.stop()
+    result.update(potato_check(task_dir, tallies[0]))
+    return result
+
+
+def report(results: dict, peer: dict, scenarios: list) -> None:
+    saturated = [r["rate"] for label, _n, think, _d in scenarios if not think for r in [results[label]]]
+    capacity = max(saturated, default=0.0)
+    print()
+    print("review page: answers/s, save p95, server CPU per answer (VIVID: 1 POST per answer; Potato: 3 requests)")
+    print(f"{'scenario':<10} {'VIVID':>10} {'p95':>8} {'CPU':>8}   {'Potato':>10} {'p95':>8} {'CPU':>8}")
+    for label, n, think, _d in scenarios:
+        mine, theirs = results[label], peer.get(label)
+        line = f"{label:<10} {mine['rate']:>8.1f}/s {mine['p95'] * 1000:>6.0f}ms {mine['cpu_ms']:>6.1f}ms"
+        if theirs:
+            line += f"   {theirs['rate']:>8.1f}/s {theirs['p95'] * 1000:>6.0f}ms {theirs['cpu_ms']:>6.1f}ms"
+        if think:
+            line += f"   offered {n / think:.0f}/s, saturated capacity {capacity:.0f}/s ({capacity / (n / think):.1f}x)"
+        print(line)
+    bad = [
+        (who, label)
+        for who, table in (("VIVID", results), ("Potato", peer))
+        for label, r in table.items()
+        if r["lost"] or r["wrong"] or r["twice"] or r["unexpected"]
+    ]
+    print(
+        "stored answers checked against what the clients sent: "
+        + ("0 lost, 0 wrong, 0 twice, 0 unexpected" if not bad else f"MISMATCH in {bad}")
+    )
+    print(
+        "Potato's method: each answer is POST /updateinstance (JSON labels) + POST /annotate next_instance +"
+        " GET /annotate (the whole next page); state kept in memory, each annotator's user_state.json rewritten"
+        " on every save (annotation_output/<user>/)."
+    )
+
+
+if __name__ == "__main__":
+    main()

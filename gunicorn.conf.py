@@ -1,0 +1,32 @@
+"""gunicorn settings for production, read by ``gunicorn vivid_site.wsgi`` run from the repository root.
+
+gunicorn loads ``./gunicorn.conf.py`` by itself; ``-c gunicorn.conf.py`` says so explicitly.
+The load benchmarks (``benchmarks/review_load.py``, ``benchmarks/survey_load.py``) serve the app
+with this file, so what they measure is what the README documents for deployment. Each value can
+be overridden on the command line (``--workers 9``) or through the environment variables below.
+
+Sized for a 2-core machine: the app's requests are CPU-bound Python with short database waits,
+so a few processes (one per core, plus one to cover the waits) each with a few threads keep the
+cores busy without the memory and context switches of many processes.
+"""
+
+import multiprocessing
+import os
+
+bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8000")
+workers = int(os.environ.get("GUNICORN_WORKERS", multiprocessing.cpu_count() * 2 + 1))
+worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "gthread")
+threads = int(os.environ.get("GUNICORN_THREADS", "4"))
+# Import the app once in the master (vivid_site/wsgi.py loads every view), then fork: faster
+# start-up, shared memory pages, and an import error stops the server instead of each worker.
+preload_app = True
+# Longer than an annotator reads an item or a participant a page, so a reader keeps its connection.
+keepalive = 10
+timeout = 120
+graceful_timeout = 30
+# Recycle a worker now and then (jittered, so they never restart together): bounds any slow leak.
+max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "10000"))
+max_requests_jitter = max_requests // 10
+# The proxy in front logs requests; gunicorn logs what goes wrong.
+accesslog = None
+loglevel = os.environ.get("GUNICORN_LOG_LEVEL", "warning")
