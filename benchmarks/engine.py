@@ -46,6 +46,7 @@ MODEL = "bench"
 LMEVAL_VERSION = "0.4.13"
 LMEVAL_VENV = ROOT / "var" / "lmeval-venv"
 PY = sys.executable
+LAST_COMMAND_CPU = 0.0
 
 
 def free_port() -> int:
@@ -190,6 +191,22 @@ def workers_start(n: int, env: dict, var: Path, extra: list[str]) -> list[tuple[
     return started
 
 
+def workers_cpu(started) -> float:
+    """CPU seconds (user + system) used so far by the worker processes and their pool children."""
+    import psutil
+
+    total = 0.0
+    for process, _ in started:
+        try:
+            parent = psutil.Process(process.pid)
+            for one in [parent, *parent.children(recursive=True)]:
+                times = one.cpu_times()
+                total += times.user + times.system
+        except psutil.NoSuchProcess:
+            continue
+    return total
+
+
 def workers_stop(started) -> None:
     for process, _ in started:
         if process.poll() is None:
@@ -205,10 +222,16 @@ def workers_stop(started) -> None:
 def cli_generation(env: dict, *, inline: bool) -> tuple[float, int, str]:
     command = [PY, "manage.py", "run_generation", "--dataset", DATASET, "--model", MODEL, "--prompt", "zero-shot"]
     command += ["--wait"] + (["--inline"] if inline else [])
+    import resource
+
     started = time.perf_counter()
     at = time.time()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
     wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    global LAST_COMMAND_CPU
+    LAST_COMMAND_CPU = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     if done.returncode:
         raise RuntimeError(f"run_generation failed:\n{done.stdout}\n{done.stderr[-3000:]}")
     return wall, int(done.stdout.split()[0]), done.stdout.strip().splitlines()[-1], at
@@ -355,9 +378,10 @@ def main():
                 f"PostgreSQL, {mode}; {args.items} items, endpoint at {args.latency_ms:.0f} ms with a hard cap of "
                 f"{args.cap}: ideal {ideal:.2f} s"
             )
-            cpu = server.cpu_seconds()
+            cpu, engine_cpu = server.cpu_seconds(), workers_cpu(workers)
             wall, run_id, summary, at = cli_generation(env, inline=args.eager)
             server_cpu = server.cpu_seconds() - cpu
+            engine_cpu = workers_cpu(workers) - engine_cpu + LAST_COMMAND_CPU
             records = server.records()
             stats = server.stats()
             phase, most = request_phase(records)
@@ -372,6 +396,10 @@ def main():
                 f"  capacity: {args.items / phase:.0f} requests/s at the endpoint (offered cap/latency "
                 f"{args.cap / args.latency_ms * 1000:.0f}/s); at most {most} at once, {stats['refused']} refused "
                 f"over the cap; server CPU {server_cpu * 1000 / max(1, len(records)):.2f} ms/request"
+            )
+            print(
+                f"  engine CPU (workers + command, more stable than wall time on a shared machine): "
+                f"{engine_cpu * 1000 / args.items:.2f} ms/item, of which the command {LAST_COMMAND_CPU:.2f} s"
             )
             print(
                 f"  database: {check['done']}/{check['items']} items done, {check['sent']} requests, "

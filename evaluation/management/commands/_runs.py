@@ -27,7 +27,7 @@ def prepare(options) -> None:
         current_app.conf.task_always_eager = True
 
 
-def wait_for(command, run: Run, poll: float = 0.5) -> None:
+def wait_for(command, run: Run, poll: float = 0.2) -> None:
     """Follow a run to its end; a failed or cancelled run ends the command with an error."""
     progress = run_progress(run=run)
     with tqdm(total=progress["n_items"], unit="item", file=command.stderr._out, dynamic_ncols=True) as bar:

@@ -36,6 +36,14 @@ def response_cache_store(key: str, completion: Completion) -> None:
         ResponseCache.objects.create(key=key, response=_completion_json(completion))
 
 
+def response_cache_store_many(entries: list[tuple[str, Completion]]) -> None:
+    """Store several responses in one statement; a key another worker cached first is left as it is."""
+    ResponseCache.objects.bulk_create(
+        [ResponseCache(key=key, response=_completion_json(completion)) for key, completion in entries],
+        ignore_conflicts=True,
+    )
+
+
 def _completion_json(completion: Completion) -> dict:
     return {
         "text": completion.text,

@@ -14,7 +14,7 @@ import uuid
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import connection, connections
+from django.db import connection, connections, transaction
 from django.db.models import Q, Sum
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -23,8 +23,11 @@ from annotation.models import Expression
 
 from ...models import ItemStatus, Run, RunItem, RunKind, RunPhase, RunStatus
 from ...providers import ClientError, Completion, ProviderError, RetryableError, provider_for
-from .cache import cache_key, response_cache_lookup, response_cache_store
+from .cache import cache_key, response_cache_lookup, response_cache_store_many
 from .throttle import SlotLease, backoff_delay, model_throttle_wait
+
+# How often a chunk that wants more threads looks for a slot another chunk has freed.
+SLOT_WAIT_SECONDS = 0.02
 
 
 def claimable_items() -> Q:
@@ -115,16 +118,29 @@ def _run_claimed(run: Run, token: str) -> None:
         return
     _model_warm_up(run, context.provider)
     context.prepare(items)
+    queue = collections.deque(items)
     workers = max(1, min(run.model.max_concurrency, len(items)))
     if workers == 1:
-        context.work(collections.deque(items), close_connections=False)
-    else:
-        queue = collections.deque(items)
-        threads = [
-            threading.Thread(target=context.work, args=(queue,), name=f"run{run.pk}-{n}") for n in range(workers)
-        ]
-        for thread in threads:
+        context.work(queue, close_connections=False)
+        return
+    # A thread starts only once the chunk holds a slot for it, so the threads (and their
+    # database connections) never outnumber the slots this chunk holds: chunks running at
+    # once in other processes or on other machines share the cap without a crowd of
+    # threads each polling for a slot and each holding a connection.
+    threads: list[threading.Thread] = []
+    SlotLease(run.model).slots_ensure()
+    try:
+        while queue and len(threads) < workers and not context.cancelled():
+            lease = SlotLease(run.model)
+            if not lease.try_acquire():
+                time.sleep(SLOT_WAIT_SECONDS)
+                continue
+            thread = threading.Thread(
+                target=context.work, args=(queue,), kwargs={"lease": lease}, name=f"run{run.pk}-{len(threads)}"
+            )
+            threads.append(thread)
             thread.start()
+    finally:
         for thread in threads:
             thread.join()
 
@@ -164,6 +180,7 @@ class _RunContext:
         self._lock = threading.Lock()
         self._local = threading.local()
         self._fingerprints: set[str] = set(run.reproducibility.get("fingerprints", []))
+        self._writer = _GroupWriter()
         self.shot_pool = _classification_pool(run) if run.kind == RunKind.CLASSIFICATION else None
 
     def cancelled(self) -> bool:
@@ -180,10 +197,11 @@ class _RunContext:
             )
         return self._cancelled
 
-    def work(self, queue: collections.deque, *, close_connections: bool = True) -> None:
+    def work(self, queue: collections.deque, *, close_connections: bool = True, lease: SlotLease | None = None) -> None:
         """Take items until none is left. A thread keeps its database connection and its
-        concurrency lease from item to item: per-item setup would cost more than the work."""
-        lease = SlotLease(self.model)
+        concurrency lease (taken here unless given) from item to item: per-item setup would
+        cost more than the work."""
+        lease = lease or SlotLease(self.model)
         self._local.lease = lease
         try:
             batch_size = settings.EVAL_LOCAL_BATCH if hasattr(self.provider, "complete_batch") else 1
@@ -253,8 +271,16 @@ class _RunContext:
                     attempts=settings.EVAL_MAX_ATTEMPTS,
                 )
                 return
-            response_cache_store(key, completion)
-        self._write(item, messages, gold, completion, cached=cached is not None, attempts=attempts, started=started)
+        self._write(
+            item,
+            messages,
+            gold,
+            completion,
+            cached=cached is not None,
+            attempts=attempts,
+            started=started,
+            cache_as=None if cached is not None else key,
+        )
 
     def process_batch(self, items: list[RunItem]) -> None:
         """A local model generates several uncached items in one padded batch."""
@@ -282,12 +308,22 @@ class _RunContext:
             return
         for item, completion in zip(fresh, completions, strict=True):
             messages, gold, key = self._prepared[item.pk]
-            response_cache_store(key, completion)
-            self._write(item, messages, gold, completion, cached=False, attempts=1, started=started)
+            self._write(item, messages, gold, completion, cached=False, attempts=1, started=started, cache_as=key)
 
     def _write(
-        self, item, messages, gold, completion: Completion, *, cached: bool, attempts: int, started: float
+        self,
+        item,
+        messages,
+        gold,
+        completion: Completion,
+        *,
+        cached: bool,
+        attempts: int,
+        started: float,
+        cache_as: str | None = None,
     ) -> None:
+        """Store an item's result (and its response in the cache under ``cache_as``) before the
+        thread takes its next item, so a killed worker loses at most the requests in flight."""
         fields = {
             "status": ItemStatus.DONE,
             "messages": messages,
@@ -310,7 +346,7 @@ class _RunContext:
             fields.update(prediction=prediction[:100], gold=gold, correct=correct)
         # Token totals are summed from the items (see run_progress): one shared
         # counter row updated by every thread would serialise them on its lock.
-        written = RunItem.objects.filter(pk=item.pk, status=ItemStatus.PENDING).update(**fields)
+        written = self._writer.write(item.pk, fields, (cache_as, completion) if cache_as else None)
         if written and not cached and completion.fingerprint and completion.fingerprint not in self._fingerprints:
             self._record_fingerprint(completion.fingerprint)
 
@@ -348,6 +384,56 @@ class _RunContext:
             lease.release()  # a backoff must not hold capacity that other requests could use
             time.sleep(backoff_delay(last_error, attempt))
         raise last_error
+
+
+class _GroupWriter:
+    """Group commit: the results a chunk's threads finish while a write is under way go to the
+    database together, in one transaction (the cache rows in one statement), instead of two
+    commits per item. Each thread still waits until its own result is stored, so nothing is
+    sent before what came back earlier is safe. The first waiting thread writes for all.
+    """
+
+    def __init__(self):
+        self._cond = threading.Condition()
+        self._pending: list[dict] = []
+        self._writing = False
+
+    def write(self, item_id: int, fields: dict, cache_entry: tuple | None) -> bool:
+        """Store one item's fields (if it is still pending); whether it was written."""
+        entry = {"item": item_id, "fields": fields, "cache": cache_entry, "done": False, "written": False}
+        with self._cond:
+            self._pending.append(entry)
+            while not entry["done"]:
+                if self._writing:
+                    self._cond.wait()
+                    continue
+                batch, self._pending, self._writing = self._pending, [], True
+                self._cond.release()
+                try:
+                    self._store(batch)
+                finally:
+                    self._cond.acquire()
+                    self._writing = False
+                    for other in batch:
+                        other["done"] = True
+                    self._cond.notify_all()
+        if "error" in entry:
+            raise entry["error"]
+        return entry["written"]
+
+    @staticmethod
+    def _store(batch: list[dict]) -> None:
+        try:
+            with transaction.atomic():
+                response_cache_store_many([e["cache"] for e in batch if e["cache"]])
+                for entry in batch:
+                    entry["written"] = bool(
+                        RunItem.objects.filter(pk=entry["item"], status=ItemStatus.PENDING).update(**entry["fields"])
+                    )
+        except Exception as exc:  # every thread of the batch meets its own write's failure, as before
+            for entry in batch:
+                entry["written"] = False
+                entry["error"] = exc
 
 
 def run_fingerprint_record(*, run_id: int, fingerprint: str, provider_facts: dict) -> bool:

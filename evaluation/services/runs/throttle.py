@@ -1,6 +1,7 @@
 """Pacing a model's requests across every worker: the concurrency lease, requests per minute, and backoff."""
 
 import random
+import threading
 import time
 import uuid
 from datetime import timedelta
@@ -20,6 +21,19 @@ def backoff_delay(error: RetryableError, attempt: int) -> float:
     if error.retry_after is not None:
         return min(error.retry_after, float(settings.EVAL_RETRY_AFTER_CAP_S))
     return random.uniform(0, min(settings.EVAL_BACKOFF_CAP, settings.EVAL_BACKOFF_BASE * 2 ** (attempt - 1)))
+
+
+# One thread per process and model asks the database for a free slot at a time; the others
+# wait their turn on this lock. Without it, a chunk's threads beyond the free slots (another
+# chunk, another process holds them) each polled every POLL_SECONDS: thousands of queries a
+# second that took the CPU from the requests under way.
+_slot_pollers: dict[int, threading.Lock] = {}
+_slot_pollers_guard = threading.Lock()
+
+
+def _slot_poller(model_id: int) -> threading.Lock:
+    with _slot_pollers_guard:
+        return _slot_pollers.setdefault(model_id, threading.Lock())
 
 
 class SlotLease:
@@ -56,21 +70,35 @@ class SlotLease:
         self._acquire()
 
     def _acquire(self) -> None:
+        self.slots_ensure()
+        with _slot_poller(self.model.pk):
+            self._poll()
+
+    def _poll(self) -> None:
+        while not self._take():
+            time.sleep(self.POLL_SECONDS)
+
+    def slots_ensure(self) -> None:
         from ..models import model_slots_ensure
 
         if not ModelSlot.objects.filter(model=self.model).exists():
             model_slots_ensure(model=self.model)  # a model created without model_add
-        while True:
-            now = timezone.now()
-            free = Q(expires_at__isnull=True) | Q(expires_at__lt=now)
-            candidate = ModelSlot.objects.filter(free, model=self.model).order_by("?").values("pk")[:1]
-            # One statement picks and takes a free slot; the repeated condition makes
-            # a race between two takers end with one winner.
-            expires = now + self._lifetime()
-            if ModelSlot.objects.filter(free, pk=Subquery(candidate)).update(holder=self.holder, expires_at=expires):
-                self.expires_at = expires
-                return
-            time.sleep(self.POLL_SECONDS)
+
+    def try_acquire(self) -> bool:
+        """Take a free slot if there is one, without waiting (after slots_ensure)."""
+        return self._take()
+
+    def _take(self) -> bool:
+        now = timezone.now()
+        free = Q(expires_at__isnull=True) | Q(expires_at__lt=now)
+        candidate = ModelSlot.objects.filter(free, model=self.model).order_by("?").values("pk")[:1]
+        # One statement picks and takes a free slot; the repeated condition makes
+        # a race between two takers end with one winner.
+        expires = now + self._lifetime()
+        if ModelSlot.objects.filter(free, pk=Subquery(candidate)).update(holder=self.holder, expires_at=expires):
+            self.expires_at = expires
+            return True
+        return False
 
     def release(self) -> None:
         if self.expires_at is not None:
