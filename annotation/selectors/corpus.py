@@ -4,6 +4,7 @@ import difflib
 import unicodedata
 
 from django.db.models import Count, Q, QuerySet
+from django.db.models.signals import post_delete, post_migrate, post_save
 
 from ..models import Dataset, Expression, ImportJob, Theme, Trait, normalize_key
 
@@ -135,6 +136,33 @@ def theme_list() -> QuerySet[Theme]:
     return Theme.objects.order_by("number")
 
 
+_trait_codes: frozenset[str] | None = None
+
+
+def trait_codes() -> frozenset[str]:
+    """Every trait code, read once per process: validating an answer needs no query.
+
+    Correct for the process's lifetime because codes never change while the app runs: the
+    taxonomy is seeded by a migration and the admin keeps codes read-only and refuses adds and
+    deletes (only the wording is editable, and this holds no wording). A trait saved or deleted
+    in this process, or a migrate or flush run in it (tests), empties the cache all the same.
+    """
+    global _trait_codes
+    if _trait_codes is None:
+        _trait_codes = frozenset(Trait.objects.values_list("code", flat=True))
+    return _trait_codes
+
+
+def _trait_codes_forget(**kwargs) -> None:
+    global _trait_codes
+    _trait_codes = None
+
+
+post_save.connect(_trait_codes_forget, sender=Trait, dispatch_uid="annotation.trait_codes.save")
+post_delete.connect(_trait_codes_forget, sender=Trait, dispatch_uid="annotation.trait_codes.delete")
+post_migrate.connect(_trait_codes_forget, dispatch_uid="annotation.trait_codes.migrate")
+
+
 def dataset_get_by_id(*, pk: int) -> Dataset | None:
     return Dataset.objects.filter(pk=pk).first()
 
@@ -166,6 +194,7 @@ __all__ = [
     "dataset_export_rows",
     "trait_list",
     "theme_list",
+    "trait_codes",
     "dataset_get_by_id",
     "import_job_get",
 ]

@@ -131,6 +131,28 @@ def annotator_next(*, round: AnnotationRound, user, after: Assignment | None = N
     )
 
 
+def annotator_next_two(
+    *, round: AnnotationRound, user, after: Assignment
+) -> tuple[Assignment | None, Assignment | None]:
+    """``annotator_next(after=after)`` and the item after that one (the panel's "next item" link).
+
+    One query in the usual case, two open items later in the queue; anything else (the end of
+    the queue, skipped items) is answered by ``annotator_next`` itself, so the order is the same.
+    """
+    open_statuses = [AssignmentStatus.PENDING, AssignmentStatus.DRAFT]
+    later = list(
+        annotator_queue(round=round, user=user)
+        .filter(status__in=open_statuses, position__gt=after.position)
+        .exclude(pk=after.pk)[:2]
+    )
+    if len(later) == 2:
+        return later[0], later[1]
+    following = later[0] if later else annotator_next(round=round, user=user, after=after)
+    if following is None:
+        return None, None
+    return following, annotator_next(round=round, user=user, after=following)
+
+
 def assignment_get(*, pk: int, user) -> Assignment | None:
     """An annotator reads only their own assignments."""
     return (
@@ -251,6 +273,7 @@ __all__ = [
     "annotator_progress",
     "round_percent",
     "annotator_next",
+    "annotator_next_two",
     "assignment_get",
     "can_see_all_labels",
     "adjudication_queue",

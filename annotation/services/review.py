@@ -28,6 +28,7 @@ from ..models import (
     Trait,
     TraitDecision,
 )
+from ..selectors.corpus import trait_codes
 
 DRAFT_KEYS = ("trait_decisions", "added_traits", "theme", "flagged", "note")
 
@@ -121,11 +122,14 @@ def assignment_submit(
     flagged: bool = False,
     note: str = "",
     revision: int | None = None,
+    suggested: list[str] | None = None,
 ) -> Assignment:
     """Record an annotator's review. Submitting again edits it, until the round is locked.
 
     ``revision`` is the revision the form was loaded with; if another tab
     submitted in between, ConflictError is raised and nothing changes.
+    ``suggested`` is the item's ``suggested_codes`` when the caller already read them
+    (the review page builds its form from them): they are not read a second time.
     """
     # Lock the item before the answer: under READ COMMITTED two annotators
     # submitting at once would each miss the other's uncommitted answer and
@@ -137,18 +141,23 @@ def assignment_submit(
     )
     assignment = Assignment.objects.select_for_update(of=("self",)).select_related("theme").get(pk=assignment.pk)
     assignment.item = item
-    _check_annotator(assignment, user)
+    if assignment.annotator_id != user.pk:
+        raise PermissionDenied(_("This item is not in your queue."))
+    # The round came with the locked item, read just now: a lock committed before it is seen.
+    if item.round.status != RoundStatus.OPEN:
+        raise ValidationError(_("The round is locked; answers can no longer change."))
     if revision is not None and revision != assignment.revision:
         raise ConflictError(
             _("This item was saved from another tab or window; reload it to see the saved answer."), current=assignment
         )
 
     errors = {}
-    trait_codes = set(Trait.objects.values_list("code", flat=True))
+    known_traits = trait_codes()
     theme_obj = Theme.objects.filter(code=theme).first() if theme else None
     if theme_obj is None:
         errors["theme"] = _("choose one theme")
-    suggested = suggested_codes(assignment.item)
+    if suggested is None:
+        suggested = suggested_codes(assignment.item)
     decisions = {code: d for code, d in (trait_decisions or {}).items() if d}
     unknown = set(decisions) - set(suggested)
     if unknown:
@@ -159,8 +168,8 @@ def assignment_submit(
     if any(d not in TraitDecision.values for d in decisions.values()):
         errors["trait_decisions"] = _("a decision is accept, reject or unsure")
     added = sorted(set(added_traits or []))
-    if set(added) - trait_codes:
-        errors["added_traits"] = _("unknown trait %(codes)s") % {"codes": ", ".join(sorted(set(added) - trait_codes))}
+    if set(added) - known_traits:
+        errors["added_traits"] = _("unknown trait %(codes)s") % {"codes": ", ".join(sorted(set(added) - known_traits))}
     if set(added) & set(suggested):
         errors["added_traits"] = _("a suggested trait is decided above, not added")
     if errors:
@@ -191,11 +200,19 @@ def assignment_submit(
         "flagged": flagged,
         "note": assignment.note,
     }
+    changes = []
     for key in old:
         previous = old[key] if before else None
         if previous is None and new[key] in ("", [], {}, False):
             continue  # an empty field on a first submit is not a change worth a history row
-        _log(item=assignment.item, assignment=assignment, actor=user, field=key, old=previous, new=new[key])
+        if previous != new[key]:
+            changes.append(
+                LabelChange(
+                    item=item, assignment=assignment, actor=user, field=key, old_value=previous, new_value=new[key]
+                )
+            )
+    # One INSERT for the answer's history rows (same rows, same order, as one _log call each).
+    LabelChange.objects.bulk_create(changes)
     _item_status_derive(item)
     return assignment
 
@@ -224,6 +241,10 @@ def _item_status_derive(item: RoundItem) -> RoundItem:
         agree = len({(lab.traits, lab.theme) for lab in labels}) == 1
         clean = not any(lab.unsure or lab.flagged for lab in labels)
         status = ItemStatus.UNANIMOUS if agree and clean else ItemStatus.NEEDS_ADJUDICATION
+    if status == ItemStatus.PENDING and item.status == ItemStatus.PENDING and item.final_theme_id is None:
+        # Still awaiting a review (the first of two answers): nothing to write. A pending item
+        # has no final traits either: they are set only with UNANIMOUS and ADJUDICATED.
+        return item
     item.status = status
     if status == ItemStatus.UNANIMOUS:
         item.final_theme = assignments[0].theme

@@ -84,7 +84,10 @@ def _answer_summary(assignment, traits) -> dict:
     }
 
 
-def _item_context(request, assignment, *, form=None, suggested=None, taxonomy=None, **extra) -> dict:
+_UNREAD = object()
+
+
+def _item_context(request, assignment, *, form=None, suggested=None, taxonomy=None, following=_UNREAD, **extra) -> dict:
     round_ = assignment.item.round
     if suggested is None:
         suggested = services.suggested_codes(assignment.item)
@@ -97,7 +100,8 @@ def _item_context(request, assignment, *, form=None, suggested=None, taxonomy=No
             suggested=suggested,
         )
     is_open = round_.status == RoundStatus.OPEN
-    following = selectors.annotator_next(round=round_, user=request.user, after=assignment) if is_open else None
+    if following is _UNREAD or not is_open:
+        following = selectors.annotator_next(round=round_, user=request.user, after=assignment) if is_open else None
     state = _suggestion_state(assignment.item)
     if state == "shown" and not suggested:
         state = "none"
@@ -135,17 +139,21 @@ def _finished_context(request, round_) -> dict:
     }
 
 
-def _advance(request, round_, *, after, saved=None):
+def _advance(request, round_, *, after, saved=None, taxonomy=None):
     """Go on to the next item: its panel for htmx (with its URL pushed), a redirect otherwise."""
-    following = selectors.annotator_next(round=round_, user=request.user, after=after)
-    if following is not None:
-        url = _item_url(following)
-        if not wants_fragment(request):
+    if not wants_fragment(request):
+        following = selectors.annotator_next(round=round_, user=request.user, after=after)
+        if following is not None:
             if saved is not None:
                 messages.success(request, _("Saved “%(text)s”.") % {"text": saved.item.expression.text})
-            return redirect(url)
-        following = selectors.assignment_get(pk=following.pk, user=request.user)
-        return push_url(_render_item(request, following, saved=saved), url)
+            return redirect(_item_url(following))
+    else:
+        # The next item and the one after it (the panel's "next item" link) in one query; the
+        # queue's own read is the annotator's (annotator_queue filters on them), as assignment_get's is.
+        following, after_that = selectors.annotator_next_two(round=round_, user=request.user, after=after)
+        if following is not None:
+            panel = _render_item(request, following, saved=saved, taxonomy=taxonomy, following=after_that)
+            return push_url(panel, _item_url(following))
     url = reverse("annotation:review_queue", args=[round_.pk])
     if not wants_fragment(request):
         if saved is not None:
@@ -186,12 +194,14 @@ def item(request, round_pk: int, assignment_pk: int):
     if not form.is_valid():
         return _render_item(request, assignment, form=form, **common)
     try:
-        saved = services.assignment_submit(assignment=assignment, user=request.user, **form.submit_kwargs())
+        saved = services.assignment_submit(
+            assignment=assignment, user=request.user, suggested=suggested, **form.submit_kwargs()
+        )
     except services.ConflictError as exc:
         current = exc.current
         if form.matches(current):
             # The same POST again (double click, resent form): already saved, just move on.
-            return _advance(request, round_, after=current, saved=current)
+            return _advance(request, round_, after=current, saved=current, taxonomy=common["taxonomy"])
         return _render_item(
             request,
             current,
@@ -203,7 +213,7 @@ def item(request, round_pk: int, assignment_pk: int):
     except ValidationError as exc:
         form.add_service_errors(exc)
         return _render_item(request, assignment, form=form, **common)
-    return _advance(request, round_, after=saved, saved=saved)
+    return _advance(request, round_, after=saved, saved=saved, taxonomy=common["taxonomy"])
 
 
 def _draft_data(request, assignment, suggested) -> dict:
