@@ -4,6 +4,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
+from core.forms import InputTagRenderer
 from core.localization import localized_description, localized_name
 
 from ..models import Assignment, AssignmentStatus, Theme, Trait, TraitDecision
@@ -35,6 +36,9 @@ class ReviewForm(forms.Form):
     )
     # The revision the form was loaded with: a submit from an older tab is refused, not applied.
     revision = forms.IntegerField(min_value=0, widget=forms.HiddenInput)
+
+    # Some 25 inputs per panel: their tags are written in Python, the same markup (core.forms).
+    default_renderer = InputTagRenderer
 
     def __init__(self, *args, traits: list[Trait], themes: list[Theme], suggested: list[str], **kwargs):
         super().__init__(*args, **kwargs)

@@ -153,14 +153,15 @@ def trait_codes() -> frozenset[str]:
     return _trait_codes
 
 
-def _trait_codes_forget(**kwargs) -> None:
+def trait_codes_forget(**kwargs) -> None:
+    """Empty the process's trait codes (a signal receiver; tests that roll a change back call it)."""
     global _trait_codes
     _trait_codes = None
 
 
-post_save.connect(_trait_codes_forget, sender=Trait, dispatch_uid="annotation.trait_codes.save")
-post_delete.connect(_trait_codes_forget, sender=Trait, dispatch_uid="annotation.trait_codes.delete")
-post_migrate.connect(_trait_codes_forget, dispatch_uid="annotation.trait_codes.migrate")
+post_save.connect(trait_codes_forget, sender=Trait, dispatch_uid="annotation.trait_codes.save")
+post_delete.connect(trait_codes_forget, sender=Trait, dispatch_uid="annotation.trait_codes.delete")
+post_migrate.connect(trait_codes_forget, dispatch_uid="annotation.trait_codes.migrate")
 
 
 def dataset_get_by_id(*, pk: int) -> Dataset | None:
@@ -195,6 +196,7 @@ __all__ = [
     "trait_list",
     "theme_list",
     "trait_codes",
+    "trait_codes_forget",
     "dataset_get_by_id",
     "import_job_get",
 ]
