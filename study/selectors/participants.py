@@ -9,6 +9,7 @@ network while a participant waits.
 import random
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import lru_cache
 
 from django.conf import settings
 from django.db.models import Count, Q
@@ -24,6 +25,7 @@ from ..models import (
     Assignment,
     Criterion,
     Culture,
+    Description,
     DescriptionPair,
     Participant,
     ParticipantStatus,
@@ -70,13 +72,50 @@ def participant_step(participant: Participant) -> Step:
 
 
 def participant_fresh(*, participant: Participant) -> Participant:
-    """The participant as stored now, with its study."""
-    return Participant.objects.select_related("study").get(pk=participant.pk)
+    """The participant as stored now, with its study (without the package: see study_content)."""
+    return Participant.objects.select_related("study").defer("study__package").get(pk=participant.pk)
 
 
 def participant_current(*, slug: str, pk: int) -> Participant | None:
-    """The session a browser holds for a study, or None when it is not that study's."""
-    return Participant.objects.select_related("study").filter(pk=pk, study__slug=slug).first()
+    """The session a browser holds for a study, or None when it is not that study's.
+
+    The study comes with it (its status decides whether answers are taken) but not its
+    package, the imported study.json: the pages read that through study_content.
+    """
+    return Participant.objects.select_related("study").defer("study__package").filter(pk=pk, study__slug=slug).first()
+
+
+# -- what a study shows, read once per process ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StudyContent:
+    """The parts of a study the package import writes once and nothing changes afterwards (the
+    admin shows them read-only): the package itself, the artworks with their questions, the
+    descriptions. Shared by every request of a process: read, never modify."""
+
+    package: dict
+    artworks: dict  # pk -> Artwork, its questions prefetched in their order
+    descriptions: dict  # pk -> Description
+
+
+def study_content(study: Study) -> StudyContent:
+    """The study's imported content, read from the database once per process rather than on
+    every page. Terms and the sentence pairs' highlights change while a study is a draft or
+    paused, so they are not part of it: the pages read them each time."""
+    # The creation time next to the id: a database whose ids start again (a test's) never finds
+    # another study's content under the same key.
+    return _study_content(study.pk, study.created_at)
+
+
+@lru_cache(maxsize=32)
+def _study_content(study_pk: int, created_at) -> StudyContent:
+    package = Study.objects.filter(pk=study_pk).values_list("package", flat=True).first()
+    return StudyContent(
+        package=package if isinstance(package, dict) else {},
+        artworks={a.pk: a for a in Artwork.objects.filter(study_id=study_pk).prefetch_related("questions")},
+        descriptions={d.pk: d for d in Description.objects.filter(artwork__study_id=study_pk)},
+    )
 
 
 def participant_status_counts(*, study: Study, pids: list[str]) -> dict[str, int]:
@@ -172,10 +211,25 @@ def artwork_speaker_counts(*, study: Study, group: str) -> dict:
 
 
 def assignment_for_step(*, participant: Participant, order: int) -> Assignment:
-    """The assignment behind an artwork page, with the artwork and the descriptions it shows."""
-    return Assignment.objects.select_related("artwork", "shown", "left", "right").get(
-        participant=participant, order=order
-    )
+    """The assignment behind an artwork page, with the artwork and the descriptions it shows.
+
+    One row: the artwork, its questions and the descriptions come from study_content. A request
+    that stores a page and shows the next one of the same artwork reads it once (the writes keep
+    the copy up to date).
+    """
+    read = participant.__dict__.setdefault("_assignments_read", {})
+    if order in read:
+        return read[order]
+    assignment = Assignment.objects.get(participant=participant, order=order)
+    content = study_content(participant.study)
+    assignment.participant = participant
+    assignment.artwork = content.artworks[assignment.artwork_id]
+    for field in ("shown", "left", "right"):
+        pk = getattr(assignment, f"{field}_id")
+        if pk is not None:
+            setattr(assignment, field, content.descriptions[pk])
+    read[order] = assignment
+    return assignment
 
 
 # -- what a page shows ----------------------------------------------------------------------------
@@ -305,15 +359,21 @@ def _translated(translations: dict, language: str | None) -> dict:
 
 def study_title(participant: Participant) -> str:
     study = participant.study
-    package = study.package if isinstance(study.package, dict) else {}
+    package = study_content(study).package
     return _translated(package, participant_translation(participant)).get("title") or study.title
 
 
 def consent_context(participant: Participant) -> dict:
     """What the consent page says beyond the fixed text: duration, reward, contact, ethics, the study's own text."""
-    package = participant.study.package if isinstance(participant.study.package, dict) else {}
-    texts = package.get("consent") if isinstance(package.get("consent"), dict) else {}
     language = "zh-hans" if participant.group == Culture.CHINESE else "en"
+    return _consent_context(participant.study.pk, participant.study.created_at, language)
+
+
+@lru_cache(maxsize=64)
+def _consent_context(study_pk: int, created_at, language: str) -> dict:
+    # The package never changes (study_content): its markdown is rendered once per process and language.
+    package = _study_content(study_pk, created_at).package
+    texts = package.get("consent") if isinstance(package.get("consent"), dict) else {}
     # The participant's language first, then the other one: a study's own text beats none.
     text = next((texts[lang] for lang in (language, *CONSENT_LANGUAGES) if isinstance(texts.get(lang), str)), "")
     minutes = package.get("estimated_minutes")
@@ -331,7 +391,6 @@ def step_context(participant: Participant, step: Step, *, values=None, errors=No
     """The template context of an artwork page; ``values`` are the answers of a rejected submit, shown again."""
     errors = errors or {}
     assignment = assignment_for_step(participant=participant, order=step.order)
-    assignment.participant = participant
     artwork = assignment.artwork
     # Glosses only where a description is shown: the questions pages need no term query.
     glosses = _glosses(artwork) if step.kind in ("post_symbols", "post_qa", "compare") else {}

@@ -225,10 +225,9 @@ def _submit(request, participant: Participant):
         return _finished(request, participant)
     # The next page comes in this response, not after a redirect: one request per page, half
     # the load. study.js turns the history entry into a GET, so a refresh does not send the
-    # answers again (and if it did, the stale page would store nothing).
-    step = participant_step(participant)
-    flow.participant_touch(participant=participant, step=step)
-    return _render_step(request, participant, step)
+    # answers again (and if it did, the stale page would store nothing). The service that stored
+    # the page has counted the next one as shown.
+    return _render_step(request, participant, participant_step(participant))
 
 
 def _to_run(participant: Participant):

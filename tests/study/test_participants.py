@@ -1,6 +1,7 @@
 """Prolific rules: one session per PID, resume anywhere, quotas of valid completes, stale pages, previews."""
 
 import random
+import re
 import threading
 from datetime import timedelta
 
@@ -11,7 +12,16 @@ from django.urls import reverse
 from django.utils import timezone
 
 from core.roles import ANNOTATOR
-from study.models import Answer, Assignment, PageVisit, Participant, ParticipantStatus, Preference, StudyStatus
+from study.models import (
+    Answer,
+    Assignment,
+    PageVisit,
+    Participant,
+    ParticipantStatus,
+    Preference,
+    StudyStatus,
+    Term,
+)
 from study.selectors.participants import participant_places_taken
 from study.services.simulation import SyntheticParticipant, answer_key, entry_url, parse_form
 from tests.concurrency import at_the_same_instant
@@ -278,6 +288,47 @@ def test_it_records_the_time_on_each_page(client, study):
     client.post(run_url(study), {"step": "consent", "consent": "yes"})
     visit.refresh_from_db()
     assert 29 < visit.seconds < 60
+
+
+def test_it_times_a_page_sent_without_being_shown_and_counts_the_next_page_as_shown(client, study):
+    # A POST stores the page, stops its timer and starts the next page's in one statement.
+    enter(client, study, "PIDV")
+    client.post(run_url(study), {"step": "consent", "consent": "yes"})
+    consent = PageVisit.objects.get(step="consent")
+    assert consent.views == 1 and consent.submitted_at == consent.shown_at
+    instructions = PageVisit.objects.get(step="instructions")
+    assert instructions.views == 1 and instructions.submitted_at is None
+    client.get(run_url(study))
+    response = client.post(run_url(study), {"step": "instructions"})
+    instructions.refresh_from_db()
+    assert instructions.views == 2 and instructions.submitted_at is not None
+    first = parse_form(response.content.decode()).step
+    assert PageVisit.objects.get(step=first).views == 1
+    # The same form sent again stores nothing and keeps the first time.
+    submitted = instructions.submitted_at
+    client.post(run_url(study), {"step": "instructions"})
+    instructions.refresh_from_db()
+    assert (instructions.views, instructions.submitted_at) == (2, submitted)
+
+
+def test_it_shows_glosses_as_stored_now_while_the_imported_content_is_read_once(client, study):
+    # Artworks, questions and descriptions are read once per process; terms can change while a
+    # study is paused, so a changed gloss shows on the next page.
+    enter(client, study, "PIDGL", group="american")
+    client.post(run_url(study), {"step": "consent", "consent": "yes"})
+    for _ in range(60):
+        page, spec = page_step(client, study)
+        if "长寿" in page.content.decode():
+            break
+        client.post(run_url(study), answer(study, spec))
+    else:
+        raise AssertionError("no page showed a gloss")
+    Term.objects.filter(term="long life").update(zh="长生")
+    again = client.get(run_url(study)).content.decode()
+    assert "长生" in again and "长寿" not in again
+    # Apart from the gloss (and the masked CSRF token), the same page.
+    token = re.compile(r"[A-Za-z0-9]{64}")
+    assert token.sub("", again.replace("长生", "长寿")) == token.sub("", page.content.decode())
 
 
 def test_it_shows_the_same_option_order_on_every_visit_and_stores_it(client, study):

@@ -16,7 +16,7 @@ def group_choose(*, participant: Participant, group: str) -> Participant:
     if group not in participant.study.groups:
         raise StepError({"group": gettext_noop("Choose one of the listed groups.")})
     Participant.objects.filter(pk=participant.pk, group="").update(group=group, last_seen_at=timezone.now())
-    page_visit_submitted(participant=participant, step_key="group")
+    page_visit_submitted(participant=participant, step_key="group", next_key="consent")
     return participant_fresh(participant=participant)
 
 
@@ -73,5 +73,5 @@ def consent_give(*, participant: Participant) -> Participant:
     participant.step_index = 0
     participant.status = ParticipantStatus.IN_PROGRESS
     participant.consented_at = participant.last_seen_at = now
-    page_visit_submitted(participant=participant, step_key="consent")
+    page_visit_submitted(participant=participant, step_key="consent", next_key="instructions")
     return participant

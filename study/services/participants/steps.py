@@ -50,16 +50,26 @@ def participant_touch(*, participant: Participant, step: Step) -> None:
         )
 
 
-def page_visit_submitted(*, participant: Participant, step_key: str) -> None:
-    """Stop the timer of a page: its answers were sent."""
+def page_visit_submitted(*, participant: Participant, step_key: str, next_key: str | None = None) -> None:
+    """Stop the timer of a page (its answers were sent) and start the next page's, in one statement.
+
+    A page sent without ever being shown (a replayed form) gets a zero-length visit; a page
+    sent twice keeps its first time. The next page counts one more view, as a page shown does.
+    """
     now = timezone.now()
-    updated = PageVisit.objects.filter(participant=participant, step=step_key, submitted_at__isnull=True).update(
-        submitted_at=now
-    )
-    if not updated and not PageVisit.objects.filter(participant=participant, step=step_key).exists():
-        # Sent without the page ever being shown (a replayed form): a zero-length visit.
-        PageVisit.objects.get_or_create(
-            participant=participant, step=step_key, defaults={"shown_at": now, "submitted_at": now}
+    rows = [(participant.pk, step_key, now, now, 1)]
+    if next_key is not None:
+        rows.append((participant.pk, next_key, now, None, 1))
+    table = PageVisit._meta.db_table
+    values = ", ".join(["(%s, %s, %s, %s, %s)"] * len(rows))
+    # Both upserts of a POST in one round trip (SQLite and PostgreSQL share the syntax).
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} (participant_id, step, shown_at, submitted_at, views) VALUES {values} "
+            f"ON CONFLICT (participant_id, step) DO UPDATE SET "
+            f"submitted_at = COALESCE({table}.submitted_at, excluded.submitted_at), "
+            f"views = {table}.views + CASE WHEN excluded.submitted_at IS NULL THEN 1 ELSE 0 END",
+            [value for row in rows for value in row],
         )
 
 
@@ -88,6 +98,9 @@ def _claim(participant: Participant, step: Step) -> bool:
 def step_submit(*, participant: Participant, step_key: str, data) -> Participant:
     """Store the answers of one page and move on. ``data`` is the page's POST data (a QueryDict or a dict of lists).
 
+    The page the participant is on afterwards is counted as shown (like consent_give and
+    group_choose): the view that answers with it does not touch it again.
+
     Raises StaleStep when the page is not the current one (nothing stored) and StepError
     when answers are missing (nothing stored).
     """
@@ -99,18 +112,28 @@ def step_submit(*, participant: Participant, step_key: str, data) -> Participant
         writes = HANDLERS[step.kind](participant, assignment, step, data)
     else:
         raise StaleStep(step)
+    index = participant.plan.index(step.key)
+    last = index + 1 == len(participant.plan)
     with transaction.atomic():
         if not _claim(participant, step):
             raise StaleStep(participant_step(participant_fresh(participant=participant)))
         writes()
-        last = participant.plan.index(step.key) + 1 == len(participant.plan)
         if last:
             participant_score(participant=participant)
-    page_visit_submitted(participant=participant, step_key=step.key)
+        # In the same transaction: one commit per page, not three. The next page is the one
+        # this request shows, so its view is counted here too.
+        page_visit_submitted(
+            participant=participant, step_key=step.key, next_key=None if last else participant.plan[index + 1]
+        )
     if last:
-        return participant_fresh(participant=participant)
+        participant = participant_fresh(participant=participant)
+        step = participant_step(participant)
+        if step.order is not None:
+            # The score found a page without its answers: that page is shown again.
+            participant_touch(participant=participant, step=step)
+        return participant
     # The claim moved the session exactly one step on; no need to read it back.
-    participant.step_index = participant.plan.index(step.key) + 1
+    participant.step_index = index + 1
     return participant
 
 
@@ -142,6 +165,8 @@ def _submit_symbols(participant, assignment, step, data):
 
     def writes():
         Assignment.objects.filter(pk=assignment.pk).update(**{field: ordered})
+        # The copy this request may show next (the description page locks these symbols).
+        setattr(assignment, field, ordered)
 
     return writes
 
