@@ -389,8 +389,10 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    # The openai client logs every HTTP request at INFO: thousands of lines per run.
-    "loggers": {"httpx": {"level": "WARNING"}},
+    # The openai client logs every HTTP request at INFO: thousands of lines per run (and a
+    # worker's CPU: a log line costs about what the rest of a request's client side does).
+    # openai 3 sends them through httpx2.
+    "loggers": {"httpx": {"level": "WARNING"}, "httpx2": {"level": "WARNING"}},
 }
 
 if PRODUCTION:

@@ -1,6 +1,7 @@
-"""The engine's speed-ups change nothing a run stores: group-committed writes store every item
-once with its own reply, one slot poller per process still keeps the model's cap between
-chunks, and the fake endpoint's hard cap (which the benchmark relies on) refuses or queues."""
+"""The engine's speed-ups change nothing a run stores: one transaction per item stores every
+item once with its own reply and cache row, threads started only for slots held (one slot
+poller per process) still keep the model's cap between chunks, and the fake endpoint's hard
+cap (which the benchmark relies on) refuses or queues."""
 
 import json
 import threading
@@ -11,7 +12,6 @@ import pytest
 
 from evaluation.models import ItemStatus, ResponseCache, Run, RunItem, RunStatus
 from evaluation.services import run_chunk
-from evaluation.services.runs.execution import _GroupWriter
 
 from .factories import make_model, make_run, numbered_dataset
 from .fake_openai import FakeOpenAI, default_reply
@@ -40,35 +40,13 @@ def assert_each_item_stored_once_with_its_reply(run: Run, server: FakeOpenAI) ->
     assert ResponseCache.objects.count() == len(items)
 
 
-def test_group_committed_writes_store_each_item_once_with_its_reply():
+def test_one_transaction_per_item_stores_each_item_and_its_cache_row_once():
     with FakeOpenAI(latency_ms=20, max_concurrent=8) as server:
         run = running_run(60, cap=8, server=server)
         run_chunk(run_id=run.pk, item_ids=list(run.items.values_list("id", flat=True)))
         assert_each_item_stored_once_with_its_reply(run, server)
         assert server.refused == 0 and server.max_in_flight <= 8
         assert Run.objects.get(pk=run.pk).status == RunStatus.DONE
-
-
-def test_group_writer_writes_an_item_only_while_it_is_pending():
-    with FakeOpenAI() as server:
-        run = running_run(12, cap=1, server=server)
-    ids = list(run.items.values_list("id", flat=True))
-    writer = _GroupWriter()
-    results = {}
-
-    def write(item_id):
-        results[item_id] = writer.write(item_id, {"status": ItemStatus.DONE, "response": f"r{item_id}"}, None)
-
-    threads = [threading.Thread(target=write, args=(i,)) for i in ids]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert results == dict.fromkeys(ids, True)
-    assert dict(run.items.values_list("id", "response")) == {i: f"r{i}" for i in ids}
-    # A second result for a done item (a redelivered chunk) is not stored over the first.
-    assert writer.write(ids[0], {"status": ItemStatus.DONE, "response": "again"}, None) is False
-    assert RunItem.objects.get(pk=ids[0]).response == f"r{ids[0]}"
 
 
 def test_two_chunks_at_once_keep_the_models_cap_with_one_poller_per_process():

@@ -180,7 +180,6 @@ class _RunContext:
         self._lock = threading.Lock()
         self._local = threading.local()
         self._fingerprints: set[str] = set(run.reproducibility.get("fingerprints", []))
-        self._writer = _GroupWriter()
         self.shot_pool = _classification_pool(run) if run.kind == RunKind.CLASSIFICATION else None
 
     def cancelled(self) -> bool:
@@ -346,7 +345,12 @@ class _RunContext:
             fields.update(prediction=prediction[:100], gold=gold, correct=correct)
         # Token totals are summed from the items (see run_progress): one shared
         # counter row updated by every thread would serialise them on its lock.
-        written = self._writer.write(item.pk, fields, (cache_as, completion) if cache_as else None)
+        # One transaction, so one commit (a WAL flush on PostgreSQL) per item rather than two;
+        # each thread writes its own item, in parallel with the others.
+        with transaction.atomic():
+            if cache_as:
+                response_cache_store_many([(cache_as, completion)])
+            written = RunItem.objects.filter(pk=item.pk, status=ItemStatus.PENDING).update(**fields)
         if written and not cached and completion.fingerprint and completion.fingerprint not in self._fingerprints:
             self._record_fingerprint(completion.fingerprint)
 
@@ -384,56 +388,6 @@ class _RunContext:
             lease.release()  # a backoff must not hold capacity that other requests could use
             time.sleep(backoff_delay(last_error, attempt))
         raise last_error
-
-
-class _GroupWriter:
-    """Group commit: the results a chunk's threads finish while a write is under way go to the
-    database together, in one transaction (the cache rows in one statement), instead of two
-    commits per item. Each thread still waits until its own result is stored, so nothing is
-    sent before what came back earlier is safe. The first waiting thread writes for all.
-    """
-
-    def __init__(self):
-        self._cond = threading.Condition()
-        self._pending: list[dict] = []
-        self._writing = False
-
-    def write(self, item_id: int, fields: dict, cache_entry: tuple | None) -> bool:
-        """Store one item's fields (if it is still pending); whether it was written."""
-        entry = {"item": item_id, "fields": fields, "cache": cache_entry, "done": False, "written": False}
-        with self._cond:
-            self._pending.append(entry)
-            while not entry["done"]:
-                if self._writing:
-                    self._cond.wait()
-                    continue
-                batch, self._pending, self._writing = self._pending, [], True
-                self._cond.release()
-                try:
-                    self._store(batch)
-                finally:
-                    self._cond.acquire()
-                    self._writing = False
-                    for other in batch:
-                        other["done"] = True
-                    self._cond.notify_all()
-        if "error" in entry:
-            raise entry["error"]
-        return entry["written"]
-
-    @staticmethod
-    def _store(batch: list[dict]) -> None:
-        try:
-            with transaction.atomic():
-                response_cache_store_many([e["cache"] for e in batch if e["cache"]])
-                for entry in batch:
-                    entry["written"] = bool(
-                        RunItem.objects.filter(pk=entry["item"], status=ItemStatus.PENDING).update(**entry["fields"])
-                    )
-        except Exception as exc:  # every thread of the batch meets its own write's failure, as before
-            for entry in batch:
-                entry["written"] = False
-                entry["error"] = exc
 
 
 def run_fingerprint_record(*, run_id: int, fingerprint: str, provider_facts: dict) -> bool:
