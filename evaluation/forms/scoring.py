@@ -5,7 +5,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
-from core.forms import IdempotentFormMixin
+from core.forms import IdempotentFormMixin, InputTagRenderer
 
 from ..models import HumanRating, Run
 from ..selectors.scoring import rater_choices, scoring_runs
@@ -98,6 +98,9 @@ def posted_revision(data) -> int | None:
 
 class RatingForm(forms.Form):
     """0-5 on the three dimensions (optional) and overall (required), a note, and the revision loaded."""
+
+    # 24 radio buttons per panel: their tags are written in Python, the same markup (core.forms).
+    default_renderer = InputTagRenderer
 
     accuracy = _score_field(DIMENSIONS[0]["label"], required=False)
     completeness = _score_field(DIMENSIONS[1]["label"], required=False)

@@ -50,3 +50,13 @@ def test_the_review_form_renders_as_it_did():
         slow = ReviewForm(bound, traits=traits, themes=themes, suggested=suggested, renderer=get_default_renderer())
         assert isinstance(fast.renderer, InputTagRenderer)
         assert markup(fast) == markup(slow)
+
+
+def test_the_rating_form_renders_as_it_did():
+    from evaluation.forms.scoring import RatingForm
+
+    data = {"score": "4", "accuracy": "2", "note": "<x> & y", "revision": "1"}
+    for bound in (None, data):
+        fast, slow = RatingForm(bound), RatingForm(bound, renderer=get_default_renderer())
+        assert isinstance(fast.renderer, InputTagRenderer)
+        assert markup(fast) == markup(slow)
