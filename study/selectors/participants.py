@@ -97,6 +97,7 @@ class StudyContent:
     package: dict
     artworks: dict  # pk -> Artwork, its questions prefetched in their order
     descriptions: dict  # pk -> Description
+    pairs: dict  # (artwork pk, listener) -> (base description pk, pragmatic description pk)
 
 
 def study_content(study: Study) -> StudyContent:
@@ -115,6 +116,13 @@ def _study_content(study_pk: int, created_at) -> StudyContent:
         package=package if isinstance(package, dict) else {},
         artworks={a.pk: a for a in Artwork.objects.filter(study_id=study_pk).prefetch_related("questions")},
         descriptions={d.pk: d for d in Description.objects.filter(artwork__study_id=study_pk)},
+        # Which two descriptions a pair compares; its highlights (matches) change and are read each time.
+        pairs={
+            (artwork_id, listener): (base_id, pragmatic_id)
+            for artwork_id, listener, base_id, pragmatic_id in DescriptionPair.objects.filter(
+                artwork__study_id=study_pk
+            ).values_list("artwork_id", "listener", "base_id", "pragmatic_id")
+        },
     )
 
 
@@ -180,34 +188,28 @@ def study_admission(*, study: Study) -> Study:
     return Study.objects.only("status", "quota_per_group").get(pk=study.pk)
 
 
-def artwork_exposure_counts(*, study: Study, group: str) -> dict:
-    """How often each artwork has been assigned to live or finished sessions of the group."""
+def artwork_draw_counts(*, study: Study, group: str) -> tuple[dict, dict]:
+    """What a consent's draw balances, in one query over the group's live or finished sessions:
+    how often each artwork was assigned (exposures), and per artwork how often it showed each
+    speaker and put the pragmatic description on each side."""
     rows = (
         Assignment.objects.filter(participant__study=study, participant__group=group, participant__is_preview=False)
         .exclude(participant__status__in=[ParticipantStatus.RETURNED, ParticipantStatus.NO_CONSENT])
-        .values("artwork_id")
-        .annotate(n=Count("id"))
-    )
-    return {row["artwork_id"]: row["n"] for row in rows}
-
-
-def artwork_speaker_counts(*, study: Study, group: str) -> dict:
-    """Per artwork, how often the group was shown each speaker and each side of the pragmatic description."""
-    rows = (
-        Assignment.objects.filter(
-            participant__study=study, participant__group=group, participant__is_preview=False, shown__isnull=False
-        )
-        .exclude(participant__status__in=[ParticipantStatus.RETURNED, ParticipantStatus.NO_CONSENT])
         .values("artwork_id", "shown__speaker", "left__speaker")
         .annotate(n=Count("id"))
+        .order_by()
     )
-    counts: dict = {}
+    exposures: dict = {}
+    speakers: dict = {}
     for row in rows:
-        c = counts.setdefault(row["artwork_id"], {})
+        exposures[row["artwork_id"]] = exposures.get(row["artwork_id"], 0) + row["n"]
+        if row["shown__speaker"] is None:  # a quality-control artwork shows no description
+            continue
+        c = speakers.setdefault(row["artwork_id"], {})
         c[row["shown__speaker"]] = c.get(row["shown__speaker"], 0) + row["n"]
         side = "pragmatic_left" if row["left__speaker"] == Speaker.PRAGMATIC else "pragmatic_right"
         c[side] = c.get(side, 0) + row["n"]
-    return counts
+    return exposures, speakers
 
 
 def assignment_for_step(*, participant: Participant, order: int) -> Assignment:

@@ -22,7 +22,7 @@ from study.models import (
     StudyStatus,
     Term,
 )
-from study.selectors.participants import participant_places_taken
+from study.selectors.participants import artwork_draw_counts, participant_places_taken
 from study.services.simulation import SyntheticParticipant, answer_key, entry_url, parse_form
 from tests.concurrency import at_the_same_instant
 from tests.conftest import make_user
@@ -385,6 +385,28 @@ def test_it_balances_artworks_speakers_and_sides_across_participants():
         cultures = list(participant.assignments.filter(is_qc=False).values_list("artwork__culture", flat=True))
         assert cultures.count("american") == cultures.count("chinese") == 3
         assert participant.assignments.get(order=1).is_qc is False
+
+
+def test_it_draws_from_exposure_and_speaker_counts_read_in_one_query(django_assert_max_num_queries):
+    study = make_study()
+    for n in range(6):
+        client = Client()
+        enter(client, study, f"PIDDC{n}", group="american")
+        client.post(run_url(study), {"step": "consent", "consent": "yes"})
+    Participant.objects.filter(prolific_pid="PIDDC0").update(status=ParticipantStatus.RETURNED)
+    live = Assignment.objects.filter(participant__study=study, participant__group="american").exclude(
+        participant__status=ParticipantStatus.RETURNED
+    )
+    exposures, speakers = {}, {}
+    for a in live.select_related("shown", "left"):
+        exposures[a.artwork_id] = exposures.get(a.artwork_id, 0) + 1
+        if a.shown is not None:
+            c = speakers.setdefault(a.artwork_id, {})
+            c[a.shown.speaker] = c.get(a.shown.speaker, 0) + 1
+            side = "pragmatic_left" if a.left.speaker == "pragmatic" else "pragmatic_right"
+            c[side] = c.get(side, 0) + 1
+    with django_assert_max_num_queries(1):
+        assert artwork_draw_counts(study=study, group="american") == (exposures, speakers)
 
 
 def test_it_counts_only_valid_completions_and_live_sessions_towards_the_quota():

@@ -2,8 +2,8 @@
 
 import random
 
-from ...models import Artwork, Assignment, DescriptionPair, Participant, Speaker, Study
-from ...selectors.participants import artwork_exposure_counts, artwork_speaker_counts
+from ...models import Assignment, Participant, Speaker, Study
+from ...selectors.participants import artwork_draw_counts, study_content
 
 # Steps of one artwork, in order. QC artworks without descriptions have only the first two.
 ARTWORK_STEPS = ("symbols", "qa", "post_symbols", "post_qa", "compare")
@@ -13,14 +13,15 @@ def assignments_draw(*, participant: Participant, study: Study) -> tuple[list[As
     """The artworks, shown descriptions and sides of a session, and its steps; nothing is saved."""
     rng = random.Random(participant.seed)
     group = participant.group
-    counts = artwork_exposure_counts(study=study, group=group)
+    counts, shown_counts = artwork_draw_counts(study=study, group=group)
+    # The artworks and their pairs as imported, read once per process (study_content).
+    content = study_content(study)
     pairs = {
-        pair.artwork_id: pair
-        for pair in DescriptionPair.objects.filter(artwork__study=study, listener=group).select_related(
-            "base", "pragmatic"
-        )
+        artwork_id: (content.descriptions[base_id], content.descriptions[pragmatic_id])
+        for (artwork_id, listener), (base_id, pragmatic_id) in content.pairs.items()
+        if listener == group
     }
-    artworks = list(Artwork.objects.filter(study=study))
+    artworks = list(content.artworks.values())
     regular = [a for a in artworks if not a.is_qc and a.pk in pairs]
     quality = [a for a in artworks if a.is_qc]
 
@@ -52,7 +53,6 @@ def assignments_draw(*, participant: Participant, study: Study) -> tuple[list[As
         # Never first: the first artwork is where participants learn the task.
         sequence.insert(rng.randint(1, len(sequence)) if sequence else 0, artwork)
 
-    shown_counts = artwork_speaker_counts(study=study, group=group)
     plan: list[str] = []
     assignments: list[Assignment] = []
     speakers_here = {Speaker.BASE: 0, Speaker.PRAGMATIC: 0}
@@ -69,7 +69,8 @@ def assignments_draw(*, participant: Participant, study: Study) -> tuple[list[As
                 key=lambda s: (c.get(s, 0), speakers_here[s], rng.random()),
             )
             speakers_here[speaker] += 1
-            assignment.shown = pair.base if speaker == Speaker.BASE else pair.pragmatic
+            base, pragmatic = pair
+            assignment.shown = base if speaker == Speaker.BASE else pragmatic
             left_is_pragmatic = min(
                 (True, False),
                 key=lambda left: (
@@ -79,9 +80,7 @@ def assignments_draw(*, participant: Participant, study: Study) -> tuple[list[As
                 ),
             )
             pragmatic_left_here[left_is_pragmatic] += 1
-            assignment.left, assignment.right = (
-                (pair.pragmatic, pair.base) if left_is_pragmatic else (pair.base, pair.pragmatic)
-            )
+            assignment.left, assignment.right = (pragmatic, base) if left_is_pragmatic else (base, pragmatic)
             steps = ARTWORK_STEPS
         else:
             steps = ARTWORK_STEPS[:2]
