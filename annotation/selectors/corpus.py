@@ -136,32 +136,43 @@ def theme_list() -> QuerySet[Theme]:
     return Theme.objects.order_by("number")
 
 
-_trait_codes: frozenset[str] | None = None
+# The taxonomy's keys (trait codes, theme ids by code), read once per process.
+_taxonomy_keys: dict = {}
 
 
 def trait_codes() -> frozenset[str]:
     """Every trait code, read once per process: validating an answer needs no query.
 
-    Correct for the process's lifetime because codes never change while the app runs: the
+    Correct for the process's lifetime because keys never change while the app runs: the
     taxonomy is seeded by a migration and the admin keeps codes read-only and refuses adds and
-    deletes (only the wording is editable, and this holds no wording). A trait saved or deleted
-    in this process, or a migrate or flush run in it (tests), empties the cache all the same.
+    deletes (only the wording is editable, and these hold no wording). A trait or theme saved or
+    deleted in this process, or a migrate or flush run in it (tests), empties the cache all the same.
     """
-    global _trait_codes
-    if _trait_codes is None:
-        _trait_codes = frozenset(Trait.objects.values_list("code", flat=True))
-    return _trait_codes
+    if "traits" not in _taxonomy_keys:
+        _taxonomy_keys["traits"] = frozenset(Trait.objects.values_list("code", flat=True))
+    return _taxonomy_keys["traits"]
+
+
+def theme_ids() -> dict[str, int]:
+    """Theme ids by code, read once per process (see ``trait_codes``)."""
+    if "themes" not in _taxonomy_keys:
+        _taxonomy_keys["themes"] = dict(Theme.objects.values_list("code", "pk"))
+    return _taxonomy_keys["themes"]
 
 
 def trait_codes_forget(**kwargs) -> None:
-    """Empty the process's trait codes (a signal receiver; tests that roll a change back call it)."""
-    global _trait_codes
-    _trait_codes = None
+    """Empty the process's taxonomy keys (a signal receiver; tests that roll a change back call it)."""
+    _taxonomy_keys.clear()
 
 
-post_save.connect(trait_codes_forget, sender=Trait, dispatch_uid="annotation.trait_codes.save")
-post_delete.connect(trait_codes_forget, sender=Trait, dispatch_uid="annotation.trait_codes.delete")
-post_migrate.connect(trait_codes_forget, dispatch_uid="annotation.trait_codes.migrate")
+for _model in (Trait, Theme):
+    post_save.connect(
+        trait_codes_forget, sender=_model, dispatch_uid=f"annotation.taxonomy_keys.save.{_model.__name__}"
+    )
+    post_delete.connect(
+        trait_codes_forget, sender=_model, dispatch_uid=f"annotation.taxonomy_keys.delete.{_model.__name__}"
+    )
+post_migrate.connect(trait_codes_forget, dispatch_uid="annotation.taxonomy_keys.migrate")
 
 
 def dataset_get_by_id(*, pk: int) -> Dataset | None:
@@ -196,6 +207,7 @@ __all__ = [
     "trait_list",
     "theme_list",
     "trait_codes",
+    "theme_ids",
     "trait_codes_forget",
     "dataset_get_by_id",
     "import_job_get",

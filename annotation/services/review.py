@@ -28,7 +28,7 @@ from ..models import (
     Trait,
     TraitDecision,
 )
-from ..selectors.corpus import trait_codes
+from ..selectors.corpus import theme_ids, trait_codes
 
 DRAFT_KEYS = ("trait_decisions", "added_traits", "theme", "flagged", "note")
 
@@ -143,7 +143,8 @@ def assignment_submit(
     assignment.item = item
     if assignment.annotator_id != user.pk:
         raise PermissionDenied(_("This item is not in your queue."))
-    # The round came with the locked item, read just now: a lock committed before it is seen.
+    # The round came with the locked item, read by that statement (no staler than the separate
+    # read it replaces: a round lock takes no item lock, so neither read is atomic with it).
     if item.round.status != RoundStatus.OPEN:
         raise ValidationError(_("The round is locked; answers can no longer change."))
     if revision is not None and revision != assignment.revision:
@@ -153,8 +154,8 @@ def assignment_submit(
 
     errors = {}
     known_traits = trait_codes()
-    theme_obj = Theme.objects.filter(code=theme).first() if theme else None
-    if theme_obj is None:
+    theme_id = theme_ids().get(theme) if theme else None
+    if theme_id is None:
         errors["theme"] = _("choose one theme")
     if suggested is None:
         suggested = suggested_codes(assignment.item)
@@ -183,7 +184,7 @@ def assignment_submit(
         "flagged": assignment.flagged,
         "note": assignment.note,
     }
-    assignment.theme = theme_obj
+    assignment.theme_id = theme_id  # the cached theme object is dropped with its id
     assignment.trait_decisions = decisions
     assignment.added_traits = added
     assignment.flagged = flagged
