@@ -10,7 +10,7 @@ import urllib.request
 
 import pytest
 
-from evaluation.models import ItemStatus, ResponseCache, Run, RunItem, RunStatus
+from evaluation.models import ItemStatus, ModelSlot, ResponseCache, Run, RunItem, RunStatus
 from evaluation.services import run_chunk
 
 from .factories import make_model, make_run, numbered_dataset
@@ -47,6 +47,25 @@ def test_one_transaction_per_item_stores_each_item_and_its_cache_row_once():
         assert_each_item_stored_once_with_its_reply(run, server)
         assert server.refused == 0 and server.max_in_flight <= 8
         assert Run.objects.get(pk=run.pk).status == RunStatus.DONE
+
+
+def test_a_cached_rerun_stores_the_same_replies_without_a_request_or_a_slot():
+    with FakeOpenAI(latency_ms=5, max_concurrent=4) as server:
+        first = running_run(30, cap=4, server=server)
+        run_chunk(run_id=first.pk, item_ids=list(first.items.values_list("id", flat=True)))
+        sent = server.count
+        rerun = make_run(first.dataset, first.model)
+        Run.objects.filter(pk=rerun.pk).update(status=RunStatus.RUNNING)
+        run_chunk(run_id=rerun.pk, item_ids=list(rerun.items.values_list("id", flat=True)))
+        assert server.count == sent == 30
+    replies = dict(first.items.values_list("expression_id", "response"))
+    again = list(rerun.items.values_list("expression_id", "response", "status", "cached", "tokens_in", "attempts"))
+    assert {e: r for e, r, *_ in again} == replies
+    assert {(status, cached, tokens, attempts) for _, _, status, cached, tokens, attempts in again} == {
+        (ItemStatus.DONE, True, 0, 0)
+    }
+    assert Run.objects.get(pk=rerun.pk).status == RunStatus.DONE
+    assert not ModelSlot.objects.filter(model=first.model).exclude(holder="").exists()
 
 
 def test_two_chunks_at_once_keep_the_models_cap_with_one_poller_per_process():

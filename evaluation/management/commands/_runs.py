@@ -11,6 +11,11 @@ from evaluation.selectors import run_progress
 
 FINISHED = (RunStatus.DONE, RunStatus.FAILED, RunStatus.CANCELLED)
 
+# The run commands skip Django's system checks: the URL check alone imports every view (and
+# numpy, scipy and pandas with the statistics pages), seconds of a command that starts a run.
+# `manage.py check`, runserver and migrate still run them.
+SKIP_SYSTEM_CHECKS: list = []
+
 
 def add_common_arguments(parser) -> None:
     parser.add_argument("--wait", action="store_true", help="Show a progress bar; exit 0 when the run is done.")

@@ -3,12 +3,13 @@ from django.core.management.base import BaseCommand
 from annotation.models import Dataset
 from evaluation.models import ModelConfig, RunKind
 
-from ._runs import add_common_arguments, prepare, wait_for
+from ._runs import SKIP_SYSTEM_CHECKS, add_common_arguments, prepare, wait_for
 from .run_generation import lookup, start
 
 
 class Command(BaseCommand):
     help = "Classify a dataset's idioms by topic or traits, 3-shot, exact match (VIVID Fig. 9-10). Prints the run id first."
+    requires_system_checks = SKIP_SYSTEM_CHECKS
 
     def add_arguments(self, parser):
         parser.add_argument("--dataset", required=True)

@@ -5,7 +5,7 @@ from annotation.models import Dataset, DatasetVersion
 from evaluation.models import ModelConfig, RunKind
 from evaluation.services import run_start
 
-from ._runs import add_common_arguments, prepare, wait_for
+from ._runs import SKIP_SYSTEM_CHECKS, add_common_arguments, prepare, wait_for
 
 
 def lookup(model_cls, field: str, value: str, label: str):
@@ -26,6 +26,7 @@ def start(command, **kwargs):
 
 class Command(BaseCommand):
     help = "Generate explanations of a dataset's idioms with a model (VIVID Fig. 5 or 6). Prints the run id first."
+    requires_system_checks = SKIP_SYSTEM_CHECKS
 
     def add_arguments(self, parser):
         source = parser.add_mutually_exclusive_group(required=True)

@@ -3,12 +3,13 @@ from django.core.management.base import BaseCommand, CommandError
 from evaluation.models import ModelConfig, Run, RunKind
 from evaluation.prompts import JUDGE_STRATEGIES
 
-from ._runs import add_common_arguments, prepare, wait_for
+from ._runs import SKIP_SYSTEM_CHECKS, add_common_arguments, prepare, wait_for
 from .run_generation import lookup, start
 
 
 class Command(BaseCommand):
     help = "Score a generation run with an LLM judge (temperature 0). Prints the run id first."
+    requires_system_checks = SKIP_SYSTEM_CHECKS
 
     def add_arguments(self, parser):
         parser.add_argument("--run", type=int, required=True, help="The generation run to judge.")

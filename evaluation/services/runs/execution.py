@@ -116,10 +116,13 @@ def _run_claimed(run: Run, token: str) -> None:
             status=RunStatus.FAILED, error=str(exc)[:2000], finished_at=timezone.now()
         )
         return
-    _model_warm_up(run, context.provider)
     context.prepare(items)
-    queue = collections.deque(items)
-    workers = max(1, min(run.model.max_concurrency, len(items)))
+    # Cached items first, together: a rerun then needs no slot, no thread and no model loaded.
+    queue = collections.deque(context.process_cached(items))
+    if not queue:
+        return
+    _model_warm_up(run, context.provider)
+    workers = max(1, min(run.model.max_concurrency, len(queue)))
     if workers == 1:
         context.work(queue, close_connections=False)
         return
@@ -323,6 +326,40 @@ class _RunContext:
     ) -> None:
         """Store an item's result (and its response in the cache under ``cache_as``) before the
         thread takes its next item, so a killed worker loses at most the requests in flight."""
+        fields = self._result_fields(
+            item, gold, completion, messages, cached=cached, attempts=attempts, started=started
+        )
+        # Token totals are summed from the items (see run_progress): one shared
+        # counter row updated by every thread would serialise them on its lock.
+        # One transaction, so one commit (a WAL flush on PostgreSQL) per item rather than two;
+        # each thread writes its own item, in parallel with the others.
+        with transaction.atomic():
+            if cache_as:
+                response_cache_store_many([(cache_as, completion)])
+            written = RunItem.objects.filter(pk=item.pk, status=ItemStatus.PENDING).update(**fields)
+        if written and not cached and completion.fingerprint and completion.fingerprint not in self._fingerprints:
+            self._record_fingerprint(completion.fingerprint)
+
+    def process_cached(self, items: list[RunItem]) -> list[RunItem]:
+        """Write the items whose reply is cached, in one transaction and without a slot (no
+        request goes out); return the others."""
+        fresh = []
+        with transaction.atomic():
+            for item in items:
+                messages, gold, key = self._prepared[item.pk]
+                cached = self._cached.get(key)
+                if cached is None:
+                    fresh.append(item)
+                    continue
+                fields = self._result_fields(
+                    item, gold, Completion(**cached), messages, cached=True, attempts=0, started=time.monotonic()
+                )
+                RunItem.objects.filter(pk=item.pk, status=ItemStatus.PENDING).update(**fields)
+        return fresh
+
+    def _result_fields(
+        self, item, gold, completion: Completion, messages, *, cached: bool, attempts: int, started: float
+    ) -> dict:
         fields = {
             "status": ItemStatus.DONE,
             "messages": messages,
@@ -343,16 +380,7 @@ class _RunContext:
 
             prediction, correct = score_classification(self.run.strategy, completion.text, gold)
             fields.update(prediction=prediction[:100], gold=gold, correct=correct)
-        # Token totals are summed from the items (see run_progress): one shared
-        # counter row updated by every thread would serialise them on its lock.
-        # One transaction, so one commit (a WAL flush on PostgreSQL) per item rather than two;
-        # each thread writes its own item, in parallel with the others.
-        with transaction.atomic():
-            if cache_as:
-                response_cache_store_many([(cache_as, completion)])
-            written = RunItem.objects.filter(pk=item.pk, status=ItemStatus.PENDING).update(**fields)
-        if written and not cached and completion.fingerprint and completion.fingerprint not in self._fingerprints:
-            self._record_fingerprint(completion.fingerprint)
+        return fields
 
     def _record_fingerprint(self, fingerprint: str) -> None:
         with self._lock:
