@@ -76,6 +76,11 @@ def participant_fresh(*, participant: Participant) -> Participant:
     return Participant.objects.select_related("study").defer("study__package").get(pk=participant.pk)
 
 
+def study_entry_find(*, slug: str) -> Study | None:
+    """The study of a participant's link (entry, images), without its package (see study_content)."""
+    return Study.objects.defer("package").filter(slug=slug).first()
+
+
 def participant_current(*, slug: str, pk: int) -> Participant | None:
     """The session a browser holds for a study, or None when it is not that study's.
 

@@ -28,9 +28,10 @@ from ..selectors.participants import (
     participant_progress,
     participant_step,
     step_context,
+    study_entry_find,
     study_title,
 )
-from ..selectors.studies import study_artwork_find, study_find
+from ..selectors.studies import study_artwork_find
 from ..services import participants as flow
 from . import study_or_404
 
@@ -108,7 +109,7 @@ def entry(request, slug):
     """Prolific's link: /s/<slug>/?PROLIFIC_PID=…&STUDY_ID=…&SESSION_ID=…[&group=…]."""
     group = request.GET.get("group", "")
     language = _language(group)
-    study = study_find(slug=slug)
+    study = study_entry_find(slug=slug)
     if study is None:
         return _message(request, "bad_params", language=language, status=404)
     try:
@@ -260,7 +261,9 @@ def preview_start(request, slug):
 # The site policy would be the wrong one: the file carries its own, stricter policy.
 @csp_exempt()
 def artwork_image(request, slug, key):
-    study = study_or_404(slug)
+    study = study_entry_find(slug=slug)
+    if study is None:
+        raise Http404
     if study.status == StudyStatus.DRAFT and not (
         has_role(request.user, RESEARCHER) or request.session.get(_session_key(slug))
     ):

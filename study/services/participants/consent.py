@@ -57,6 +57,8 @@ def consent_give(*, participant: Participant) -> Participant:
         for assignment in assignments:
             assignment.participant = participant
         Assignment.objects.bulk_create(assignments)
+        # Before the lock, in the transaction: one commit for the whole consent.
+        page_visit_submitted(participant=participant, step_key="consent", next_key="instructions")
         if not participant.is_preview:
             # As stored now: a researcher may have paused the study or changed its quota meanwhile.
             study = study_admission(study=study)
@@ -73,5 +75,4 @@ def consent_give(*, participant: Participant) -> Participant:
     participant.step_index = 0
     participant.status = ParticipantStatus.IN_PROGRESS
     participant.consented_at = participant.last_seen_at = now
-    page_visit_submitted(participant=participant, step_key="consent", next_key="instructions")
     return participant
