@@ -1,30 +1,45 @@
 """Survey load: synthetic Prolific participants taking the artwork study against gunicorn and PostgreSQL.
 
-Starts gunicorn (gthread workers) serving vivid_site.wsgi on a free loopback port,
-against its own PostgreSQL database (``vivid_bench`` by default, created and migrated
-when missing, so the test suite's database is never touched), builds a live study of
-14 artworks (12 per participant: a session is 56 pages) under a new slug, then:
+Serves vivid_site.wsgi with gunicorn as the README's Deployment documents it (``gunicorn.conf.py``;
+only the address differs, unless ``--workers``/``--threads`` say otherwise) on free loopback ports,
+against its own PostgreSQL database (``vivid_bench`` by default, created and migrated when missing,
+so the test suite's database is never touched), builds a live study of 14 artworks (12 per
+participant: a session is 56 pages) under a new slug for each phase, then:
 
-1. paced run: ``--participants`` synthetic participants at once (one thread each), each
-   waiting ``--pause`` seconds before sending a page, as people reading the page would.
-   Prints p50/p95/max latency per kind of request, the errors, and the answers lost: every
-   page the server accepted is compared with what is stored (symbols, each answer's choice,
-   confidence and prior knowledge, each preference), and every participant's stored row
-   counts with what their plan requires.
-2. saturated run: ``--saturated-participants`` at once with no pause; prints answers
-   (answer and preference rows) stored per second and pages per second.
+1. launch burst: ``--burst`` participants (200) arriving within one second, each opening the
+   entry link (and its redirect to the consent page), reading it ``--pause`` seconds (jittered)
+   and agreeing, for ``--burst-places`` places per group (90 for 100 arrivals a group, so some
+   must be turned away). Prints entry/consent p50/p95/max, then per group: admitted, turned
+   away, stored sessions holding a place, overfill, turned away while places remained, outcomes
+   that differ from the database, sessions without all their assignments: QUOTA CHECK ok or not.
+2. saturated run: ``--saturated-participants`` at once with no pause: the CAPACITY (pages per
+   second), answers stored per second, and the CPU time per request of every gunicorn process
+   and of this load generator (the most stable figure from day to day).
+3. paced run: ``--participants`` at once (one thread each), each waiting ``--pause`` seconds
+   before sending a page, as people reading the page would: the OFFERED LOAD next to the
+   saturated capacity, p50/p95/max latency per kind of request.
 
-Figures only, no targets. Skips with a message when PostgreSQL does not answer.
+Every run checks the database against what the load generator saw: every page the server
+accepted against what is stored (symbols, each answer's choice, confidence and prior knowledge,
+each preference), and every participant's stored rows against their plan: LOST ANSWERS 0.
+``--instances 2`` starts two gunicorn instances on two ports (each with the configured workers)
+and spreads the participants over them, as a proxy in front of several servers would.
+``--profile N`` starts no server: N participants in this process through Django's test client,
+each kind of page's queries and CPU time. Figures only, no targets. Skips with a message when
+PostgreSQL does not answer.
 
     .venv/bin/python benchmarks/survey_load.py [--participants 200] [--pause 2.0]
-        [--saturated-participants 50] [--workers N] [--threads 4] [--database-url URL]
-    .venv/bin/python benchmarks/survey_load.py --quick     # 20 participants, pause 0.2, 10 saturated
+        [--saturated-participants 50] [--burst 200] [--burst-places 90] [--instances 1]
+        [--workers N] [--threads N] [--database-url URL]
+    .venv/bin/python benchmarks/survey_load.py --quick     # 20 participants, pause 0.2, 10 saturated, burst 20
+    .venv/bin/python benchmarks/survey_load.py --profile 4
 """
 
 import argparse
 import contextlib
 import os
 import random
+import runpy
 import shutil
 import signal
 import socket
@@ -124,29 +139,30 @@ def free_port() -> int:
 
 
 class Gunicorn:
-    """gunicorn in its own process group, so stopping it stops its workers too."""
+    """gunicorn as the README's Deployment runs it (``gunicorn.conf.py``), on a free loopback port,
+    in its own process group, so stopping it stops its workers too and their CPU time can be read."""
 
-    def __init__(self, env: dict, *, workers: int, threads: int):
+    def __init__(self, env: dict, *, workers: int | None, threads: int | None):
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         # Open for the server's lifetime and closed in stop(): no with-block can span it.
         self.log = tempfile.NamedTemporaryFile(prefix="vivid-bench-gunicorn-", suffix=".log", delete=False)  # noqa: SIM115
-        command = [
-            sys.executable, "-m", "gunicorn", "vivid_site.wsgi",
-            "--bind", f"127.0.0.1:{self.port}",
-            "--workers", str(workers),
-            "--worker-class", "gthread",
-            "--threads", str(threads),
-            # Longer than a participant's pause, so a reading participant keeps its connection.
-            "--keep-alive", "10",
-            "--timeout", "120",
-            "--log-level", "warning",
-            # Import the app once in the master (vivid_site/wsgi.py loads every view), then fork.
-            "--preload",
-        ]  # fmt: skip
+        command = [sys.executable, "-m", "gunicorn", "vivid_site.wsgi", "-c", "gunicorn.conf.py",
+                   "--bind", f"127.0.0.1:{self.port}"]  # fmt: skip
+        # Only the address differs from the documented deployment, unless asked otherwise.
+        if workers is not None:
+            command += ["--workers", str(workers)]
+        if threads is not None:
+            command += ["--threads", str(threads)]
         self.process = subprocess.Popen(
             command, cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True
         )
+
+    def cpu(self) -> float:
+        """CPU seconds used so far by the master and every worker."""
+        from benchmarks.review_load import group_cpu_seconds
+
+        return group_cpu_seconds(self.process.pid)
 
     def wait_ready(self, timeout: float = 60) -> None:
         import requests
@@ -215,7 +231,7 @@ def take_part(base: str, slug: str, key, *, index: int, tag: str, group: str, pa
     return outcome, transport.accepted, time.perf_counter() - started
 
 
-def crowd(base: str, study, *, n: int, pause: float, tag: str, stop: threading.Event):
+def crowd(bases: list[str], study, *, n: int, pause: float, tag: str, stop: threading.Event):
     from study.services.simulation import answer_key
 
     key = answer_key(study=study)
@@ -224,7 +240,7 @@ def crowd(base: str, study, *, n: int, pause: float, tag: str, stop: threading.E
     pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="participant")
     try:
         futures = [
-            pool.submit(take_part, base, study.slug, key, index=i, tag=tag, group=groups[i % len(groups)],
+            pool.submit(take_part, bases[i % len(bases)], study.slug, key, index=i, tag=tag, group=groups[i % len(groups)],
                         pause=pause, seed=i)
             for i in range(n)
         ]  # fmt: skip
@@ -243,6 +259,134 @@ def crowd(base: str, study, *, n: int, pause: float, tag: str, stop: threading.E
         raise
     pool.shutdown()
     return results
+
+
+# --- launch burst ----------------------------------------------------------------------------
+
+
+def arrive(base: str, slug: str, *, pid: str, group: str, start_at: float, pause: float, seed: int) -> dict:
+    """One Prolific arrival: the entry link (and its redirect to the consent page), a read of the
+    consent page, the consent. ``admitted`` when the instructions page follows, ``turned_away``
+    when the study answers that the group is full."""
+    from study.services.simulation import HttpTransport, entry_url, parse_form
+
+    rng = random.Random(seed)
+    transport = HttpTransport()
+    result = {"pid": pid, "group": group, "timings": [], "admitted": False, "turned_away": False, "error": ""}
+
+    def timed(label, call):
+        started = time.perf_counter()
+        page = call()
+        result["timings"].append((label, time.perf_counter() - started))
+        return page
+
+    time.sleep(max(0.0, start_at - time.perf_counter()))
+    try:
+        page = timed("entry", lambda: transport.get(entry_url(base, slug, pid=pid, group=group)))
+        if page.status in (301, 302, 303):
+            target = base + page.location if page.location.startswith("/") else page.location
+            page = timed("get", lambda: transport.get(target))
+        spec = parse_form(page.html) if page.status == 200 else None
+        if spec is None or spec.step != "consent":
+            result["error"] = f"no consent page: {page.status} at {page.url}"
+            return result
+        time.sleep(pause * rng.uniform(0.75, 1.25))
+        data = {"step": "consent", "consent": "yes", "csrfmiddlewaretoken": spec.csrf}
+        page = timed("consent", lambda: transport.post(page.url, data))
+        following = parse_form(page.html) if page.status == 200 else None
+        if following is not None and following.step == "instructions":
+            result["admitted"] = True
+        elif page.status == 403 and 'data-reason="full"' in page.html:
+            result["turned_away"] = True
+        else:
+            result["error"] = f"consent answered {page.status}"
+    except Exception as exc:  # a dropped connection ends this arrival, not the run
+        result["error"] = f"{type(exc).__name__}: {exc}"
+    return result
+
+
+def run_burst(args, bases: list[str], stop: threading.Event) -> None:
+    """``--burst`` participants arriving within one second, each reading the consent page for
+    ``--pause`` seconds (jittered) before agreeing; the quota per group is ``--burst-places``."""
+    from django.db import close_old_connections
+    from django.db.models import Count
+
+    from study.models import Participant, ParticipantStatus
+
+    n, places = args.burst, args.burst_places
+    study = new_study("burst", places)
+    groups = study.groups
+    arrivals = Counter(groups[i % len(groups)] for i in range(n))
+    print(f"\nLaunch burst: {n} participants arriving within 1 s, {args.pause:g} s on the consent page, "
+          f"{places} places per group ({dict(arrivals)} arrive), study {study.slug}")  # fmt: skip
+    tag = uuid.uuid4().hex[:6]
+    start = time.perf_counter() + 0.5
+    pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="arrival")
+    try:
+        futures = [
+            pool.submit(arrive, bases[i % len(bases)], study.slug, pid=f"BURST-{tag}-{i:04d}", group=groups[i % len(groups)],
+                        start_at=start + i / n, pause=args.pause, seed=i)
+            for i in range(n)
+        ]  # fmt: skip
+        results = []
+        for future in futures:
+            while not stop.is_set():
+                try:
+                    results.append(future.result(timeout=0.5))
+                    break
+                except TimeoutError:
+                    continue
+            if stop.is_set():
+                raise KeyboardInterrupt
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
+    close_old_connections()
+
+    by_kind = defaultdict(list)
+    for result in results:
+        for label, seconds in result["timings"]:
+            by_kind[label].append(seconds)
+    print(f"  {'request':<14}{'n':>7}{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}")
+    for kind in ("entry", "get", "consent"):
+        values = by_kind.get(kind)
+        if values:
+            print(f"  {kind:<14}{len(values):>7}{ms(percentile(values, 0.5)):>9}{ms(percentile(values, 0.95)):>9}"
+                  f"{ms(max(values)):>9}")  # fmt: skip
+    errors = Counter(r["error"] for r in results if r["error"])
+    print(f"  errors: {sum(errors.values())}")
+    for error, count in errors.most_common(5):
+        print(f"    {count} × {error}")
+    # What the load generator saw against what is stored, group by group.
+    stored = {
+        p.prolific_pid: p
+        for p in Participant.objects.filter(study=study, is_preview=False).annotate(n_assignments=Count("assignments"))
+    }
+    bad = 0
+    for group in groups:
+        mine = [r for r in results if r["group"] == group]
+        admitted = sum(r["admitted"] for r in mine)
+        turned_away = sum(r["turned_away"] for r in mine)
+        holding = [p for p in stored.values() if p.group == group and p.status == ParticipantStatus.IN_PROGRESS]
+        expected = min(places, arrivals[group] - sum(bool(r["error"]) for r in mine))
+        wrong = [
+            r["pid"] for r in mine
+            if r["admitted"] != (r["pid"] in stored and stored[r["pid"]].status == ParticipantStatus.IN_PROGRESS)
+        ]  # fmt: skip
+        incomplete = [
+            p.prolific_pid for p in holding
+            if p.n_assignments != len({key.split(":", 1)[0] for key in p.plan if ":" in key})
+        ]  # fmt: skip
+        overfilled = max(0, len(holding) - places)
+        # Turned away while places remained: fewer admitted than places, yet someone was refused.
+        refused_early = turned_away if len(holding) < places else 0
+        bad += len(wrong) + len(incomplete) + overfilled + refused_early + (admitted != expected)
+        print(f"  group {group}: {arrivals[group]} arrived, {places} places: {admitted} admitted, "
+              f"{turned_away} turned away; stored {len(holding)} holding a place; overfilled by {overfilled}; "
+              f"turned away while places remained {refused_early}; {len(wrong)} outcomes differing from the "
+              f"database, {len(incomplete)} sessions without all their assignments")  # fmt: skip
+    print(f"  QUOTA CHECK: {'ok' if bad == 0 else f'FAILED ({bad})'}")
 
 
 # --- what was stored -------------------------------------------------------------------------
@@ -302,10 +446,12 @@ def check_stored(results) -> dict:
                         continue
                     pk = int(name[1:].split("-", 1)[0])
                     answer = answers.get((assignment.pk, pk, phase))
+                    # "Did you know it?" is asked only where the question names a symbol; elsewhere null.
+                    knew = data.get(f"q{pk}-knew")
                     if answer is None or (answer.choice, str(answer.confidence), answer.knew_before) != (
                         value,
                         data[f"q{pk}-confidence"],
-                        data[f"q{pk}-knew"] == "yes",
+                        None if knew is None else knew == "yes",
                     ):
                         report["lost_values"] += 1
             elif step.kind == "compare":
@@ -331,6 +477,62 @@ def check_stored(results) -> dict:
             report["count_mismatch"] += 1
             report["finished_incomplete"] += finished
     return report
+
+
+# --- profile -------------------------------------------------------------------------------
+
+
+def profile_pages(study, *, n: int) -> None:
+    """``n`` participants in this process through Django's test client (every middleware and view,
+    no HTTP): each kind of page's queries and CPU time, the cost that bounds saturated capacity."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from study.services.simulation import DjangoClientTransport, SyntheticParticipant, answer_key, entry_url
+
+    cpu = defaultdict(list)
+    queries = defaultdict(list)
+
+    class Measured(DjangoClientTransport):
+        def _measure(self, call, url, *args):
+            with CaptureQueriesContext(connection) as captured:
+                started = time.thread_time()
+                page = call(url, *args)
+                spent = time.thread_time() - started
+            kind = args[0]["step"].split(":")[-1] if args else ("entry" if "PROLIFIC_PID" in url else "get")
+            cpu[kind].append(spent)
+            queries[kind].append(len(captured))
+            return page
+
+        def get(self, url):
+            return self._measure(super().get, url)
+
+        def post(self, url, data):
+            return self._measure(super().post, url, data)
+
+    key = answer_key(study=study)
+    for i in range(n):
+        pid = f"PROF-{uuid.uuid4().hex[:8]}-{i}"
+        participant = SyntheticParticipant(Measured(), key=key, rng=random.Random(i))
+        outcome = participant.run(
+            entry_url("http://localhost", study.slug, pid=pid, group=study.groups[i % len(study.groups)]), pid
+        )
+        if outcome.errors:
+            print(f"  {pid}: {outcome.errors}")
+    print(f"  {'request':<14}{'n':>7}{'queries':>9}{'CPU ms':>9}")
+    total_cpu = total_n = 0
+    for kind in [*STEP_KINDS, *sorted(set(cpu) - set(STEP_KINDS))]:
+        if kind not in cpu:
+            continue
+        values = cpu[kind]
+        total_cpu += sum(values)
+        total_n += len(values)
+        print(
+            f"  {kind:<14}{len(values):>7}{sum(queries[kind]) / len(values):>9.1f}{1000 * sum(values) / len(values):>9.1f}"
+        )
+    print(
+        f"  {'all':<14}{total_n:>7}{sum(map(sum, queries.values())) / total_n:>9.1f}{1000 * total_cpu / total_n:>9.1f}"
+    )
 
 
 # --- report ----------------------------------------------------------------------------------
@@ -374,13 +576,27 @@ def main() -> int:
     parser.add_argument("--participants", type=int, default=200)
     parser.add_argument("--pause", type=float, default=2.0, help="Seconds a participant waits before sending a page.")
     parser.add_argument("--saturated-participants", type=int, default=50)
-    parser.add_argument("--workers", type=int, default=2 * (os.cpu_count() or 1) + 1, help="gunicorn workers.")
-    parser.add_argument("--threads", type=int, default=4, help="Threads per gunicorn worker.")
+    parser.add_argument("--workers", type=int, help="gunicorn workers (default: gunicorn.conf.py's).")
+    parser.add_argument("--threads", type=int, help="Threads per gunicorn worker (default: gunicorn.conf.py's).")
     parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", DEFAULT_DATABASE_URL))
     parser.add_argument("--quick", action="store_true", help="20 participants, pause 0.2 s, 10 saturated.")
+    parser.add_argument("--burst", type=int, default=200, help="Participants arriving within one second (0: none).")
+    parser.add_argument(
+        "--burst-places", type=int, default=90,
+        help="Quota per group in the burst study: fewer places than arrivals, so some must be turned away.",
+    )  # fmt: skip
+    parser.add_argument(
+        "--instances", type=int, default=1,
+        help="gunicorn instances on as many ports; the load generator spreads participants over them.",
+    )  # fmt: skip
+    parser.add_argument(
+        "--profile", type=int, default=0, metavar="N",
+        help="No server: N participants in this process; each kind of page's queries and CPU time.",
+    )  # fmt: skip
     args = parser.parse_args()
     if args.quick:
         args.participants, args.pause, args.saturated_participants = 20, 0.2, 10
+        args.burst, args.burst_places = 20, 8
 
     if not ensure_database(args.database_url):
         return 0
@@ -394,8 +610,15 @@ def main() -> int:
 
     django.setup()
 
+    if args.profile:
+        study = new_study("profile", args.profile)
+        print(f"\nProfile: {args.profile} participants in-process (Django test client), study {study.slug}")
+        profile_pages(study, n=args.profile)
+        shutil.rmtree(var_dir, ignore_errors=True)
+        return 0
+
     stop = threading.Event()
-    server = None
+    servers: list[Gunicorn] = []
 
     def interrupted(signum, frame):
         stop.set()
@@ -405,19 +628,25 @@ def main() -> int:
     # Also when started in the background, where a shell leaves SIGINT ignored.
     signal.signal(signal.SIGINT, interrupted)
     try:
-        server = Gunicorn(env, workers=args.workers, threads=args.threads)
-        server.wait_ready()
+        for _ in range(args.instances):
+            servers.append(Gunicorn(env, workers=args.workers, threads=args.threads))
+        for server in servers:
+            server.wait_ready()
         database = urlparse(args.database_url)
-        print(f"gunicorn on {server.base}: {args.workers} gthread workers × {args.threads} threads; "
-              f"PostgreSQL {database.hostname}:{database.port or 5432}{database.path}")  # fmt: skip
-        run(args, server, stop)
+        config = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
+        workers, threads = args.workers or config["workers"], args.threads or config["threads"]
+        print(f"gunicorn.conf.py on {', '.join(s.base for s in servers)}: {workers} {config['worker_class']} "
+              f"workers × {threads} threads each; PostgreSQL {database.hostname}:{database.port or 5432}"
+              f"{database.path}; {os.cpu_count()} cores, shared with the load generator")  # fmt: skip
+        run(args, servers, stop)
     except KeyboardInterrupt:
         stop.set()
         print("\ninterrupted")
         return 130
     finally:
-        if server is not None:
+        for server in servers:
             server.stop()
+        if servers:
             print("gunicorn stopped")
         shutil.rmtree(var_dir, ignore_errors=True)
     return 0
@@ -432,39 +661,62 @@ def new_study(label: str, quota: int):
     return make_study(package_dict(slug=slug, quota_per_group=quota), status=StudyStatus.LIVE)
 
 
-def run(args, server: Gunicorn, stop: threading.Event) -> None:
+def crowd_measured(servers: list[Gunicorn], study, *, n: int, pause: float, stop: threading.Event):
+    """A crowd, with the wall time and the CPU seconds of the servers and of this load generator."""
+    server_cpu, own_cpu, started = sum(s.cpu() for s in servers), time.process_time(), time.perf_counter()
+    results = crowd([s.base for s in servers], study, n=n, pause=pause, tag=uuid.uuid4().hex[:6], stop=stop)
+    wall = time.perf_counter() - started
+    return results, wall, sum(s.cpu() for s in servers) - server_cpu, time.process_time() - own_cpu
+
+
+def run(args, servers: list[Gunicorn], stop: threading.Event) -> None:
     from django.db import close_old_connections
 
-    study = new_study("paced", args.participants)
+    if args.burst > 0:
+        run_burst(args, [s.base for s in servers], stop)
     steps = 2 + 10 * 5 + 2 * 2
+    capacity = None
+    if args.saturated_participants > 0:
+        study = new_study("saturated", args.saturated_participants)
+        print(f"\nSaturated run: {args.saturated_participants} participants at once, no pause, study {study.slug}")
+        results, wall, server_cpu, own_cpu = crowd_measured(
+            servers, study, n=args.saturated_participants, pause=0.0, stop=stop
+        )
+        close_old_connections()
+        report = check_stored(results)
+        rows = report["answers"] + report["preferences"]
+        requests_made = sum(len(o.timings) for o, _a, _s in results)
+        capacity = report["accepted_pages"] / wall
+        print(f"  wall {wall:.1f} s; CAPACITY {capacity:,.0f} pages sent per second ({requests_made / wall:,.0f} "
+              f"requests/s), {rows / wall:,.0f} answers stored per second ({report['answers']} answers + "
+              f"{report['preferences']} preferences)")  # fmt: skip
+        print(f"  CPU per request: server {1000 * server_cpu / requests_made:.1f} ms (every gunicorn process), "
+              f"load generator {1000 * own_cpu / requests_made:.1f} ms; PostgreSQL and the rest share the same "
+              f"{os.cpu_count()} cores")  # fmt: skip
+        print_latencies(results)
+        print_outcomes(results, report)
+
+    if args.participants <= 0:
+        return
+    study = new_study("paced", args.participants)
     print(f"\nPaced run: {args.participants} participants at once, {args.pause:g} s pause per page, "
           f"study {study.slug} ({steps} pages a session)")  # fmt: skip
-    started = time.perf_counter()
-    results = crowd(server.base, study, n=args.participants, pause=args.pause, tag=uuid.uuid4().hex[:6], stop=stop)
-    wall = time.perf_counter() - started
+    results, wall, server_cpu, own_cpu = crowd_measured(
+        servers, study, n=args.participants, pause=args.pause, stop=stop
+    )
     close_old_connections()
     report = check_stored(results)
     sessions = sorted(seconds for _o, _a, seconds in results)
+    requests_made = sum(len(o.timings) for o, _a, _s in results)
+    offered = report["accepted_pages"] / wall
     print(f"  wall {wall:.1f} s; session p50 {percentile(sessions, 0.5):.1f} s, max {max(sessions):.1f} s; "
           f"time a participant waited on the server: "
           f"{sum(s for o, _a, _s in results for _l, s in o.timings) / max(1, len(results)):.2f} s on average")  # fmt: skip
-    print_latencies(results)
-    print_outcomes(results, report)
-
-    if args.saturated_participants <= 0:
-        return
-    study = new_study("saturated", args.saturated_participants)
-    print(f"\nSaturated run: {args.saturated_participants} participants at once, no pause, study {study.slug}")
-    started = time.perf_counter()
-    results = crowd(server.base, study, n=args.saturated_participants, pause=0.0, tag=uuid.uuid4().hex[:6], stop=stop)
-    wall = time.perf_counter() - started
-    close_old_connections()
-    report = check_stored(results)
-    rows = report["answers"] + report["preferences"]
-    requests_made = sum(len(o.timings) for o, _a, _s in results)
-    print(f"  wall {wall:.1f} s; {rows / wall:,.0f} answers stored per second "
-          f"({report['answers']} answers + {report['preferences']} preferences); "
-          f"{report['accepted_pages'] / wall:,.0f} pages sent per second; {requests_made / wall:,.0f} requests per second")  # fmt: skip
+    headroom = (
+        f"saturated capacity {capacity:,.0f} pages/s ({capacity / offered:.1f}x)" if capacity else "no saturated run"
+    )
+    print(f"  OFFERED LOAD {offered:,.0f} pages sent per second; {headroom}; server CPU per request "
+          f"{1000 * server_cpu / requests_made:.1f} ms")  # fmt: skip
     print_latencies(results)
     print_outcomes(results, report)
 
