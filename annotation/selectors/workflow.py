@@ -157,7 +157,8 @@ def assignment_get(*, pk: int, user) -> Assignment | None:
     """An annotator reads only their own assignments."""
     return (
         Assignment.objects.filter(pk=pk, annotator=user)
-        .select_related("item__round__suggestion_set", "item__expression", "theme")
+        # The round's suggestion set is needed only as its id (on the round): no join for it.
+        .select_related("item__round", "item__expression", "theme")
         .first()
     )
 
