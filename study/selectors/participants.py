@@ -87,7 +87,11 @@ def participant_current(*, slug: str, pk: int) -> Participant | None:
     The study comes with it (its status decides whether answers are taken) but not its
     package, the imported study.json: the pages read that through study_content.
     """
-    return Participant.objects.select_related("study").defer("study__package").filter(pk=pk, study__slug=slug).first()
+    # get(), not first(): no ORDER BY to build on every page.
+    try:
+        return Participant.objects.select_related("study").defer("study__package").get(pk=pk, study__slug=slug)
+    except Participant.DoesNotExist:
+        return None
 
 
 # -- what a study shows, read once per process ----------------------------------------------------
