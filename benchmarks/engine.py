@@ -358,6 +358,7 @@ def main():
     parser.add_argument("--worker-args", default="", help="Extra arguments for each worker, e.g. '--pool=threads'.")
     parser.add_argument("--eager", action="store_true", help="The old in-process mode: run_generation --inline.")
     parser.add_argument("--no-peer", action="store_true", help="Skip lm-evaluation-harness.")
+    parser.add_argument("--keep", action="store_true", help="Keep the temporary folder (worker logs, request log).")
     args = parser.parse_args()
 
     var = Path(tempfile.mkdtemp(prefix="vivid-bench-engine-"))
@@ -430,7 +431,10 @@ def main():
                 )
     finally:
         workers_stop(workers)
-        shutil.rmtree(var, ignore_errors=True)
+        if args.keep:
+            print(f"  kept {var}")
+        else:
+            shutil.rmtree(var, ignore_errors=True)
 
 
 if __name__ == "__main__":
