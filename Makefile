@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 STAMP := $(VENV)/.installed
 
-.PHONY: install system-deps demo test test-sqlite test-postgres browser-deps lint bench bench-survey fuzz clean
+.PHONY: install system-deps demo test test-sqlite test-postgres browser-deps lint bench bench-survey bench-review fuzz clean
 
 install: system-deps $(STAMP)
 
@@ -76,6 +76,10 @@ bench: install
 # 200 synthetic participants against gunicorn and PostgreSQL (its own database, vivid_bench).
 bench-survey: install
 	$(PY) benchmarks/survey_load.py $(BENCH_ARGS)
+
+# N annotators through the review page against gunicorn and PostgreSQL (vivid_bench_review), Potato beside it.
+bench-review: install
+	$(PY) benchmarks/review_load.py $(BENCH_ARGS)
 
 # The CI fuzz tests at length: 200 examples per API operation and mode, 200 files per importer.
 # Prints the cases tried, the 5xx count and failures by kind, and per importer the files tried,
