@@ -36,7 +36,6 @@ import random
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -44,29 +43,19 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlparse
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+# The same database set-up, server environment and statistics as the survey benchmark.
+from survey_load import ensure_database, free_port, migrate, percentile, server_env  # noqa: E402
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/vivid_bench_review"
 POTATO_VERSION = "2.12.1"
 POTATO_VENV = ROOT / "var" / "potato-venv"
 PASSWORD = "bench-review-password"
 TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def percentile(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def group_cpu_seconds(pgid: int) -> float:
@@ -87,45 +76,6 @@ def group_cpu_seconds(pgid: int) -> float:
 
 
 # --- PostgreSQL and the VIVID server ---------------------------------------------------------
-
-
-def ensure_database(url: str) -> bool:
-    """Create the benchmark database when missing; False when PostgreSQL does not answer."""
-    import psycopg
-    from psycopg import sql
-
-    parsed = urlparse(url)
-    name = parsed.path.lstrip("/")
-    kwargs = {"host": parsed.hostname or "127.0.0.1", "port": parsed.port or 5432, "dbname": "postgres"}
-    if parsed.username:
-        kwargs["user"] = parsed.username
-    if parsed.password:
-        kwargs["password"] = parsed.password
-    try:
-        connection = psycopg.connect(**kwargs, connect_timeout=3, autocommit=True)
-    except psycopg.OperationalError as exc:
-        print(f"skipped: PostgreSQL is unreachable at {url} ({str(exc).strip().splitlines()[0]})")
-        return False
-    with connection:
-        if not connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
-            connection.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-            print(f"created database {name}")
-    return True
-
-
-def server_env(url: str, var_dir: str) -> dict:
-    env = {
-        **os.environ,
-        "DATABASE_URL": url,
-        # Production settings without HTTPS (plain loopback HTTP: no secure-cookie redirect dance).
-        "DJANGO_ENV": "development",
-        "DEBUG": "0",
-        "DJANGO_SETTINGS_MODULE": "vivid_site.settings",
-        "VIVID_VAR_DIR": var_dir,
-        "LOG_LEVEL": "WARNING",
-    }
-    env.pop("VIVID_TEST_SQLITE", None)
-    return env
 
 
 class Server:
@@ -301,11 +251,18 @@ def vivid_answer(panel: str, rng: random.Random, themes: list[str]) -> tuple[dic
 
 
 def vivid_annotator(base, session, queue_url, themes, *, seed, think, start, window, tally, lock):
+    import requests
+
     rng = random.Random(seed)
     start.wait()
     try:
         # The queue redirects to the first open item's page, as for a person following the round's link.
-        page = session.get(base + queue_url, timeout=120)
+        # The session sat idle since the previous scenario, longer than the keep-alive: gunicorn may
+        # close its connection just as it is reused. A GET is safe to send again; a POST is never resent.
+        try:
+            page = session.get(base + queue_url, timeout=120)
+        except requests.ConnectionError:
+            page = session.get(base + queue_url, timeout=120)
         if page.status_code != 200:
             raise RuntimeError(f"{page.status_code} on the queue")
         panel = page.text
@@ -387,18 +344,9 @@ def vivid_scenario(server, corpus, sessions, *, n, think, duration, seed, label)
     return run_clients(
         server,
         n,
-        lambda i, start, window, tally, lock: vivid_annotator(
-            server.base,
-            sessions[i],
-            queue_url,
-            corpus.themes,
-            seed=seed * 1000 + i,
-            think=think,
-            start=start,
-            window=window,
-            tally=tally,
-            lock=lock,
-        ),  # fmt: skip
+        lambda i, **clock: vivid_annotator(
+            server.base, sessions[i], queue_url, corpus.themes, seed=seed * 1000 + i, think=think, **clock
+        ),
         duration=duration,
         check=lambda tally: vivid_check(round_, tally),
     )
@@ -416,7 +364,10 @@ def run_clients(server, n, work, *, duration, check) -> dict:
 
     start = threading.Barrier(n, action=go)
 
-    threads = [threading.Thread(target=lambda i=i: work(i, start, window, tally, lock), daemon=True) for i in range(n)]
+    threads = [
+        threading.Thread(target=lambda i=i: work(i, start=start, window=window, tally=tally, lock=lock), daemon=True)
+        for i in range(n)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -427,8 +378,8 @@ def run_clients(server, n, work, *, duration, check) -> dict:
     result = {
         "answers": answers,
         "rate": answers / elapsed if elapsed > 0 else 0.0,
-        "p50": percentile(tally.latencies, 0.50),
-        "p95": percentile(tally.latencies, 0.95),
+        "p50": percentile(tally.latencies, 0.50) if answers else float("nan"),
+        "p95": percentile(tally.latencies, 0.95) if answers else float("nan"),
         "max": max(tally.latencies, default=float("nan")),
         "errors": len(tally.errors),
         "error_sample": tally.errors[:3],
@@ -618,11 +569,7 @@ def main() -> None:
     )
     os.environ["DB_CONN_MAX_AGE"] = "0"
     started = time.perf_counter()
-    migrated = subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=env, capture_output=True, text=True
-    )
-    if migrated.returncode:
-        raise SystemExit(f"migrate failed:\n{migrated.stderr[-4000:]}")
+    migrate(env)
     import django
 
     django.setup()
@@ -712,17 +659,9 @@ def potato_run(binary, corpus, work_dir, *, n, think, duration, seed, label) -> 
         result = run_clients(
             server,
             n,
-            lambda i, start, window, tally, lock: potato_annotator(
-                server.base,
-                f"ann_{i:03d}",
-                corpus,
-                seed=seed * 1000 + i,
-                think=think,
-                start=start,
-                window=window,
-                tally=tally,
-                lock=lock,
-            ),  # fmt: skip
+            lambda i, **clock: potato_annotator(
+                server.base, f"ann_{i:03d}", corpus, seed=seed * 1000 + i, think=think, **clock
+            ),
             duration=duration,
             check=check,
         )
