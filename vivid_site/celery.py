@@ -1,9 +1,17 @@
 import os
 
 from celery import Celery
+from celery.signals import worker_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "vivid_site.settings")
 
 app = Celery("vivid_site")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@worker_init.connect
+def _preload_model_clients(**_):
+    """Imported once in the worker's parent process, before the pool forks: each prefork child
+    would otherwise import the openai client on its first chunk (~0.6 s before its first request)."""
+    import evaluation.providers.openai_provider  # noqa: F401

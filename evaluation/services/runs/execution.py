@@ -8,6 +8,7 @@ nothing half done and a resume sends no request twice.
 
 import collections
 import json
+import os
 import threading
 import time
 import uuid
@@ -132,8 +133,15 @@ def _run_claimed(run: Run, token: str) -> None:
     # threads each polling for a slot and each holding a connection.
     threads: list[threading.Thread] = []
     SlotLease(run.model).slots_ensure()
+    share = _process_share(workers)
     try:
         while queue and len(threads) < workers and not context.cancelled():
+            if len(threads) >= share:
+                # Past this process's share, take a slot only after a pause: a chunk of the
+                # worker's other processes takes its share at once, so the cap's requests (and
+                # the client's CPU per request) spread over the processes instead of crowding
+                # one interpreter; alone, the chunk still reaches the cap within a moment.
+                time.sleep(SLOT_WAIT_SECONDS)
             lease = SlotLease(run.model)
             if not lease.try_acquire():
                 time.sleep(SLOT_WAIT_SECONDS)
@@ -146,6 +154,17 @@ def _run_claimed(run: Run, token: str) -> None:
     finally:
         for thread in threads:
             thread.join()
+
+
+def _process_share(workers: int) -> int:
+    """This process's even share of a chunk's threads among the worker's pool processes
+    (Celery's default pool size is the number of cores); all of them outside a worker."""
+    from celery import current_app
+
+    if current_app.conf.task_always_eager:
+        return workers
+    processes = current_app.conf.worker_concurrency or os.cpu_count() or 1
+    return max(1, -(-workers // processes))
 
 
 def _model_warm_up(run: Run, provider) -> None:
