@@ -12,6 +12,8 @@ import pytest
 
 from evaluation.models import ItemStatus, ModelSlot, ResponseCache, Run, RunItem, RunStatus
 from evaluation.services import run_chunk
+from evaluation.services.runs.execution import _process_share
+from tests.conftest import celery_overrides
 
 from .factories import make_model, make_run, numbered_dataset
 from .fake_openai import FakeOpenAI, default_reply
@@ -112,3 +114,14 @@ def test_the_fake_endpoint_refuses_or_queues_beyond_its_hard_cap(over_cap):
         assert results.count(200) == 6 - server.refused
     else:
         assert results == [200] * 6 and server.queued >= 1
+
+
+def test_a_chunk_takes_its_processs_share_at_once_and_the_whole_cap_alone():
+    # In a worker of two pool processes a chunk starts half the cap's threads at once
+    # (the rest after a pause, if no other process took those slots) ...
+    with celery_overrides(task_always_eager=False, worker_concurrency=2):
+        assert _process_share(32) == 16
+        assert _process_share(3) == 2
+    # ... and all of them where it is the only process (--inline, eager tests).
+    with celery_overrides(task_always_eager=True, worker_concurrency=2):
+        assert _process_share(32) == 32
