@@ -29,13 +29,11 @@ files after the run.
 """
 
 import argparse
-import contextlib
 import json
 import os
 import random
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -49,94 +47,23 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 # The same database set-up, server environment and statistics as the survey benchmark.
-from survey_load import ensure_database, free_port, migrate, percentile, server_env  # noqa: E402
+from serving import (  # noqa: E402
+    Server,
+    ensure_database,
+    free_port,
+    gunicorn,
+    migrate,
+    percentile,
+    server_env,
+)
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/vivid_bench_review"
 POTATO_VERSION = "2.12.1"
 POTATO_VENV = ROOT / "var" / "potato-venv"
 PASSWORD = "bench-review-password"
-TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def group_cpu_seconds(pgid: int) -> float:
-    """CPU time (user + system, with reaped children) of every process in a process group."""
-    total = 0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            raw = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        # The command name is in parentheses and may hold spaces: split after it.
-        fields = raw[raw.rindex(")") + 2 :].split()
-        if int(fields[2]) == pgid:  # field 5 of stat: the process group
-            total += sum(int(v) for v in fields[11:15])  # utime, stime, cutime, cstime
-    return total / TICKS
 
 
 # --- PostgreSQL and the VIVID server ---------------------------------------------------------
-
-
-class Server:
-    """A server in its own process group, so stopping it stops its workers and CPU is counted per group."""
-
-    def __init__(self, command: list[str], *, cwd: Path, env: dict, port: int, ready_path: str):
-        self.port = port
-        self.base = f"http://127.0.0.1:{port}"
-        self.ready_path = ready_path
-        # Open for the server's lifetime and closed in stop(): no with-block can span it.
-        self.log = tempfile.NamedTemporaryFile(prefix="vivid-bench-review-", suffix=".log", delete=False)  # noqa: SIM115
-        self.process = subprocess.Popen(
-            command, cwd=cwd, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True
-        )
-
-    def wait_ready(self, timeout: float = 120) -> None:
-        import requests
-
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise SystemExit(f"server exited with {self.process.returncode}:\n{self.log_tail()}")
-            try:
-                requests.get(self.base + self.ready_path, timeout=2)
-                return
-            except requests.RequestException:
-                time.sleep(0.3)
-        raise SystemExit(f"server did not answer within {timeout:.0f} s:\n{self.log_tail()}")
-
-    def cpu(self) -> float:
-        return group_cpu_seconds(self.process.pid)
-
-    def log_tail(self, n: int = 4000) -> str:
-        return Path(self.log.name).read_text(errors="replace")[-n:]
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(timeout=10)
-        self.log.close()
-
-
-def gunicorn(env: dict) -> Server:
-    port = free_port()
-    # The documented deployment: gunicorn.conf.py; only the address differs.
-    command = [
-        sys.executable,
-        "-m",
-        "gunicorn",
-        "vivid_site.wsgi",
-        "-c",
-        "gunicorn.conf.py",
-        "--bind",
-        f"127.0.0.1:{port}",
-    ]
-    return Server(command, cwd=ROOT, env=env, port=port, ready_path="/accounts/login/")
 
 
 # --- the corpus ------------------------------------------------------------------------------

@@ -36,14 +36,11 @@ PostgreSQL does not answer.
 """
 
 import argparse
-import contextlib
 import os
 import random
 import runpy
 import shutil
 import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -56,141 +53,16 @@ from urllib.parse import urlparse
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from serving import Server, ensure_database, gunicorn, migrate, percentile, server_env  # noqa: E402
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/vivid_bench"
 STEP_KINDS = ("entry", "consent", "instructions", "symbols", "qa", "post_symbols", "post_qa", "compare", "get")
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
-
-
 def ms(seconds: float) -> str:
     return f"{seconds * 1000:,.0f}"
-
-
-# --- PostgreSQL ------------------------------------------------------------------------------
-
-
-def _connect_kwargs(url: str, dbname: str) -> dict:
-    parsed = urlparse(url)
-    kwargs = {"host": parsed.hostname or "127.0.0.1", "port": parsed.port or 5432, "dbname": dbname}
-    if parsed.username:
-        kwargs["user"] = parsed.username
-    if parsed.password:
-        kwargs["password"] = parsed.password
-    return kwargs
-
-
-def ensure_database(url: str) -> bool:
-    """Create the benchmark database when missing; False when PostgreSQL does not answer."""
-    import psycopg
-    from psycopg import sql
-
-    name = urlparse(url).path.lstrip("/")
-    if not name:
-        raise SystemExit(f"--database-url must name a database: {url}")
-    try:
-        connection = psycopg.connect(**_connect_kwargs(url, "postgres"), connect_timeout=3, autocommit=True)
-    except psycopg.OperationalError as exc:
-        print(f"skipped: PostgreSQL is unreachable at {url} ({str(exc).strip().splitlines()[0]})")
-        return False
-    with connection:
-        exists = connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
-        if not exists:
-            connection.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-            print(f"created database {name}")
-    return True
-
-
-def server_env(url: str, var_dir: str) -> dict:
-    env = {
-        **os.environ,
-        "DATABASE_URL": url,
-        "DJANGO_ENV": "development",
-        "DEBUG": "0",
-        "DJANGO_SETTINGS_MODULE": "vivid_site.settings",
-        "VIVID_VAR_DIR": var_dir,
-        "LOG_LEVEL": "WARNING",
-    }
-    env.pop("VIVID_TEST_SQLITE", None)
-    return env
-
-
-def migrate(env: dict) -> None:
-    started = time.perf_counter()
-    result = subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=env, capture_output=True, text=True
-    )
-    if result.returncode:
-        print(result.stdout[-2000:], result.stderr[-4000:], sep="\n")
-        raise SystemExit("migrate failed")
-    print(f"migrated in {time.perf_counter() - started:.1f} s")
-
-
-# --- gunicorn --------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-class Gunicorn:
-    """gunicorn as the README's Deployment runs it (``gunicorn.conf.py``), on a free loopback port,
-    in its own process group, so stopping it stops its workers too and their CPU time can be read."""
-
-    def __init__(self, env: dict, *, workers: int | None, threads: int | None):
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        # Open for the server's lifetime and closed in stop(): no with-block can span it.
-        self.log = tempfile.NamedTemporaryFile(prefix="vivid-bench-gunicorn-", suffix=".log", delete=False)  # noqa: SIM115
-        command = [sys.executable, "-m", "gunicorn", "vivid_site.wsgi", "-c", "gunicorn.conf.py",
-                   "--bind", f"127.0.0.1:{self.port}"]  # fmt: skip
-        # Only the address differs from the documented deployment, unless asked otherwise.
-        if workers is not None:
-            command += ["--workers", str(workers)]
-        if threads is not None:
-            command += ["--threads", str(threads)]
-        self.process = subprocess.Popen(
-            command, cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True
-        )
-
-    def cpu(self) -> float:
-        """CPU seconds used so far by the master and every worker."""
-        from benchmarks.review_load import group_cpu_seconds
-
-        return group_cpu_seconds(self.process.pid)
-
-    def wait_ready(self, timeout: float = 60) -> None:
-        import requests
-
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise SystemExit(f"gunicorn exited with {self.process.returncode}:\n{self.log_tail()}")
-            try:
-                requests.get(self.base + "/accounts/login/", timeout=2)
-                return
-            except requests.RequestException:
-                time.sleep(0.2)
-        raise SystemExit(f"gunicorn did not answer within {timeout:.0f} s:\n{self.log_tail()}")
-
-    def log_tail(self, n: int = 4000) -> str:
-        return Path(self.log.name).read_text(errors="replace")[-n:]
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(timeout=10)
-        self.log.close()
 
 
 # --- participants ----------------------------------------------------------------------------
@@ -618,7 +490,7 @@ def main() -> int:
         return 0
 
     stop = threading.Event()
-    servers: list[Gunicorn] = []
+    servers: list[Server] = []
 
     def interrupted(signum, frame):
         stop.set()
@@ -629,7 +501,7 @@ def main() -> int:
     signal.signal(signal.SIGINT, interrupted)
     try:
         for _ in range(args.instances):
-            servers.append(Gunicorn(env, workers=args.workers, threads=args.threads))
+            servers.append(gunicorn(env, workers=args.workers, threads=args.threads))
         for server in servers:
             server.wait_ready()
         database = urlparse(args.database_url)
@@ -661,7 +533,7 @@ def new_study(label: str, quota: int):
     return make_study(package_dict(slug=slug, quota_per_group=quota), status=StudyStatus.LIVE)
 
 
-def crowd_measured(servers: list[Gunicorn], study, *, n: int, pause: float, stop: threading.Event):
+def crowd_measured(servers: list[Server], study, *, n: int, pause: float, stop: threading.Event):
     """A crowd, with the wall time and the CPU seconds of the servers and of this load generator."""
     server_cpu, own_cpu, started = sum(s.cpu() for s in servers), time.process_time(), time.perf_counter()
     results = crowd([s.base for s in servers], study, n=n, pause=pause, tag=uuid.uuid4().hex[:6], stop=stop)
@@ -669,7 +541,7 @@ def crowd_measured(servers: list[Gunicorn], study, *, n: int, pause: float, stop
     return results, wall, sum(s.cpu() for s in servers) - server_cpu, time.process_time() - own_cpu
 
 
-def run(args, servers: list[Gunicorn], stop: threading.Event) -> None:
+def run(args, servers: list[Server], stop: threading.Event) -> None:
     from django.db import close_old_connections
 
     if args.burst > 0:

@@ -1,0 +1,166 @@
+"""What the load benchmarks share: their PostgreSQL database, the server environment, gunicorn as
+documented, CPU time per process group and percentiles."""
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import urlparse
+
+ROOT = Path(__file__).resolve().parents[1]
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+# --- PostgreSQL ------------------------------------------------------------------------------
+
+
+def _connect_kwargs(url: str, dbname: str) -> dict:
+    parsed = urlparse(url)
+    kwargs = {"host": parsed.hostname or "127.0.0.1", "port": parsed.port or 5432, "dbname": dbname}
+    if parsed.username:
+        kwargs["user"] = parsed.username
+    if parsed.password:
+        kwargs["password"] = parsed.password
+    return kwargs
+
+
+def ensure_database(url: str) -> bool:
+    """Create the benchmark database when missing; False when PostgreSQL does not answer."""
+    import psycopg
+    from psycopg import sql
+
+    name = urlparse(url).path.lstrip("/")
+    if not name:
+        raise SystemExit(f"--database-url must name a database: {url}")
+    try:
+        connection = psycopg.connect(**_connect_kwargs(url, "postgres"), connect_timeout=3, autocommit=True)
+    except psycopg.OperationalError as exc:
+        print(f"skipped: PostgreSQL is unreachable at {url} ({str(exc).strip().splitlines()[0]})")
+        return False
+    with connection:
+        exists = connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
+        if not exists:
+            connection.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+            print(f"created database {name}")
+    return True
+
+
+def server_env(url: str, var_dir: str) -> dict:
+    env = {
+        **os.environ,
+        "DATABASE_URL": url,
+        "DJANGO_ENV": "development",
+        "DEBUG": "0",
+        "DJANGO_SETTINGS_MODULE": "vivid_site.settings",
+        "VIVID_VAR_DIR": var_dir,
+        "LOG_LEVEL": "WARNING",
+    }
+    env.pop("VIVID_TEST_SQLITE", None)
+    return env
+
+
+def migrate(env: dict) -> None:
+    started = time.perf_counter()
+    result = subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    if result.returncode:
+        print(result.stdout[-2000:], result.stderr[-4000:], sep="\n")
+        raise SystemExit("migrate failed")
+    print(f"migrated in {time.perf_counter() - started:.1f} s")
+
+
+# --- servers -------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def group_cpu_seconds(pgid: int) -> float:
+    """CPU time (user + system, with reaped children) of every process in a process group."""
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            raw = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        # The command name is in parentheses and may hold spaces: split after it.
+        fields = raw[raw.rindex(")") + 2 :].split()
+        if int(fields[2]) == pgid:  # field 5 of stat: the process group
+            total += sum(int(v) for v in fields[11:15])  # utime, stime, cutime, cstime
+    return total / TICKS
+
+
+class Server:
+    """A server in its own process group, so stopping it stops its workers and CPU is counted per group."""
+
+    def __init__(self, command: list[str], *, cwd: Path, env: dict, port: int, ready_path: str):
+        self.port = port
+        self.base = f"http://127.0.0.1:{port}"
+        self.ready_path = ready_path
+        # Open for the server's lifetime and closed in stop(): no with-block can span it.
+        self.log = tempfile.NamedTemporaryFile(prefix="vivid-bench-server-", suffix=".log", delete=False)  # noqa: SIM115
+        self.process = subprocess.Popen(
+            command, cwd=cwd, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+    def wait_ready(self, timeout: float = 120) -> None:
+        import requests
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise SystemExit(f"server exited with {self.process.returncode}:\n{self.log_tail()}")
+            try:
+                requests.get(self.base + self.ready_path, timeout=2)
+                return
+            except requests.RequestException:
+                time.sleep(0.3)
+        raise SystemExit(f"server did not answer within {timeout:.0f} s:\n{self.log_tail()}")
+
+    def cpu(self) -> float:
+        return group_cpu_seconds(self.process.pid)
+
+    def log_tail(self, n: int = 4000) -> str:
+        return Path(self.log.name).read_text(errors="replace")[-n:]
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(timeout=10)
+        self.log.close()
+
+
+def gunicorn(env: dict, *, workers: int | None = None, threads: int | None = None) -> Server:
+    """gunicorn as the README's Production section runs it (``gunicorn.conf.py``) on a free loopback port.
+
+    Only the address differs from the documented deployment, unless workers or threads are given.
+    """
+    port = free_port()
+    command = [sys.executable, "-m", "gunicorn", "vivid_site.wsgi", "-c", "gunicorn.conf.py",
+               "--bind", f"127.0.0.1:{port}"]  # fmt: skip
+    if workers is not None:
+        command += ["--workers", str(workers)]
+    if threads is not None:
+        command += ["--threads", str(threads)]
+    return Server(command, cwd=ROOT, env=env, port=port, ready_path="/accounts/login/")
