@@ -11,7 +11,7 @@ import urllib.request
 import pytest
 
 from evaluation.models import ItemStatus, ModelSlot, ResponseCache, Run, RunItem, RunStatus
-from evaluation.services import run_chunk
+from evaluation.services import run_chunk, run_execute
 from evaluation.services.runs.execution import _process_share
 from tests.conftest import celery_overrides
 
@@ -125,3 +125,17 @@ def test_a_chunk_takes_its_processs_share_at_once_and_the_whole_cap_alone():
     # ... and all of them where it is the only process (--inline, eager tests).
     with celery_overrides(task_always_eager=True, worker_concurrency=2):
         assert _process_share(32) == 32
+
+
+@pytest.mark.parametrize(("cap", "sizes"), [(8, [200, 200, 50]), (32, [400, 50])])
+def test_the_fan_out_sizes_chunks_to_the_models_cap_and_sends_each_item_once(cap, sizes, monkeypatch, settings):
+    settings.EVAL_CHUNK_SIZE = 200
+    with FakeOpenAI() as server:
+        dataset = numbered_dataset(450, name=f"Fan-out {cap}")
+        model = make_model("fan-out", base_url=server.base_url, model_id="m", max_concurrency=cap)
+    run = make_run(dataset, model)
+    sent = []
+    monkeypatch.setattr("evaluation.tasks.run_chunk_task.delay", lambda run_id, ids: sent.append(ids))
+    run_execute(run_id=run.pk)
+    assert [len(ids) for ids in sent] == sizes
+    assert sorted(i for ids in sent for i in ids) == sorted(run.items.values_list("id", flat=True))

@@ -29,6 +29,8 @@ from .throttle import SlotLease, backoff_delay, model_throttle_wait
 
 # How often a chunk that wants more threads looks for a slot another chunk has freed.
 SLOT_WAIT_SECONDS = 0.02
+# See chunk_size: a chunk of EVAL_CHUNK_SIZE items for each this many slots of the cap.
+CHUNK_SLOTS = 16
 
 
 def claimable_items() -> Q:
@@ -55,9 +57,20 @@ def run_execute(*, run_id: int) -> None:
         return
     from ...tasks import run_chunk_task
 
-    size = settings.EVAL_CHUNK_SIZE
+    size = chunk_size(run.model)
     for start in range(0, len(pending), size):
         run_chunk_task.delay(run_id, pending[start : start + size])
+
+
+def chunk_size(model) -> int:
+    """EVAL_CHUNK_SIZE items per CHUNK_SLOTS slots of the model's cap (at least EVAL_CHUNK_SIZE).
+
+    A chunk's threads then send about as many rounds of requests whatever the cap, so a large
+    cap does not pay a chunk's start-up and its tail (its last requests, while the next chunk
+    starts) every few rounds, and a chunk lasts about as long as at a small cap, well within
+    the task time limit.
+    """
+    return settings.EVAL_CHUNK_SIZE * max(1, model.max_concurrency // CHUNK_SLOTS)
 
 
 def run_finish(run_id: int) -> None:
