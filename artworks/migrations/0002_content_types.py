@@ -35,11 +35,10 @@ def backwards(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('artworks', '0001_initial'),
-        ('evaluation', '0009_artwork_models_to_artworks_app'),
-        ('contenttypes', '0002_remove_content_type_name'),
+        ("artworks", "0001_initial"),
+        ("evaluation", "0009_artwork_models_to_artworks_app"),
+        ("contenttypes", "0002_remove_content_type_name"),
     ]
 
     operations = [

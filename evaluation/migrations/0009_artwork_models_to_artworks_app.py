@@ -8,24 +8,23 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('evaluation', '0008_artwork_run_queued_at'),
-        ('artworks', '0001_initial'),
+        ("evaluation", "0008_artwork_run_queued_at"),
+        ("artworks", "0001_initial"),
     ]
 
     operations = [
         migrations.SeparateDatabaseAndState(
             database_operations=[],
             state_operations=[
-                migrations.DeleteModel(name='ListenerAnswer'),
-                migrations.DeleteModel(name='SpeakerCandidate'),
-                migrations.DeleteModel(name='PipelineItem'),
-                migrations.DeleteModel(name='ArtworkPipelineRun'),
-                migrations.DeleteModel(name='ArtworkQuestion'),
-                migrations.DeleteModel(name='ArtworkElement'),
-                migrations.DeleteModel(name='CollectionArtwork'),
-                migrations.DeleteModel(name='ArtworkCollection'),
+                migrations.DeleteModel(name="ListenerAnswer"),
+                migrations.DeleteModel(name="SpeakerCandidate"),
+                migrations.DeleteModel(name="PipelineItem"),
+                migrations.DeleteModel(name="ArtworkPipelineRun"),
+                migrations.DeleteModel(name="ArtworkQuestion"),
+                migrations.DeleteModel(name="ArtworkElement"),
+                migrations.DeleteModel(name="CollectionArtwork"),
+                migrations.DeleteModel(name="ArtworkCollection"),
             ],
         ),
     ]
