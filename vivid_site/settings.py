@@ -105,6 +105,7 @@ INSTALLED_APPS = [
     "evaluation",
     "artworks",
     "study",
+    "prolific",
     "vivid_site",
 ]
 
@@ -342,6 +343,19 @@ WIKIDATA_BACKOFF_BASE = float(env_int("WIKIDATA_BACKOFF_BASE_MS", 1000, minimum=
 PROLIFIC_COMPLETE_URL = env_str("PROLIFIC_COMPLETE_URL", "https://app.prolific.com/submissions/complete?cc={code}")
 # An unfinished session idle this long counts as returned and frees its quota place.
 STUDY_ABANDON_MINUTES = env_int("STUDY_ABANDON_MINUTES", 90, minimum=1)
+
+# Prolific's REST API (README, Running it on Prolific). The token and the webhook secret are read
+# from the environment variables these name, at each use: never from the database.
+PROLIFIC_API_URL = env_str("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
+PROLIFIC_API_TOKEN_ENV = env_str("PROLIFIC_API_TOKEN_ENV", "PROLIFIC_API_TOKEN")
+PROLIFIC_WEBHOOK_SECRET_ENV = env_str("PROLIFIC_WEBHOOK_SECRET_ENV", "PROLIFIC_WEBHOOK_SECRET")
+PROLIFIC_MAX_ATTEMPTS = env_int("PROLIFIC_MAX_ATTEMPTS", 5, minimum=1)
+PROLIFIC_BACKOFF_BASE = float(env_int("PROLIFIC_BACKOFF_BASE_MS", 1000, minimum=0)) / 1000
+PROLIFIC_RETRY_AFTER_CAP_S = env_int("PROLIFIC_RETRY_AFTER_CAP_S", 120, minimum=0)
+PROLIFIC_SYNC_SECONDS = env_int("PROLIFIC_SYNC_SECONDS", 120, minimum=10)
+# The largest bonus one participant may get in one batch, in the study currency's major unit.
+PROLIFIC_BONUS_CAP = float(env_str("PROLIFIC_BONUS_CAP", "20"))
+PROLIFIC_WEBHOOK_MAX_AGE_S = env_int("PROLIFIC_WEBHOOK_MAX_AGE_S", 300, minimum=1)
 
 # Content-Security-Policy (django-csp) on every response that has none of its own
 # (uploaded images set a stricter one). No inline script, no eval: all behaviour

@@ -22,6 +22,7 @@ urlpatterns = [
     path("evaluation/", include("evaluation.urls")),
     path("evaluation/", include("artworks.urls")),
     path("", include("study.urls")),
+    path("", include("prolific.urls")),
     path("api/evaluation/", include(evaluation_api)),
     path("api/evaluation/", include(artworks_api)),
     path("api/study/", include((study_api, "study_api"))),

@@ -11,9 +11,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 # Lowest first: an app may import the apps before it, never one after it.
-LAYERS = ("core", "annotation", "evaluation", "artworks", "study")
+LAYERS = ("core", "annotation", "evaluation", "artworks", "study", "prolific")
 # The survey needs no corpus: study skips annotation although it sits above it.
-FORBIDDEN = {("study", "annotation")}
+# Prolific talks to the survey only.
+FORBIDDEN = {("study", "annotation"), ("prolific", "annotation"), ("prolific", "evaluation"), ("prolific", "artworks")}
 DOMAIN_MODULES = ("models", "services", "selectors", "views", "apis", "forms", "tasks", "urls", "admin")
 CORE_MODULES = ("models", "services", "selectors", "views", "apis", "forms", "urls")
 LAYER_MODULES = set(DOMAIN_MODULES)

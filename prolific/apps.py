@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ProlificConfig(AppConfig):
+    name = "prolific"
+    verbose_name = "Prolific"

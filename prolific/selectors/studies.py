@@ -1,0 +1,121 @@
+"""What the app knows of its Prolific studies: their submissions beside the local sessions, the review's
+verdicts, the discrepancies, bonus batches and the API call log."""
+
+import os
+
+from django.conf import settings
+from django.db.models import Q
+
+from study.models import Participant, ParticipantStatus, Study
+
+from ..client import api_token
+from ..models import ApiCall, BonusBatch, ProlificStudy, ProlificSubmission, SubmissionStatus
+
+# Submissions a researcher reviews: finished on Prolific's side, whatever the review's outcome.
+REVIEWED_STATUSES = (
+    SubmissionStatus.AWAITING_REVIEW,
+    SubmissionStatus.APPROVED,
+    SubmissionStatus.REJECTED,
+    SubmissionStatus.PARTIALLY_APPROVED,
+    SubmissionStatus.SCREENED_OUT,
+)
+
+
+def prolific_configured() -> bool:
+    """A token is in the environment variable the settings name (its value is never read into a page)."""
+    return bool(api_token())
+
+
+def prolific_webhook_secret_configured() -> bool:
+    return bool(os.environ.get(settings.PROLIFIC_WEBHOOK_SECRET_ENV, "").strip())
+
+
+def prolific_studies_of(*, study: Study) -> list[ProlificStudy]:
+    return list(ProlificStudy.objects.filter(study=study).order_by("group", "pk"))
+
+
+def prolific_study_find(*, prolific_id: str) -> ProlificStudy | None:
+    return (
+        ProlificStudy.objects.select_related("study").filter(prolific_id=prolific_id).first() if prolific_id else None
+    )
+
+
+def prolific_submissions_of(*, study: Study, statuses=None) -> list[ProlificSubmission]:
+    rows = ProlificSubmission.objects.filter(prolific_study__study=study).select_related(
+        "participant", "prolific_study"
+    )
+    if statuses:
+        rows = rows.filter(status__in=statuses)
+    return list(rows.order_by("prolific_study__group", "participant_id", "pk"))
+
+
+def verdict(participant: Participant | None) -> str:
+    """The local verdict on a submission: valid, screened_out (QC under threshold), incomplete, no_session."""
+    if participant is None:
+        return "no_session"
+    if participant.status == ParticipantStatus.COMPLETED:
+        return "valid"
+    if participant.status == ParticipantStatus.EXCLUDED_QC:
+        return "screened_out"
+    return "incomplete"
+
+
+def prolific_review_rows(*, study: Study) -> list[dict]:
+    """Finished submissions with the local verdict, for the review (approve the valid ones)."""
+    return [
+        {
+            "submission": submission,
+            "submission_id": submission.submission_id,
+            "participant_id": submission.participant_id,
+            "group": submission.participant.group if submission.participant else submission.prolific_study.group,
+            "status": submission.status,
+            "verdict": verdict(submission.participant),
+            "qc_accuracy": submission.participant.qc_accuracy if submission.participant else None,
+            "approval_requested": submission.approval_requested_at is not None,
+            "return_requested": submission.return_requested_at is not None,
+            "last_error": submission.last_error,
+        }
+        for submission in prolific_submissions_of(study=study, statuses=REVIEWED_STATUSES)
+    ]
+
+
+def prolific_approvable(*, study: Study):
+    """Submissions awaiting review whose local session is valid and whose approval was never asked for."""
+    return ProlificSubmission.objects.filter(
+        prolific_study__study=study,
+        status=SubmissionStatus.AWAITING_REVIEW,
+        participant__status=ParticipantStatus.COMPLETED,
+        approval_requested_at__isnull=True,
+    ).exclude(prolific_study__prolific_id="")
+
+
+def prolific_discrepancies(*, study: Study) -> dict:
+    """Local sessions Prolific does not know, and Prolific submissions with no local session.
+
+    Only once a sync has run; previews and synthetic (test) sessions are never Prolific's.
+    """
+    synced = ProlificStudy.objects.filter(study=study, last_synced_at__isnull=False)
+    if not synced.exists():
+        return {"synced": False, "unknown_sessions": [], "orphan_submissions": []}
+    known = ProlificSubmission.objects.filter(prolific_study__study=study)
+    unknown_sessions = list(
+        Participant.objects.filter(study=study, is_preview=False, is_test=False)
+        .exclude(Q(prolific_submissions__in=known) | Q(prolific_session_id__in=known.values("submission_id")))
+        .order_by("entered_at")
+    )
+    orphans = list(known.filter(participant__isnull=True).select_related("prolific_study").order_by("participant_id"))
+    return {"synced": True, "unknown_sessions": unknown_sessions, "orphan_submissions": orphans}
+
+
+def prolific_calls_of(*, study: Study, limit: int = 200) -> list[ApiCall]:
+    return list(ApiCall.objects.filter(study=study).order_by("-created_at", "-pk")[:limit])
+
+
+def bonus_batches_of(*, study: Study) -> list[BonusBatch]:
+    return list(BonusBatch.objects.filter(prolific_study__study=study).select_related("prolific_study").order_by("-pk"))
+
+
+def submissions_by_participant(*, study: Study) -> dict[str, ProlificSubmission]:
+    """Prolific participant id -> its submission to one of this study's Prolific studies."""
+    rows = ProlificSubmission.objects.filter(prolific_study__study=study).exclude(prolific_study__prolific_id="")
+    return {row.participant_id: row for row in rows.select_related("prolific_study").order_by("pk")}

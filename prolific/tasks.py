@@ -1,0 +1,1 @@
+"""Celery tasks of the Prolific integration: each takes ids and calls a service."""

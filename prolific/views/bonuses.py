@@ -1,0 +1,79 @@
+"""Bonuses on the study's Prolific page: a CSV becomes a batch with its total cost; "Pay" sends it once, ever."""
+
+from django.contrib import messages
+from django.shortcuts import render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from core.decorators import role_required
+from core.roles import RESEARCHER
+
+from .. import selectors, services
+from ..forms import BonusPayForm, BonusUploadForm
+from ..models import BonusBatchStatus
+from . import back, call_prolific, study_or_404
+from .studies import page_context
+
+
+@require_POST
+@role_required(RESEARCHER)
+def prolific_bonus_create(request, slug: str):
+    study = study_or_404(slug)
+    form = BonusUploadForm(request.POST, request.FILES)
+    if not form.is_valid():
+        return render(request, "prolific/study.html", page_context(request, study, bonus_form=form), status=400)
+    batch = call_prolific(
+        request,
+        would=_("It would check the rows and create the bonus batch on Prolific (nothing is paid before you confirm)."),
+        call=lambda: services.bonus_batch_create(
+            study=study, file_or_text=form.cleaned_data["content"], user=request.user
+        ),
+    )
+    if batch is not None:
+        messages.success(
+            request,
+            _("Bonus batch %(n)s: %(rows)s participants, total cost %(total)s (fees and VAT included). Not paid yet.")
+            % {"n": batch.pk, "rows": len(batch.rows), "total": batch.total_amount},
+        )
+    return back(study)
+
+
+@require_POST
+@role_required(RESEARCHER)
+def prolific_bonus_pay(request, slug: str):
+    study = study_or_404(slug)
+    form = BonusPayForm(request.POST)
+    if not form.is_valid():
+        for errors in form.errors.values():
+            for error in errors:
+                messages.error(request, error)
+        return back(study)
+    batch = next((b for b in selectors.bonus_batches_of(study=study) if b.pk == form.cleaned_data["batch"]), None)
+    if batch is None:
+        messages.error(request, _("No such bonus batch of this study."))
+        return back(study)
+    if batch.status != BonusBatchStatus.CREATED:
+        # A double click or a second tab: the batch left CREATED with the first request and is never sent again.
+        messages.info(
+            request,
+            _("Bonus batch %(n)s is %(status)s; it is never sent twice.")
+            % {"n": batch.pk, "status": batch.get_status_display()},
+        )
+        return back(study)
+    paid = call_prolific(
+        request,
+        would=_("It would pay bonus batch %(n)s (total %(total)s).") % {"n": batch.pk, "total": batch.total_amount},
+        call=lambda: services.bonus_batch_pay(batch=batch),
+    )
+    if paid is not None:
+        if paid.status == BonusBatchStatus.SENT:
+            messages.success(request, _("Bonus batch %(n)s paid.") % {"n": paid.pk})
+        elif paid.status == BonusBatchStatus.FAILED:
+            messages.error(
+                request, _("Prolific refused bonus batch %(n)s: %(error)s") % {"n": paid.pk, "error": paid.error}
+            )
+        else:
+            messages.info(
+                request, _("Bonus batch %(n)s is %(status)s.") % {"n": paid.pk, "status": paid.get_status_display()}
+            )
+    return back(study)
