@@ -47,6 +47,11 @@ class ProlificStudy(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     published_at = models.DateTimeField(null=True, blank=True)
     last_synced_at = models.DateTimeField(null=True, blank=True)
+    # When a create request was last sent for this row; null when none is under way. A create
+    # without an answer after a while is taken over (the study is looked up on Prolific first).
+    attempt_at = models.DateTimeField(null=True, blank=True)
+    # Prolific's message when it refused the create or the publish, or the create got no answer.
+    last_error = models.TextField(blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["study", "group"], name="prolific_study_once_per_group")]
@@ -89,6 +94,9 @@ class ProlificSubmission(models.Model):
     status_changed_at = models.DateTimeField(auto_now_add=True)
     # Prolific's message when it refused an approval, rejection or return.
     last_error = models.TextField(blank=True)
+    # Claimed (and committed) before the approval is sent, so no submission is sent for approval twice.
+    approval_requested_at = models.DateTimeField(null=True, blank=True)
+    return_requested_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         indexes = [models.Index(fields=["prolific_study", "status"])]

@@ -1,1 +1,36 @@
-"""Celery tasks of the Prolific integration: each takes ids and calls a service."""
+"""Celery tasks of the Prolific integration: each takes ids and calls a service.
+
+``prolific.sync`` re-enqueues itself every PROLIFIC_SYNC_SECONDS while the study is live and has
+a Prolific study; a cache key keeps one chain per study however often publish or "sync" starts it.
+``prolific.bonus_pay`` may be delivered twice (acks_late): the service never pays a batch twice.
+"""
+
+from celery import shared_task
+from django.conf import settings
+
+from .services import bonus_batch_pay_by_id, prolific_sync_scheduled
+from .services.sync import sync_chain_claim, sync_chain_end, sync_chain_extend
+
+
+@shared_task(name="prolific.sync")
+def prolific_sync_task(study_id: int) -> None:
+    period = settings.PROLIFIC_SYNC_SECONDS
+    if prolific_sync_scheduled(study_id=study_id):
+        # The key outlives the countdown a little, so a start meanwhile does not begin a second chain.
+        sync_chain_extend(study_id=study_id, seconds=period * 2)
+        prolific_sync_task.apply_async(args=[study_id], countdown=period)
+    else:
+        sync_chain_end(study_id=study_id)
+
+
+def prolific_sync_start(study_id: int) -> bool:
+    """Start the study's periodic sync unless its chain is already running; call it on commit."""
+    if not sync_chain_claim(study_id=study_id, seconds=settings.PROLIFIC_SYNC_SECONDS * 2):
+        return False
+    prolific_sync_task.apply_async(args=[study_id], countdown=settings.PROLIFIC_SYNC_SECONDS)
+    return True
+
+
+@shared_task(name="prolific.bonus_pay")
+def prolific_bonus_pay_task(batch_id: int) -> None:
+    bonus_batch_pay_by_id(batch_id=batch_id)

@@ -77,6 +77,20 @@ def participants_mark_returned(*, study: Study) -> int:
     ).update(status=ParticipantStatus.RETURNED)
 
 
+def participant_release(*, participant: Participant) -> bool:
+    """Prolific reports the participant returned the study or timed out: an unfinished session gives its
+    quota place back at once, as the abandon rule would after STUDY_ABANDON_MINUTES.
+
+    Only a release: a finished session keeps its status (its answers stay in the results), and
+    nothing takes a place here, so the quota lock is not needed.
+    """
+    return bool(
+        Participant.objects.filter(pk=participant.pk, status__in=UNFINISHED, is_preview=False).update(
+            status=ParticipantStatus.RETURNED
+        )
+    )
+
+
 def participant_enter(
     *, study: Study, pid: str, prolific_study_id: str = "", session_id: str = "", group: str = "", is_test: bool = False
 ) -> Participant:

@@ -1,0 +1,230 @@
+"""Bonus batches, paid exactly once.
+
+Prolific's pay endpoint is not idempotent: paying a bulk bonus twice pays the participants twice.
+So a batch moves CREATED -> SENDING in one guarded UPDATE, committed before the pay request
+leaves; only the caller whose UPDATE changed the row sends it. A batch in SENDING or SENT is never
+sent again, whatever happens next (the command run twice, a worker retried, the answer lost):
+a pay whose answer is unknown stays SENDING for a person to check in Prolific's web app.
+Only a refusal (a 4xx: nothing was paid) moves it to FAILED, from which it may be paid again.
+"""
+
+import hashlib
+import json
+from decimal import Decimal, InvalidOperation
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from core.tables import TableError, cell, read_table
+from study.models import Study
+
+from ..client import ProlificApiError, ProlificClient, ProlificError
+from ..models import BonusBatch, BonusBatchStatus
+from ..selectors.studies import submissions_by_participant
+
+COLUMNS = ("participant_id", "amount")
+CENT = Decimal("0.01")
+
+
+class BonusFileError(ProlificError):
+    """The bonus file cannot be used; ``errors`` name each row and column. Nothing was created."""
+
+    def __init__(self, errors: list[str]):
+        self.errors = errors
+        super().__init__("; ".join(errors[:10]))
+
+
+def _content(file_or_text) -> tuple[str, bytes]:
+    if isinstance(file_or_text, bytes):
+        return "bonuses.csv", file_or_text
+    if isinstance(file_or_text, str):
+        return "bonuses.csv", file_or_text.encode("utf-8")
+    name = getattr(file_or_text, "name", None) or "bonuses.csv"
+    if hasattr(file_or_text, "seek"):
+        file_or_text.seek(0)
+    data = file_or_text.read()
+    return str(name), data.encode("utf-8") if isinstance(data, str) else data
+
+
+def bonus_rows_validate(*, study: Study, file_or_text) -> dict:
+    """The file's rows, checked all at once: {"prolific_study", "rows", "total"}; raises BonusFileError.
+
+    Each participant must have a submission to one of this study's Prolific studies (run a sync
+    first), each amount positive, at most PROLIFIC_BONUS_CAP and in whole cents; one row per participant.
+    """
+    filename, content = _content(file_or_text)
+    if not filename.lower().endswith((".csv", ".tsv", ".xlsx", ".json", ".jsonl")):
+        filename = "bonuses.csv"
+    try:
+        columns, records, first = read_table(filename, content)
+    except TableError as exc:
+        raise BonusFileError([str(exc.error)]) from None
+    missing = [column for column in COLUMNS if column not in columns]
+    if missing:
+        raise BonusFileError(
+            [
+                _("column '%(column)s' is missing (the file has: %(columns)s)")
+                % {"column": column, "columns": ", ".join(columns) or "-"}
+                for column in missing
+            ]
+        )
+    known = submissions_by_participant(study=study)
+    cap = Decimal(str(settings.PROLIFIC_BONUS_CAP))
+    errors, rows, seen, studies = [], [], {}, {}
+    for number, record in enumerate(records, start=first):
+        if record is None:
+            continue
+        pid, text = cell(record.get("participant_id")), cell(record.get("amount"))
+
+        def error(column, message, number=number):
+            errors.append(
+                _("row %(row)s, column '%(column)s': %(message)s")
+                % {"row": number, "column": column, "message": message}
+            )
+
+        if not pid:
+            error("participant_id", _("the participant id is empty"))
+        elif pid in seen:
+            error("participant_id", _("%(pid)s already has a bonus in row %(row)s") % {"pid": pid, "row": seen[pid]})
+        elif pid not in known:
+            error(
+                "participant_id",
+                _("%(pid)s has no submission to this study on Prolific (sync first if they took part)") % {"pid": pid},
+            )
+        try:
+            amount = Decimal(text.replace(",", ".")) if text else None
+        except InvalidOperation:
+            amount = None
+        if amount is None or not amount.is_finite():
+            error("amount", _("'%(value)s' is not an amount") % {"value": text})
+        elif amount <= 0:
+            error("amount", _("the amount must be more than zero, got %(value)s") % {"value": text})
+        elif amount > cap:
+            error("amount", _("%(value)s is more than the cap of %(cap)s") % {"value": text, "cap": cap})
+        elif amount != amount.quantize(CENT):
+            error("amount", _("%(value)s has more than two decimals") % {"value": text})
+        if pid and pid not in seen:
+            seen[pid] = number
+        if pid in known and amount is not None and amount.is_finite():
+            studies.setdefault(known[pid].prolific_study, []).append(number)
+            rows.append({"participant_id": pid, "amount": str(amount.quantize(CENT))})
+    if not errors and not rows:
+        errors.append(_("the file has no bonus rows"))
+    if not errors and len(studies) > 1:
+        errors.append(
+            _("the participants belong to several Prolific studies (%(which)s): one file per Prolific study")
+            % {
+                "which": "; ".join(
+                    f"{ps.group or _('all groups')}: rows {', '.join(map(str, numbers))}"
+                    for ps, numbers in studies.items()
+                )
+            }
+        )
+    if errors:
+        raise BonusFileError(errors)
+    rows.sort(key=lambda row: row["participant_id"])
+    return {
+        "prolific_study": next(iter(studies)),
+        "rows": rows,
+        "total": sum((Decimal(row["amount"]) for row in rows), Decimal("0")),
+    }
+
+
+def bonus_csv(rows: list[dict]) -> str:
+    """Prolific's csv_bonuses: '<participant_id>,<amount>' lines, amounts in the major unit."""
+    return "".join(f"{row['participant_id']},{row['amount']}\n" for row in rows)
+
+
+def bonus_batch_create(*, study: Study, file_or_text, user=None) -> BonusBatch:
+    """Validate the file and create the bulk bonus record on Prolific (nothing is paid); the same file
+    twice gives back the same batch."""
+    checked = bonus_rows_validate(study=study, file_or_text=file_or_text)
+    prolific_study, rows = checked["prolific_study"], checked["rows"]
+    fingerprint = hashlib.sha256(json.dumps(rows, sort_keys=True).encode()).hexdigest()
+    client = ProlificClient(study=study)
+    try:
+        with transaction.atomic():
+            batch = BonusBatch.objects.create(
+                prolific_study=prolific_study,
+                rows=rows,
+                fingerprint=fingerprint,
+                amount=checked["total"],
+                created_by=user,
+            )
+    except IntegrityError:
+        batch = BonusBatch.objects.get(prolific_study=prolific_study, fingerprint=fingerprint)
+    if batch.prolific_id:
+        return batch
+    # A bulk bonus record pays nothing: one created twice by a race or a retry is harmless, and
+    # only the first one stored here can ever be paid.
+    answer = client.post(
+        "submissions/bonus-payments/",
+        {"study_id": prolific_study.prolific_id, "csv_bonuses": bonus_csv(rows)},
+        retry_unsafe=True,
+    )
+    if not isinstance(answer, dict) or not answer.get("id"):
+        raise ProlificApiError(None, _("Prolific's answer to the bonus request has no id."))
+    BonusBatch.objects.filter(pk=batch.pk, prolific_id="").update(
+        prolific_id=answer["id"],
+        amount=_money(answer.get("amount"), batch.amount),
+        fees=_money(answer.get("fees"), 0),
+        vat=_money(answer.get("vat"), 0),
+        total_amount=_money(answer.get("total_amount"), batch.amount),
+    )
+    batch.refresh_from_db()
+    return batch
+
+
+def _money(value, default) -> Decimal:
+    try:
+        return Decimal(str(value)).quantize(CENT) if value is not None else Decimal(str(default))
+    except InvalidOperation:
+        return Decimal(str(default))
+
+
+def bonus_batch_pay(*, batch: BonusBatch) -> BonusBatch:
+    """Pay a batch once: the SENDING claim is committed before the pay request; a batch already
+    SENDING or SENT is returned unchanged, never sent again.
+
+    Call it outside any transaction: the claim must be committed before the request leaves.
+    """
+    batch.refresh_from_db()
+    if not batch.prolific_id:
+        raise ProlificError(_("This bonus batch has no Prolific record yet: create it again from its file."))
+    client = ProlificClient(study=batch.prolific_study.study)
+    claimed = (
+        BonusBatch.objects.filter(pk=batch.pk, status__in=(BonusBatchStatus.CREATED, BonusBatchStatus.FAILED))
+        .exclude(prolific_id="")
+        .update(status=BonusBatchStatus.SENDING, sent_at=timezone.now(), error="")
+    )
+    if not claimed:
+        batch.refresh_from_db()
+        return batch
+    try:
+        # 429 is retried (Prolific refused before paying); a 5xx or a lost connection is not.
+        client.post(f"bulk-bonus-payments/{batch.prolific_id}/pay/", None, retry_unsafe=False)
+    except ProlificApiError as exc:
+        if exc.definite:
+            BonusBatch.objects.filter(pk=batch.pk, status=BonusBatchStatus.SENDING).update(
+                status=BonusBatchStatus.FAILED, error=exc.message[:2000]
+            )
+        else:
+            BonusBatch.objects.filter(pk=batch.pk, status=BonusBatchStatus.SENDING).update(
+                error=_(
+                    "The pay request got no clear answer (%(error)s): it may have been paid. Check the bonuses in "
+                    "Prolific's web app; this batch is never sent again from here."
+                )
+                % {"error": str(exc)}
+            )
+        batch.refresh_from_db()
+        raise
+    BonusBatch.objects.filter(pk=batch.pk, status=BonusBatchStatus.SENDING).update(status=BonusBatchStatus.SENT)
+    batch.refresh_from_db()
+    return batch
+
+
+def bonus_batch_pay_by_id(*, batch_id: int) -> BonusBatch | None:
+    batch = BonusBatch.objects.filter(pk=batch_id).select_related("prolific_study__study").first()
+    return bonus_batch_pay(batch=batch) if batch is not None else None
