@@ -68,6 +68,12 @@ class AnnotationRound(models.Model):
     hide_suggestions_fraction = models.FloatField(default=0.0)
     seed = models.BigIntegerField(default=0)
     status = models.CharField(max_length=10, choices=RoundStatus.choices, default=RoundStatus.OPEN)
+    # Annotator quality (README "Annotator quality"): the share of each queue given to control items,
+    # the drift window, the figure below which a window warns, and the answer time flagged as too fast.
+    control_rate = models.FloatField(default=0.05)
+    quality_window = models.PositiveIntegerField(default=50)
+    quality_threshold = models.FloatField(default=0.4)
+    fast_seconds = models.FloatField(default=3.0)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -78,6 +84,31 @@ class AnnotationRound(models.Model):
 
     def __str__(self):
         return self.name
+
+
+class ControlItem(models.Model):
+    """An item whose traits and theme are known, slipped unannounced into annotators' queues.
+
+    It reaches a queue as a RoundItem pointing here; it never counts in agreement statistics,
+    the funnel or a version.
+    """
+
+    round = models.ForeignKey(AnnotationRound, on_delete=models.CASCADE, related_name="controls")
+    expression = models.ForeignKey(Expression, on_delete=models.PROTECT, related_name="+")
+    traits = models.JSONField(default=list)
+    theme = models.ForeignKey(Theme, on_delete=models.PROTECT, related_name="+")
+    source_version = models.ForeignKey(
+        "DatasetVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["round_id", "id"]
+        constraints = [models.UniqueConstraint(fields=["round", "expression"], name="control_unique_expression")]
+
+    def __str__(self):
+        return f"control {self.round_id}:{self.expression_id}"
 
 
 class ItemStatus(models.TextChoices):
@@ -112,6 +143,8 @@ class RoundItem(models.Model):
     resolution_note = models.TextField(blank=True)
     removal_reason = models.CharField(max_length=30, choices=RemovalReason.choices, blank=True)
     revision = models.PositiveIntegerField(default=0)
+    # Set on a control item's stand-in: every read that counts items leaves these out.
+    control = models.ForeignKey(ControlItem, null=True, blank=True, on_delete=models.PROTECT, related_name="items")
 
     class Meta:
         ordering = ["round_id", "id"]
@@ -157,6 +190,8 @@ class Assignment(models.Model):
     # instead of silently overwriting.
     revision = models.PositiveIntegerField(default=0)
     submitted_at = models.DateTimeField(null=True, blank=True)
+    # Seconds the review page was on screen for the last submitted answer (its own timing).
+    seconds = models.FloatField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -186,6 +221,40 @@ class LabelChange(models.Model):
 
     def __str__(self):
         return f"{self.field} on {self.item_id}"
+
+
+class AnnotatorPause(models.Model):
+    """A researcher stopped one annotator's queue in a round (recalibration)."""
+
+    round = models.ForeignKey(AnnotationRound, on_delete=models.CASCADE, related_name="pauses")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    paused_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    paused_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["round", "annotator"], name="annotator_pause_unique")]
+
+    def __str__(self):
+        return f"pause {self.round_id}:{self.annotator_id}"
+
+
+class RecalibrationNote(models.Model):
+    """A researcher's note to one annotator, with example items, shown on their next item."""
+
+    round = models.ForeignKey(AnnotationRound, on_delete=models.CASCADE, related_name="recalibration_notes")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    note = models.TextField()
+    # Copies of the examples ({text, explanation, traits, theme}): the note reads the same later.
+    examples = models.JSONField(default=list, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    seen_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["round_id", "annotator_id", "created_at", "id"]
+
+    def __str__(self):
+        return f"note {self.round_id}:{self.annotator_id}"
 
 
 class DatasetVersion(models.Model):

@@ -91,7 +91,7 @@ def adjudication_item_list(*, round: AnnotationRound) -> QuerySet[RoundItem]:
 
 
 def adjudication_item_get(*, round: AnnotationRound, pk: int) -> RoundItem | None:
-    return _with_labels(round.items.filter(pk=pk)).first()
+    return _with_labels(round.items.filter(pk=pk, control__isnull=True)).first()
 
 
 def adjudication_next(*, round: AnnotationRound, after: RoundItem | None = None) -> RoundItem | None:

@@ -59,9 +59,9 @@ def round_summary(*, round: AnnotationRound) -> dict:
     return {
         "versions": round.versions.order_by("-created_at"),
         "annotators": round.annotators.order_by("username"),
-        "hidden_count": round.items.filter(suggestions_hidden=True).count(),
+        "hidden_count": round.items.filter(suggestions_hidden=True, control__isnull=True).count(),
         # "All items" would hide that expressions added to the dataset later are not in the round.
-        "item_count": round.items.count(),
+        "item_count": round.items.filter(control__isnull=True).count(),
         "dataset_count": round.dataset.expressions.count(),
     }
 

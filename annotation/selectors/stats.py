@@ -59,7 +59,7 @@ def _round_agreement_stats(*, round: AnnotationRound, n_resamples: int, seed: in
     rows = round_submitted_labels(round=round)
     annotators = sorted(set(round.annotators.values_list("username", flat=True)) | {r["annotator"] for r in rows})
     item_rows = list(
-        RoundItem.objects.filter(round=round)
+        RoundItem.objects.filter(round=round, control__isnull=True)
         .order_by("id")
         .values_list("id", "expression_id", "suggestions_hidden", "status", "final_theme__code")
     )

@@ -20,7 +20,8 @@ from ..models import (
 def round_list(*, user) -> QuerySet[AnnotationRound]:
     """Researchers and adjudicators see every round; annotators see the rounds they are in."""
     rounds = AnnotationRound.objects.select_related("dataset", "suggestion_set").annotate(
-        n_items=Count("items", distinct=True)
+        # Control items are no part of a round's count (README "Annotator quality").
+        n_items=Count("items", filter=Q(items__control__isnull=True), distinct=True)
     )
     if not has_role(user, RESEARCHER, ADJUDICATOR):
         rounds = rounds.filter(annotators=user)
@@ -50,7 +51,9 @@ def round_funnel(*, round: AnnotationRound) -> dict:
     It adds up: in_round = unanimous + adjudicated + removed + undecided, where
     undecided = pending (awaiting reviews) + needs_adjudication.
     """
-    counts = dict(round.items.values_list("status").annotate(n=Count("id")).values_list("status", "n"))
+    # Control items stay out: they are never decided, and an annotator must not be able to count them.
+    regular = round.items.filter(control__isnull=True)
+    counts = dict(regular.values_list("status").annotate(n=Count("id")).values_list("status", "n"))
     unanimous = counts.get(ItemStatus.UNANIMOUS, 0)
     adjudicated = counts.get(ItemStatus.ADJUDICATED, 0)
     removed = counts.get(ItemStatus.REMOVED, 0)
@@ -60,7 +63,7 @@ def round_funnel(*, round: AnnotationRound) -> dict:
         "imported": round.dataset.expressions.count(),
         "in_round": sum(counts.values()),
         # Counted from the reviews: an adjudicator may decide an item that still lacked one at the lock.
-        "reviewed_by_all": round.items.annotate(
+        "reviewed_by_all": regular.annotate(
             n_submitted=Count("assignments", filter=Q(assignments__status=AssignmentStatus.SUBMITTED))
         )
         .filter(n_submitted__gte=round.annotators_per_item)
@@ -171,7 +174,11 @@ def can_see_all_labels(*, user, round: AnnotationRound) -> bool:
 
 def adjudication_queue(*, round: AnnotationRound) -> QuerySet[RoundItem]:
     """Undecided items of a locked round: disputed ones, and any still awaiting a review at the lock."""
-    return round.items.filter(status__in=UNDECIDED_STATUSES).select_related("expression").order_by("id")
+    return (
+        round.items.filter(status__in=UNDECIDED_STATUSES, control__isnull=True)
+        .select_related("expression")
+        .order_by("id")
+    )
 
 
 def item_history(*, item: RoundItem, user) -> QuerySet[LabelChange]:
@@ -236,7 +243,7 @@ def suggested_codes_for(*, items) -> dict[int, list[str]]:
 def round_submitted_labels(*, round: AnnotationRound) -> list[dict]:
     """Submitted labels, one row per item and annotator, for the agreement statistics."""
     rows = (
-        Assignment.objects.filter(item__round=round, status=AssignmentStatus.SUBMITTED)
+        Assignment.objects.filter(item__round=round, status=AssignmentStatus.SUBMITTED, item__control__isnull=True)
         .values(
             "item_id",
             "annotator__username",

@@ -6,6 +6,7 @@ and theme with nothing unsure or flagged; otherwise it needs adjudication.
 Only unanimous and adjudicated items enter a frozen version.
 """
 
+import math
 from dataclasses import dataclass
 
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -17,6 +18,7 @@ from django.utils.translation import gettext as _
 from ..models import (
     UNDECIDED_STATUSES,
     AnnotationRound,
+    AnnotatorPause,
     Assignment,
     AssignmentStatus,
     ItemStatus,
@@ -29,6 +31,23 @@ from ..models import (
     TraitDecision,
 )
 from ..selectors.corpus import theme_ids, trait_codes
+
+MAX_ANSWER_SECONDS = 1800.0
+
+
+def answer_seconds_clean(value) -> float | None:
+    """The review page's own timing of an answer: a finite number of seconds >= 0, capped
+    (an answer left open for an hour was not read for an hour)."""
+    if value is None or value == "":
+        return None
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        raise ValidationError({"seconds": _("a number of seconds")}) from None
+    if not math.isfinite(seconds) or seconds < 0:
+        raise ValidationError({"seconds": _("a number of seconds, 0 or more")})
+    return min(seconds, MAX_ANSWER_SECONDS)
+
 
 DRAFT_KEYS = ("trait_decisions", "added_traits", "theme", "flagged", "note")
 
@@ -123,6 +142,7 @@ def assignment_submit(
     note: str = "",
     revision: int | None = None,
     suggested: list[str] | None = None,
+    seconds: float | None = None,
 ) -> Assignment:
     """Record an annotator's review. Submitting again edits it, until the round is locked.
 
@@ -130,6 +150,7 @@ def assignment_submit(
     submitted in between, ConflictError is raised and nothing changes.
     ``suggested`` is the item's ``suggested_codes`` when the caller already read them
     (the review page builds its form from them): they are not read a second time.
+    ``seconds`` is the time the answer took by the page's own clock (checked, capped, kept with it).
     """
     # Lock the item before the answer: under READ COMMITTED two annotators
     # submitting at once would each miss the other's uncommitted answer and
@@ -147,12 +168,18 @@ def assignment_submit(
     # read it replaces: a round lock takes no item lock, so neither read is atomic with it).
     if item.round.status != RoundStatus.OPEN:
         raise ValidationError(_("The round is locked; answers can no longer change."))
+    if AnnotatorPause.objects.filter(round_id=item.round_id, annotator_id=user.pk).exists():
+        raise ValidationError(_("A researcher has paused your queue in this round; answers wait until it resumes."))
     if revision is not None and revision != assignment.revision:
         raise ConflictError(
             _("This item was saved from another tab or window; reload it to see the saved answer."), current=assignment
         )
 
     errors = {}
+    try:
+        seconds = answer_seconds_clean(seconds)
+    except ValidationError as exc:
+        errors.update({field: messages[0] for field, messages in exc.message_dict.items()})
     known_traits = trait_codes()
     theme_id = theme_ids().get(theme) if theme else None
     if theme_id is None:
@@ -191,6 +218,7 @@ def assignment_submit(
     assignment.note = note.strip()
     assignment.status = AssignmentStatus.SUBMITTED
     assignment.submitted_at = timezone.now()
+    assignment.seconds = seconds
     assignment.draft = {}
     assignment.revision += 1
     assignment.save()
@@ -214,7 +242,9 @@ def assignment_submit(
             )
     # One INSERT for the answer's history rows (same rows, same order, as one _log call each).
     LabelChange.objects.bulk_create(changes)
-    _item_status_derive(item)
+    if item.control_id is None:
+        # A control item is never decided: its labels are known, and it is no part of the funnel.
+        _item_status_derive(item)
     return assignment
 
 
@@ -223,6 +253,8 @@ def item_status_refresh(*, item: RoundItem) -> RoundItem:
     """Derive an item's status from its submitted reviews (while nobody has adjudicated it)."""
     # Locked and read afresh, so a submit committing meanwhile is seen (see assignment_submit).
     locked = RoundItem.objects.select_for_update(of=("self",)).select_related("round").get(pk=item.pk)
+    if locked.control_id is not None:
+        return locked
     return _item_status_derive(locked)
 
 
@@ -262,6 +294,8 @@ def _claim_for_adjudication(item: RoundItem, user, revision: int, new_status: st
     """Take an undecided item with a guarded update; returns the item and the status it had."""
     if _round_status(item.round_id) != RoundStatus.LOCKED:
         raise ValidationError(_("Adjudication happens while the round is locked."))
+    if item.control_id is not None:
+        raise ValidationError(_("A control item has known labels: it is not adjudicated."))
     # The revision pins the row as the adjudicator saw it, so this is the status it had when claimed.
     before = RoundItem.objects.filter(pk=item.pk, revision=revision).values_list("status", flat=True).first()
     # An item still awaiting a review at the lock is decided here too, or the round could never be frozen.

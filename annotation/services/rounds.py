@@ -5,6 +5,7 @@ suggestions to a dataset; a round then hands each item to annotators, two by
 default, spread so that every pair of annotators overlaps evenly.
 """
 
+import builtins
 import itertools
 import random
 
@@ -18,6 +19,7 @@ from core.services.idempotency import idempotent_create
 from ..models import (
     AnnotationRound,
     Assignment,
+    ControlItem,
     Dataset,
     Expression,
     RoundItem,
@@ -197,7 +199,6 @@ def _round_create(
         raise ValidationError(errors)
 
     seed = random.SystemRandom().randrange(2**31) if seed is None else seed
-    rng = random.Random(seed)
     round_ = AnnotationRound.objects.create(
         name=name,
         dataset=dataset,
@@ -209,26 +210,81 @@ def _round_create(
         created_by=user,
     )
     round_.annotators.set(annotators)
-    hidden = (
-        set(rng.sample(items, round(len(items) * hide_suggestions_fraction))) if hide_suggestions_fraction else set()
-    )
-    round_items = RoundItem.objects.bulk_create(
-        [RoundItem(round=round_, expression_id=eid, suggestions_hidden=eid in hidden) for eid in items]
-    )
-    schedule = _pair_schedule(annotators, annotators_per_item, len(round_items), rng)
+    round_items_distribute(round=round_, expressions=items, annotators=annotators)
+    return round_
+
+
+def control_share(*, n_items: int, rate: float) -> int:
+    """How many control items a queue of ``n_items`` items gets so that they make ``rate`` of it."""
+    if rate <= 0 or n_items <= 0:
+        return 0
+    if rate >= 1:
+        return n_items
+    return int(builtins.round(rate * n_items / (1 - rate)))
+
+
+def round_items_distribute(
+    *,
+    round: AnnotationRound,
+    expressions: list[int],
+    annotators: list,
+    controls: list[ControlItem] = (),
+    control_hidden: dict[int, bool] | None = None,
+    excluded: dict[int, set[int]] | None = None,
+) -> None:
+    """Create a round's items and hand them out, from ``round.seed``: the same seed, items and
+    annotators give the same queues, with or without control items.
+
+    Control items (``controls``, hidden suggestions per control id in ``control_hidden``) are
+    created among the regular items, not after them, so their ids do not set them apart; each
+    annotator gets ``control_share`` of them (minus ``excluded[annotator id]``), one in each
+    equal stretch of their queue, so every drift window holds some.
+    """
+    rng = random.Random(round.seed)
+    fraction = round.hide_suggestions_fraction
+    hidden = set(rng.sample(expressions, builtins.round(len(expressions) * fraction))) if fraction else set()
+    regular = [RoundItem(round=round, expression_id=eid, suggestions_hidden=eid in hidden) for eid in expressions]
+    # A second generator: the regular queues stay what the seed gave them before any control was added.
+    control_rng = random.Random(f"{round.seed}:controls")
+    control_items = [
+        RoundItem(
+            round=round,
+            expression_id=control.expression_id,
+            control=control,
+            suggestions_hidden=(control_hidden or {}).get(control.pk, False),
+        )
+        for control in controls
+    ]
+    ordered = list(regular)
+    for item in control_items:
+        ordered.insert(control_rng.randrange(len(ordered) + 1), item)
+    RoundItem.objects.bulk_create(ordered)
+    schedule = _pair_schedule(annotators, round.annotators_per_item, len(regular), rng)
     queues: dict = {a.pk: [] for a in annotators}
-    for item, group in zip(round_items, schedule, strict=True):
+    for item, group in zip(regular, schedule, strict=True):
         for annotator in group:
             queues[annotator.pk].append(item)
     assignments = []
     for annotator_id, queue in queues.items():
         rng.shuffle(queue)
+        offered = [i for i in control_items if i.control.pk not in (excluded or {}).get(annotator_id, set())]
+        k = min(control_share(n_items=len(queue), rate=round.control_rate), len(offered))
+        chosen = control_rng.sample(offered, k)
+        total = len(queue) + k
+        # One slot drawn in each of k equal stretches of the final queue.
+        slots = sorted(
+            {
+                int(i * total / k) + control_rng.randrange(max(int((i + 1) * total / k) - int(i * total / k), 1))
+                for i in range(k)
+            }
+        )
+        for slot, item in zip(slots, chosen, strict=False):
+            queue.insert(slot, item)
         assignments.extend(
             Assignment(item=item, annotator_id=annotator_id, position=position)
             for position, item in enumerate(queue, 1)
         )
     Assignment.objects.bulk_create(assignments, batch_size=2000)
-    return round_
 
 
 def round_lock(*, round: AnnotationRound, user=None) -> AnnotationRound:

@@ -79,7 +79,7 @@ def _version_freeze(*, round: AnnotationRound, name: str, user) -> DatasetVersio
         )
     version = DatasetVersion.objects.create(name=name, round=round, funnel=funnel, created_by=user)
     accepted = (
-        round.items.filter(status__in=[ItemStatus.UNANIMOUS, ItemStatus.ADJUDICATED])
+        round.items.filter(status__in=[ItemStatus.UNANIMOUS, ItemStatus.ADJUDICATED], control__isnull=True)
         .select_related("expression", "final_theme")
         .prefetch_related("final_traits")
         .order_by("expression_id")
