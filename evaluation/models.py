@@ -63,6 +63,8 @@ class PromptTemplate(models.Model):
         max_length=300, blank=True, help_text=_("Where the text comes from, e.g. 'VIVID Fig. 7'.")
     )
     ours = models.BooleanField(default=False, help_text=_("Written by us, not quoted from the paper."))
+    # A judge template that rewords a strategy's prompt (prompt-paraphrase stability): the strategy's name.
+    paraphrase_of = models.CharField(max_length=20, blank=True)
     builtin = models.BooleanField(default=False)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -105,6 +107,10 @@ class Run(models.Model):
     version = models.ForeignKey(DatasetVersion, null=True, blank=True, on_delete=models.PROTECT, related_name="runs")
     # The generation run a judge run scores.
     source_run = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="judge_runs")
+    # The second generation run a pairwise judge run compares with source_run.
+    source_run_b = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="pairwise_runs_b"
+    )
     strategy = models.CharField(max_length=20, blank=True, help_text=_("Judge strategy or classification task."))
     # temperature, max_tokens, seed, top_logprobs ...
     params = models.JSONField(default=dict)
@@ -140,16 +146,20 @@ class ItemStatus(models.TextChoices):
 
 
 class RunItem(models.Model):
-    """One expression of a run: written once (unique per run), whatever the workers do."""
+    """One expression of a run (two for a pairwise run, one per order): written once, whatever the workers do."""
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="items")
     expression = models.ForeignKey(Expression, on_delete=models.PROTECT, related_name="+")
     # The generation item a judge item scores.
     source_item = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    # Pairwise judging: the second explanation, and whether it was shown first (each idiom is asked in both orders).
+    source_item_b = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    swapped = models.BooleanField(default=False)
     status = models.CharField(max_length=10, choices=ItemStatus.choices, default=ItemStatus.PENDING)
     messages = models.JSONField(default=list, blank=True)
     response = models.TextField(blank=True)
     # Judge: the 0-5 score read from the reply, None when unreadable (never turned into 0).
+    # Pairwise: the position preferred, 1 or 2 (prediction then names the run, "a" or "b").
     score = models.PositiveSmallIntegerField(null=True, blank=True)
     # Classification: the normalised prediction, the gold answer and the exact-match result.
     prediction = models.CharField(max_length=100, blank=True)
@@ -169,7 +179,9 @@ class RunItem(models.Model):
 
     class Meta:
         ordering = ["run_id", "id"]
-        constraints = [models.UniqueConstraint(fields=["run", "expression"], name="run_item_unique_expression")]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "expression", "swapped"], name="run_item_unique_expression_order")
+        ]
         indexes = [models.Index(fields=["run", "status"])]
 
     def __str__(self):

@@ -487,3 +487,197 @@ def shot_pool(task: str, expressions: Iterable) -> list[Shot]:
         if answer is not None:
             pool.append(Shot(expression.pk, expression.text, answer))
     return pool
+
+
+# --- Judge bias diagnostics: paraphrases of each strategy's prompt, and pairwise judging -------
+# Ours, all of them. A paraphrase asks the same question in other words (the examples and the
+# criteria of the aspect rubric stay: they are the calibration, not the wording), so a judge
+# whose scores move with the wording shows it in the alpha across paraphrases.
+
+PAIRWISE = "pairwise"
+PAIRWISE_PLACEHOLDERS = ("phrase", "explanation", "first", "second")
+OURS_PARAPHRASE = "ours, a paraphrase of the {strategy} judge prompt"
+OURS_PAIRWISE = "ours, pairwise judging after VIVID §4.1"
+
+_DEMO_EXAMPLES = OURS_JUDGE_DEMONSTRATION[
+    OURS_JUDGE_DEMONSTRATION.index("Ví dụ 1") : OURS_JUDGE_DEMONSTRATION.index("Bây giờ")
+].rstrip("\n")
+_ITEM_2 = "Câu thành ngữ/tục ngữ: {phrase}\nGiải thích của con người: {explanation}\nGiải thích cần chấm: {response}"
+_ITEM_3 = "Câu: {phrase}\nNghĩa gốc (do con người viết): {explanation}\nGiải thích do LLM viết: {response}"
+
+JUDGE_PARAPHRASES: dict[str, tuple[str, ...]] = {
+    "zero-shot": (
+        "Với vai trò một chuyên gia tiếng Việt, hãy đánh giá giải thích của LLM cho câu thành ngữ/tục ngữ sau "
+        "khớp với giải thích gốc do con người viết đến mức nào. Cho điểm từ 0 (sai lệch hoàn toàn về ý nghĩa) "
+        "đến 5 (hoàn toàn tương đồng và chính xác về ý nghĩa).\n"
+        "\n"
+        f"{_JUDGE_ITEM}\n"
+        "\n"
+        "Chỉ ghi một số nguyên duy nhất từ 0 đến 5, không kèm lời giải thích hay ký tự nào khác.",
+        "So sánh giải thích của LLM với giải thích gốc của con người cho câu thành ngữ/tục ngữ dưới đây: giải "
+        "thích của LLM diễn đạt đúng ý nghĩa đến mức nào? Chấm trên thang từ 0 đến 5, trong đó 5 là hoàn toàn "
+        "tương đồng và chính xác, 0 là sai lệch hoàn toàn.\n"
+        "\n"
+        f"{_ITEM_2}\n"
+        "\n"
+        "Trả lời bằng đúng một số nguyên từ 0 đến 5 và không viết gì thêm.",
+        "Bạn đang chấm bài giải nghĩa thành ngữ, tục ngữ tiếng Việt. Dựa vào nghĩa gốc do con người viết, hãy "
+        "cho điểm giải thích của LLM từ 0 đến 5: 5 nghĩa là giải thích hoàn toàn đúng và tương đồng với nghĩa "
+        "gốc, 0 nghĩa là hiểu sai hoàn toàn.\n"
+        "\n"
+        f"{_ITEM_3}\n"
+        "\n"
+        "Kết quả chỉ gồm một con số từ 0 đến 5, không giải thích.",
+    ),
+    "demonstration": (
+        "Với vai trò một chuyên gia tiếng Việt, bạn chấm điểm giải thích của LLM cho một câu thành ngữ/tục ngữ, "
+        "so với giải thích gốc do con người viết, từ 0 (sai lệch hoàn toàn) đến 5 (hoàn toàn tương đồng và "
+        "chính xác về ý nghĩa). Các ví dụ đã chấm sau đây gồm cả giải thích tốt lẫn giải thích kém:\n"
+        "\n"
+        f"{_DEMO_EXAMPLES}\n"
+        "\n"
+        "Hãy chấm trường hợp dưới đây theo cùng cách:\n"
+        f"{_JUDGE_ITEM}\n"
+        "\n"
+        "Chỉ ghi một số nguyên duy nhất từ 0 đến 5, không kèm lời giải thích hay ký tự nào khác.",
+        "Nhiệm vụ: so sánh giải thích của LLM với giải thích gốc của con người cho một câu thành ngữ/tục ngữ và "
+        f"cho điểm {_JUDGE_SCALE}. Tham khảo các ví dụ đã được chấm dưới đây:\n"
+        "\n"
+        f"{_DEMO_EXAMPLES}\n"
+        "\n"
+        "Trường hợp cần chấm:\n"
+        f"{_JUDGE_ITEM}\n"
+        "\n"
+        "Trả lời bằng đúng một số nguyên từ 0 đến 5 và không viết gì thêm.",
+        "Bạn đang chấm bài giải nghĩa thành ngữ, tục ngữ tiếng Việt theo thang điểm 0-5 (5: đúng và tương đồng "
+        "hoàn toàn với giải thích gốc, 0: hiểu sai hoàn toàn). Sau đây là vài bài đã chấm, có bài tốt và bài "
+        "kém, để bạn hiệu chỉnh cách cho điểm:\n"
+        "\n"
+        f"{_DEMO_EXAMPLES}\n"
+        "\n"
+        "Bây giờ đến lượt bài này:\n"
+        f"{_JUDGE_ITEM}\n"
+        "\n"
+        "Kết quả chỉ gồm một con số từ 0 đến 5, không giải thích.",
+    ),
+    "cot": (
+        "Với vai trò một chuyên gia tiếng Việt, hãy đánh giá giải thích của LLM cho câu thành ngữ/tục ngữ dưới "
+        f"đây so với giải thích gốc của con người, {_JUDGE_SCALE}.\n"
+        "\n"
+        f"{_JUDGE_ITEM}\n"
+        "\n"
+        "Trước khi cho điểm, hãy lập luận theo các bước:\n"
+        "1. Nêu ý nghĩa chính của câu theo giải thích gốc.\n"
+        "2. Đối chiếu với ý nghĩa giải thích của LLM nêu ra: đúng, đúng một phần hay sai.\n"
+        "3. Xét xem giải thích của LLM có thiếu, thừa hay sai ý nào, có giữ được sắc thái và cách hiểu của người "
+        "Việt không.\n"
+        "4. Chọn mức điểm phù hợp.\n"
+        "Dòng cuối cùng chỉ ghi điểm theo dạng “Điểm: N”, với N là số nguyên từ 0 đến 5.",
+        "Hãy chấm giải thích của LLM cho câu thành ngữ/tục ngữ sau, lấy giải thích gốc (con người) làm chuẩn, "
+        "trên thang từ 0 (sai lệch hoàn toàn) đến 5 (hoàn toàn tương đồng và chính xác).\n"
+        "\n"
+        f"{_ITEM_2}\n"
+        "\n"
+        "Suy nghĩ từng bước: trước hết xác định nghĩa cốt lõi trong giải thích gốc; sau đó so với nghĩa trong "
+        "giải thích cần chấm; tiếp theo kiểm tra những ý bị bỏ sót, thêm sai và sắc thái; cuối cùng quyết định "
+        "điểm.\n"
+        "Kết thúc bằng một dòng duy nhất dạng “Điểm: N” (N là số nguyên từ 0 đến 5).",
+        "Bạn đang chấm bài giải nghĩa thành ngữ, tục ngữ tiếng Việt. Nghĩa gốc do con người viết là đáp án "
+        "chuẩn; điểm từ 0 (hiểu sai hoàn toàn) đến 5 (đúng và tương đồng hoàn toàn).\n"
+        "\n"
+        f"{_ITEM_3}\n"
+        "\n"
+        "Hãy phân tích lần lượt:\n"
+        "- Nghĩa cốt lõi của câu là gì?\n"
+        "- Giải thích do LLM viết nắm đúng, đúng một phần hay sai nghĩa đó?\n"
+        "- Có ý nào bị thiếu, bị thêm sai, hay sắc thái nào bị mất không?\n"
+        "Sau khi phân tích, ghi điểm ở dòng cuối theo dạng “Điểm: N”, N là số nguyên từ 0 đến 5.",
+    ),
+    "aspect": (
+        FIG7_INSTRUCTIONS.replace(
+            "Bạn là chuyên gia ngôn ngữ. Nhiệm vụ của bạn là đánh giá độ tương đồng giữa giải thích gốc (con "
+            "người) và giải thích của LLM cho một câu thành ngữ/tục ngữ, dựa trên các tiêu chí sau:",
+            "Với vai trò một chuyên gia tiếng Việt, hãy so sánh giải thích của LLM với giải thích gốc do con "
+            "người viết cho một câu thành ngữ/tục ngữ, theo năm tiêu chí dưới đây:",
+        )
+        + f"\n\n{FIG8_EXAMPLES}\n\n"
+        + FIG7_TASK.replace(
+            "Độ tương đồng tổng thể: hãy suy nghĩ sau đó chỉ trả về duy nhất đánh giá của độ tương đồng tổng "
+            "thể và không giải thích gì thêm",
+            "Độ tương đồng tổng thể: cân nhắc kỹ rồi chỉ ghi điểm độ tương đồng tổng thể, không thêm lời giải "
+            "thích nào",
+        ),
+        FIG7_INSTRUCTIONS.replace(
+            "Bạn là chuyên gia ngôn ngữ. Nhiệm vụ của bạn là đánh giá độ tương đồng giữa giải thích gốc (con "
+            "người) và giải thích của LLM cho một câu thành ngữ/tục ngữ, dựa trên các tiêu chí sau:",
+            "Nhiệm vụ: chấm mức độ giải thích của LLM cho một câu thành ngữ/tục ngữ giống với giải thích gốc "
+            "của con người. Hãy dùng các tiêu chí sau:",
+        )
+        + f"\n\n{FIG8_EXAMPLES}\n\n"
+        + FIG7_TASK.replace(
+            "Độ tương đồng tổng thể: hãy suy nghĩ sau đó chỉ trả về duy nhất đánh giá của độ tương đồng tổng "
+            "thể và không giải thích gì thêm",
+            "Độ tương đồng tổng thể: sau khi suy nghĩ, chỉ trả lời bằng điểm độ tương đồng tổng thể, không "
+            "viết gì khác",
+        ),
+        FIG7_INSTRUCTIONS.replace(
+            "Bạn là chuyên gia ngôn ngữ. Nhiệm vụ của bạn là đánh giá độ tương đồng giữa giải thích gốc (con "
+            "người) và giải thích của LLM cho một câu thành ngữ/tục ngữ, dựa trên các tiêu chí sau:",
+            "Bạn đang chấm bài giải nghĩa thành ngữ, tục ngữ tiếng Việt: giải thích gốc của con người là chuẩn, "
+            "giải thích của LLM là bài cần chấm. Các tiêu chí:",
+        )
+        + f"\n\n{FIG8_EXAMPLES}\n\n"
+        + FIG7_TASK.replace(
+            "Độ tương đồng tổng thể: hãy suy nghĩ sau đó chỉ trả về duy nhất đánh giá của độ tương đồng tổng "
+            "thể và không giải thích gì thêm",
+            "Độ tương đồng tổng thể: hãy cân nhắc, rồi chỉ đưa ra điểm độ tương đồng tổng thể và không giải thích",
+        ),
+    ),
+}
+
+OURS_JUDGE_PAIRWISE = (
+    "Bạn là chuyên gia ngôn ngữ. Dưới đây là một câu thành ngữ/tục ngữ, giải thích gốc của con người và hai "
+    "giải thích do LLM viết. Giải thích nào đúng và sát với ý nghĩa của câu hơn, lấy giải thích gốc làm "
+    "chuẩn?\n"
+    "\n"
+    "Thành ngữ/Tục ngữ: {phrase}\n"
+    "Giải thích gốc: {explanation}\n"
+    "\n"
+    "Giải thích 1: {first}\n"
+    "\n"
+    "Giải thích 2: {second}\n"
+    "\n"
+    "Chỉ trả lời duy nhất một số: 1 nếu giải thích 1 tốt hơn, 2 nếu giải thích 2 tốt hơn. Không giải thích, "
+    "không thêm ký tự nào khác."
+)
+
+
+def _paraphrase_prompts() -> list[dict]:
+    prompts = []
+    for strategy, texts in JUDGE_PARAPHRASES.items():
+        for number, text in enumerate(texts, start=1):
+            prompts.append(
+                {
+                    "name": f"{strategy} (paraphrase {number})",
+                    "kind": JUDGE,
+                    "messages": _user(text),
+                    "reference": OURS_PARAPHRASE.format(strategy=strategy),
+                    "ours": True,
+                    "paraphrase_of": strategy,
+                }
+            )
+    return prompts
+
+
+# Built in like BUILTIN_PROMPTS, by migrations/0010_judge_bias (a frozen copy, as 0002 is of those).
+BIAS_PROMPTS: list[dict] = [
+    *_paraphrase_prompts(),
+    {
+        "name": PAIRWISE,
+        "kind": JUDGE,
+        "messages": _user(OURS_JUDGE_PAIRWISE),
+        "reference": OURS_PAIRWISE,
+        "ours": True,
+        "paraphrase_of": "",
+    },
+]

@@ -160,3 +160,25 @@ def score_classification(task: str, reply: str | None, gold: str) -> tuple[str, 
     else:
         raise ValueError(f"unknown classification task {task!r}")
     return prediction, exact_match(prediction, gold)
+
+
+# --- pairwise judging --------------------------------------------------------------------------
+
+_POSITION = re.compile(r"(?<![\d.,])([12])(?![\d]|[.,]\d)")
+
+
+def parse_pairwise_choice(reply: str | None) -> int | None:
+    """The position a pairwise judge prefers, 1 or 2, or None when the reply does not say.
+
+    The last line that names a position decides ("1", "Giải thích 2 tốt hơn", "**2**"); a line
+    naming both ("1 hoặc 2", "cả 1 và 2") decides nothing, as for a score.
+    """
+    if not reply or not reply.strip():
+        return None
+    for line in reversed([line.strip() for line in _clean(reply).splitlines() if line.strip()]):
+        found = {int(match.group(1)) for match in _POSITION.finditer(line)}
+        if len(found) == 1:
+            return found.pop()
+        if found:
+            return None
+    return None

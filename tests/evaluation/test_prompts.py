@@ -13,6 +13,7 @@ from annotation.services import expression_create
 from evaluation import prompts
 from evaluation.models import ModelConfig, ModelThrottle, PromptTemplate
 from evaluation.prompts import (
+    BIAS_PROMPTS,
     BUILTIN_PROMPTS,
     CLASSIFICATION,
     GENERATION,
@@ -310,7 +311,8 @@ def test_it_creates_the_builtin_rows_once_whatever_the_reruns():
             prompt["reference"],
             prompt["ours"],
         )
-    assert len(rows) == len(BUILTIN_PROMPTS)
+    # The judge bias prompts (paraphrases, pairwise) are built in by their own migration.
+    assert len(rows) == len(BUILTIN_PROMPTS) + len(BIAS_PROMPTS)
     model = ModelConfig.objects.get(name="smollm2-135m")
     assert (model.provider, model.model_id, model.max_concurrency, model.timeout, model.builtin) == (
         "transformers",
@@ -327,7 +329,7 @@ def test_it_creates_the_builtin_rows_once_whatever_the_reruns():
     migration = importlib.import_module("evaluation.migrations.0002_builtin_prompts_and_model")
     migration.create_builtins(django_apps, None)
     migration.create_builtins(django_apps, None)
-    assert PromptTemplate.objects.count() == len(BUILTIN_PROMPTS)
+    assert PromptTemplate.objects.count() == len(BUILTIN_PROMPTS) + len(BIAS_PROMPTS)
     assert ModelConfig.objects.filter(name="smollm2-135m").count() == 1
     assert model.slots.count() == 1 and ModelThrottle.objects.filter(model=model).count() == 1
 
