@@ -29,12 +29,18 @@ browser-deps:
 	  else echo "chromium not found and cannot be installed: browser tests will skip"; fi; \
 	fi
 
-# cairosvg (SVG uploads are drawn to PNG) needs the cairo library.
+# cairosvg (SVG uploads are drawn to PNG) needs the cairo library; the figures need a CJK font.
 system-deps:
 	@if ! ldconfig -p | grep -q 'libcairo\.so\.2'; then \
 	  if [ "$$(id -u)" = 0 ]; then (apt-get update -qq && apt-get install -y -qq libcairo2) >/dev/null; \
 	  elif command -v sudo >/dev/null; then (sudo apt-get update -qq && sudo apt-get install -y -qq libcairo2) >/dev/null; \
 	  else echo "libcairo2 not found and cannot be installed: SVG images cannot be imported"; fi; \
+	fi
+	@# Chinese labels in the figures for the paper (core/figures.py) need a CJK font.
+	@if [ ! -e /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc ]; then \
+	  if [ "$$(id -u)" = 0 ]; then (apt-get update -qq && apt-get install -y -qq fonts-noto-cjk) >/dev/null; \
+	  elif command -v sudo >/dev/null; then (sudo apt-get update -qq && sudo apt-get install -y -qq fonts-noto-cjk) >/dev/null; \
+	  else echo "fonts-noto-cjk not found and cannot be installed: figures draw Chinese labels as empty boxes"; fi; \
 	fi
 
 # The two passes share nothing but the model files (the PostgreSQL pass keeps its media and

@@ -3,10 +3,12 @@ from rest_framework.routers import DefaultRouter
 
 from . import apis
 from .apis import adjudication as adjudication_api
+from .apis import quality as quality_api
 from .apis import review as review_api
 from .apis import rounds as rounds_api
 from .apis import stats as stats_api
-from .views import adjudication, corpus, review, rounds, stats
+from .views import adjudication, corpus, figures, review, rounds, stats
+from .views import quality as quality_views
 
 app_name = "annotation"
 
@@ -43,6 +45,12 @@ urlpatterns = [
     path("rounds/<int:round_pk>/items/<int:item_pk>/", adjudication.item_detail, name="item_detail"),
     # Agreement statistics
     path("rounds/<int:pk>/stats/", stats.round_stats, name="round_stats"),
+    # Annotator quality: controls, drift, speed, recalibration
+    path("rounds/<int:pk>/quality/", quality_views.round_quality, name="round_quality"),
+    path("rounds/<int:pk>/quality/settings/", quality_views.quality_settings, name="round_quality_settings"),
+    path("rounds/<int:pk>/quality/controls/", quality_views.controls_add, name="round_controls_add"),
+    path("rounds/<int:pk>/quality/recalibrate/", quality_views.recalibrate, name="round_recalibrate"),
+    path("rounds/<int:pk>/stats/figure/<slug:name>.<slug:fmt>", figures.round_stats_figure, name="round_stats_figure"),
 ]
 
 # No ".json" suffix routes: the viewsets take no format argument, and ?format is an export parameter.
@@ -61,6 +69,7 @@ api_urlpatterns = [
     path("rounds/<int:pk>/", rounds_api.RoundDetailApi.as_view(), name="round_detail"),
     path("rounds/<int:pk>/lock/", rounds_api.RoundLockApi.as_view(), name="round_lock"),
     path("rounds/<int:pk>/stats/", stats_api.RoundStatsApi.as_view(), name="round_stats"),
+    path("rounds/<int:pk>/quality/", quality_api.RoundQualityApi.as_view(), name="round_quality"),
     path("rounds/<int:round_pk>/assignments/", review_api.AssignmentListApi.as_view(), name="assignment_list"),
     path("assignments/<int:pk>/", review_api.AssignmentDetailApi.as_view(), name="assignment_detail"),
     path("assignments/<int:pk>/submit/", review_api.AssignmentSubmitApi.as_view(), name="assignment_submit"),

@@ -42,6 +42,9 @@ DOWNLOAD_CONTENT_TYPES = {
     "application/x-ndjson",
     "application/zip",
     "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    # Figures the app draws (core.figures); as attachments, under the sandboxing policy below.
+    "image/svg+xml",
+    "application/pdf",
 }
 UNTRUSTED_FILE_CSP = "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; sandbox"
 # An SVG is drawn at most this many pixels on its longer side (scaled down to fit).

@@ -15,7 +15,12 @@ DOWNLOAD_CONTENT_TYPES = {
     "jsonl": "application/x-ndjson; charset=utf-8",
     "csv": "text/csv; charset=utf-8",
     "zip": "application/zip",
+    # Figures for the paper (core.figures): attachments like every download, never shown inline.
+    "svg": "image/svg+xml",
+    "pdf": "application/pdf",
 }
+# What a report page's ?format= offers; its figures have their own URLs.
+REPORT_FORMATS = ("json", "csv")
 
 
 def wants_fragment(request) -> bool:

@@ -11,7 +11,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from core.decorators import role_required
-from core.http import DOWNLOAD_CONTENT_TYPES, download, json_text
+from core.http import REPORT_FORMATS, download, json_text
 from core.roles import RESEARCHER
 
 from .. import selectors, services
@@ -66,7 +66,7 @@ def _confusion_rows(matrix: list[list[int]]) -> list[dict]:
 def human_report(request, pk: int):
     run = _generation_run_or_404(pk)
     fmt = request.GET.get("format", "")
-    if fmt and fmt not in DOWNLOAD_CONTENT_TYPES:
+    if fmt and fmt not in REPORT_FORMATS:
         return HttpResponseBadRequest(
             _("Unknown download format “%(format)s”; use ?format=json or ?format=csv.") % {"format": fmt},
             content_type="text/plain; charset=utf-8",

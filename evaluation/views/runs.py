@@ -16,7 +16,7 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from core.decorators import role_required
-from core.http import DOWNLOAD_CONTENT_TYPES, add_service_errors, download, json_text
+from core.http import REPORT_FORMATS, add_service_errors, download, json_text
 from core.roles import RESEARCHER
 
 from .. import selectors, services
@@ -146,7 +146,7 @@ def run_detail(request, pk: int):
     run = _run_or_404(pk)
     fmt = request.GET.get("format", "")
     if fmt:
-        if fmt not in DOWNLOAD_CONTENT_TYPES:
+        if fmt not in REPORT_FORMATS:
             return HttpResponseBadRequest(
                 _("Unknown download format “%(format)s”; use ?format=json or ?format=csv.") % {"format": fmt},
                 content_type="text/plain; charset=utf-8",

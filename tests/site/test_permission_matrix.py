@@ -130,6 +130,10 @@ TABLE: dict[str, Row] = {
     "annotation:version_export": Row(get=page(), kwargs=k(pk="version_pk"), query="?format=csv"),
     # The open round's stats: whoever annotates it waits for the lock (the blindness rule).
     "annotation:round_stats": Row(get=page(roles=("adjudicator", "researcher")), kwargs=k(pk="round_pk")),
+    "annotation:round_stats_figure": Row(
+        get=page(roles=("adjudicator", "researcher")),
+        kwargs=lambda w: {"pk": w.round_pk, "name": "themes", "fmt": "svg"},
+    ),
     # --- Review: annotator A's item; B is in the round but not on this assignment -----------
     "annotation:review_queue": Row(get=page(REDIRECT, roles=ANNOTATORS), kwargs=k(round_pk="round_pk")),
     "annotation:review_item": Row(

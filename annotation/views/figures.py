@@ -1,0 +1,35 @@
+"""The round statistics page's charts as SVG or PDF files for a paper (core.figures).
+
+The page's rule holds: researchers and adjudicators only, and not whoever annotates the
+same open round (the blindness rule), on this channel as on the page.
+"""
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+from django.utils.text import slugify
+from django.views.decorators.http import require_GET
+
+from core.decorators import role_required
+from core.figures import UnknownFigure
+from core.http import download
+from core.roles import ADJUDICATOR, RESEARCHER
+
+from .. import selectors
+from ..selectors.figures import round_figure
+from ..selectors.stats import round_stats_visible
+
+
+@require_GET
+@role_required(RESEARCHER, ADJUDICATOR)
+def round_stats_figure(request, pk: int, name: str, fmt: str):
+    round_ = selectors.round_get(pk=pk, user=request.user)
+    if round_ is None:
+        raise Http404
+    if not round_stats_visible(user=request.user, round=round_):
+        raise PermissionDenied
+    try:
+        body = round_figure(round=round_, name=name, fmt=fmt)
+    except UnknownFigure:
+        raise Http404 from None
+    stem = slugify(round_.name, allow_unicode=True) or f"round-{round_.pk}"
+    return download(body, filename=f"{stem}-{name}.{fmt}", fmt=fmt)

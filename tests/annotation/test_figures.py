@@ -1,0 +1,85 @@
+"""The label distributions of a round's statistics page as SVG and PDF files for a paper."""
+
+import pytest
+from django.urls import reverse
+
+from annotation.models import Trait
+from annotation.selectors.stats import round_agreement_stats
+from annotation.services import round_lock
+from core.roles import RESEARCHER
+from tests.annotation.test_agreement import build_round
+from tests.figures import assert_figure_file, assert_pdf_embeds, assert_pdf_has, assert_svg_has, fetch, glyph_warnings
+
+from .factories import add_role, client_for
+
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.filterwarnings("ignore::sklearn.exceptions.UndefinedMetricWarning"),
+]
+
+
+@pytest.fixture
+def figure_round(annotator_a, annotator_b):
+    # A trait named in Chinese beside the Vietnamese round name: both scripts in one figure.
+    Trait.objects.filter(code="literal").update(name_en="Literal 字面义")
+    round_, _labels = build_round(annotators=[annotator_a, annotator_b], name="Vòng một", n_items=16)
+    return round_
+
+
+def url(round_, name: str, fmt: str) -> str:
+    return reverse("annotation:round_stats_figure", args=[round_.pk, name, fmt])
+
+
+@pytest.mark.parametrize("fmt", ["svg", "pdf"])
+@pytest.mark.parametrize("name", ["traits", "themes"])
+def test_it_draws_each_distribution_as_a_file(figure_round, researcher_client, name, fmt):
+    response, caught = fetch(researcher_client, url(figure_round, name, fmt))
+    body = assert_figure_file(response, fmt, filename_end=f"vòng-một-{name}")
+    assert glyph_warnings(caught) == []
+    n = round_agreement_stats(round=figure_round)["distributions"]["n"]
+    title = "Percent of items per trait · Vòng một" if name == "traits" else "Percent of items per theme · Vòng một"
+    if fmt == "svg":
+        assert_svg_has(body, title, "Percent of items", "Trait" if name == "traits" else "Theme", f"n = {n} ")
+        if name == "traits":
+            assert_svg_has(body, "Literal 字面义")
+    else:
+        assert_pdf_has(body, title, f"n = {n} ")
+        assert_pdf_embeds(body, "DejaVuSans")
+        if name == "traits":
+            # The Chinese of the trait's name is drawn with the CJK font, embedded.
+            assert_pdf_embeds(body, "NotoSansCJK")
+
+
+def test_it_links_each_chart_to_its_files(figure_round, researcher_client):
+    page = researcher_client.get(reverse("annotation:round_stats", args=[figure_round.pk])).content.decode()
+    for name in ("traits", "themes"):
+        for fmt in ("svg", "pdf"):
+            assert f'href="{url(figure_round, name, fmt)}"' in page
+
+
+def test_it_refuses_the_figures_to_annotators_outsiders_and_visitors(
+    figure_round, annotator_client, outsider_client, anonymous_client
+):
+    for client in (annotator_client, outsider_client):
+        assert client.get(url(figure_round, "traits", "svg")).status_code == 403
+    response = anonymous_client.get(url(figure_round, "traits", "pdf"))
+    assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
+
+
+def test_it_refuses_the_figures_to_whoever_annotates_the_open_round(figure_round, annotator_a):
+    """The blindness rule: the distributions show how the others labelled."""
+    add_role(annotator_a, RESEARCHER)
+    client = client_for(annotator_a)
+    for fmt in ("svg", "pdf"):
+        assert client.get(url(figure_round, "themes", fmt)).status_code == 403
+    round_lock(round=figure_round)
+    assert client.get(url(figure_round, "themes", "svg")).status_code == 200
+
+
+def test_it_answers_404_for_an_unknown_figure_or_format(figure_round, researcher_client):
+    assert researcher_client.get(url(figure_round, "kappa", "svg")).status_code == 404
+    assert researcher_client.get(url(figure_round, "traits", "png")).status_code == 404
+    assert (
+        researcher_client.get(reverse("annotation:round_stats_figure", args=[999999, "traits", "svg"])).status_code
+        == 404
+    )
