@@ -3,8 +3,9 @@
 from django.urls import path
 
 from . import apis
+from .apis import bias as bias_apis
 from .apis import scoring as scoring_apis
-from .views import registry, report, results, runs
+from .views import bias, registry, report, results, runs
 from .views import scoring as scoring_views
 
 app_name = "evaluation"
@@ -18,6 +19,9 @@ urlpatterns = [
     path("runs/", runs.run_list, name="run_list"),
     path("runs/new/<str:kind>/", runs.run_new, name="run_new"),
     path("runs/<int:pk>/", runs.run_detail, name="run_detail"),
+    path("runs/<int:pk>/bias/", bias.run_bias, name="run_bias"),
+    path("runs/<int:pk>/bias/paraphrases/", bias.run_bias_paraphrase, name="run_bias_paraphrase"),
+    path("runs/pairwise/new/", bias.pairwise_new, name="pairwise_new"),
     path("runs/<int:pk>/progress/", runs.run_progress, name="run_progress"),
     path("runs/<int:pk>/cancel/", runs.run_cancel, name="run_cancel"),
     path("runs/<int:pk>/resume/", runs.run_resume, name="run_resume"),
@@ -46,6 +50,7 @@ api_urlpatterns = (
         path("runs/<int:pk>/items/", apis.RunItemListApi.as_view(), name="item_list"),
         path("runs/<int:run_pk>/items/<int:pk>/", apis.RunItemDetailApi.as_view(), name="item_detail"),
         path("runs/<int:pk>/report/", apis.RunReportApi.as_view(), name="run_report"),
+        path("runs/<int:pk>/bias/", bias_apis.JudgeBiasApi.as_view(), name="run_bias"),
         path("results/<str:table>/", apis.ResultsTableApi.as_view(), name="results_table"),
         path("scoring/tasks/", scoring_apis.ScoringTaskListApi.as_view(), name="scoring_task_list"),
         path("scoring/tasks/<int:pk>/", scoring_apis.ScoringTaskDetailApi.as_view(), name="scoring_task_detail"),

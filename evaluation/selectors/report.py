@@ -14,29 +14,29 @@ from core import statistics
 
 from .. import agreement
 from ..models import HumanRating, RatingStatus, Run, RunItem, RunKind, RunStatus
+from ..prompts import PAIRWISE
 
 DIMENSIONS = ("accuracy", "completeness", "native_alignment")
 CACHE_SECONDS = 24 * 3600
 
 
+def _pointwise_judge_runs(run: Run):
+    """The judge runs that score this generation run's explanations one by one (not pairwise)."""
+    return Run.objects.filter(kind=RunKind.JUDGE, source_run=run).exclude(strategy=PAIRWISE)
+
+
 def report_judge_runs(*, run: Run):
     """The judge runs the report compares with humans: finished ones on this generation run."""
-    return (
-        Run.objects.filter(kind=RunKind.JUDGE, source_run=run, status=RunStatus.DONE)
-        .select_related("model")
-        .order_by("id")
-    )
+    return _pointwise_judge_runs(run).filter(status=RunStatus.DONE).select_related("model").order_by("id")
 
 
 def judge_runs_of(*, run: Run):
     """Every judge run of a generation run, whatever its status (the ones a repeat may copy)."""
-    return Run.objects.filter(kind=RunKind.JUDGE, source_run=run).select_related("model", "source_run")
+    return _pointwise_judge_runs(run).select_related("model", "source_run")
 
 
 def _fingerprint(run: Run, seed: int, n_resamples: int) -> str:
-    judges = list(
-        Run.objects.filter(kind=RunKind.JUDGE, source_run=run).order_by("id").values_list("id", "status", "finished_at")
-    )
+    judges = list(_pointwise_judge_runs(run).order_by("id").values_list("id", "status", "finished_at"))
     ratings = HumanRating.objects.filter(run=run, status=RatingStatus.SUBMITTED).aggregate(
         n=Count("id"), last=Max("submitted_at"), revisions=Sum("revision"), ids=Sum("id")
     )
@@ -166,19 +166,19 @@ def _compute(*, run: Run, seed: int, n_resamples: int) -> dict:
         "noise": noise,
         "disagreements": disagreements,
         "table1": _table1(human, judges),
-        "n_judge_runs_pending": Run.objects.filter(kind=RunKind.JUDGE, source_run=run)
-        .exclude(status=RunStatus.DONE)
-        .count(),
+        "n_judge_runs_pending": _pointwise_judge_runs(run).exclude(status=RunStatus.DONE).count(),
     }
 
 
 def _noise(judge_runs, scores_by_run, judges) -> list[dict]:
-    """Repeats of the same strategy with the same judge model (different seeds) and their self-agreement."""
+    """Repeats of the same strategy with the same judge model (different seeds) and their self-agreement.
+
+    The same prompt too: a paraphrase of the prompt is another wording, measured on the Bias tab."""
     groups: dict[tuple, list] = {}
     for judge in judge_runs:
-        groups.setdefault((judge.strategy, judge.model.name), []).append(judge)
+        groups.setdefault((judge.strategy, judge.model.name, judge.prompt_id), []).append(judge)
     out = []
-    for (strategy, model_name), members in groups.items():
+    for (strategy, model_name, _prompt), members in groups.items():
         alpha = agreement.self_agreement([scores_by_run[j.pk] for j in members])
         kappas = [judges[str(j.pk)]["cohen_kappa"] for j in members]
         defined = [k for k in kappas if k is not None]

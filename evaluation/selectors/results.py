@@ -22,9 +22,10 @@ def results_table(*, table: str, judge_model: ModelConfig | None = None, strateg
     and traits (Table 5).
     """
     if table in ("theme", "trait"):
-        judges = Run.objects.filter(kind=RunKind.JUDGE, status=RunStatus.DONE, strategy=strategy).select_related(
-            "source_run__model", "source_run__prompt"
-        )
+        # The strategy's own wording: a paraphrase run is a bias diagnostic, not a row of Table 3.
+        judges = Run.objects.filter(
+            kind=RunKind.JUDGE, status=RunStatus.DONE, strategy=strategy, prompt__paraphrase_of=""
+        ).select_related("source_run__model", "source_run__prompt")
         if judge_model is not None:
             judges = judges.filter(model=judge_model)
         latest = {}

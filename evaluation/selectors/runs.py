@@ -139,7 +139,17 @@ def run_report(*, run: Run) -> dict:
         "reproducibility": run.reproducibility,
         "params": run.params,
     }
-    if run.kind == RunKind.JUDGE:
+    if run.kind == RunKind.JUDGE and run.source_run_b_id:
+        # Pairwise: the scores are positions (1 or 2); the Bias tab reads them.
+        report["generation_run"] = run.source_run_id
+        report["generation_run_b"] = run.source_run_b_id
+        report["pairwise"] = dict(
+            run.items.filter(status=ItemStatus.DONE)
+            .exclude(prediction="")
+            .values_list("prediction")
+            .annotate(n=Count("id"))
+        )
+    elif run.kind == RunKind.JUDGE:
         scores = list(
             run.items.filter(status=ItemStatus.DONE, score__isnull=False).values_list("expression_id", "score")
         )

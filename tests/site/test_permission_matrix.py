@@ -30,7 +30,7 @@ from core.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER
 from evaluation.services.scoring import scoring_task_create
 from tests.artworks.report_factories import make_pipeline_run
 from tests.conftest import make_user
-from tests.evaluation.factories import make_generation_run, numbered_dataset
+from tests.evaluation.factories import make_generation_run, make_judge_run, numbered_dataset
 from tests.study.factories import make_study
 
 # --- Personas and expected answers -------------------------------------------------
@@ -234,6 +234,9 @@ TABLE: dict[str, Row] = {
     ),
     "evaluation:human_report": Row(get=researcher_page(), kwargs=k(pk="run_pk")),
     "evaluation:human_report_repeat": Row(get=POST_ONLY, post=researcher_page(400), kwargs=k(pk="run_pk")),
+    "evaluation:run_bias": Row(get=researcher_page(), kwargs=k(pk="judge_run_pk")),
+    "evaluation:run_bias_paraphrase": Row(get=POST_ONLY, post=researcher_page(REDIRECT), kwargs=k(pk="judge_run_pk")),
+    "evaluation:pairwise_new": Row(get=researcher_page(), post=researcher_page(400)),
     "artworks:run_list": Row(get=researcher_page(), post=researcher_page(400)),
     "artworks:run_detail": Row(get=researcher_page(), kwargs=k(pk="artwork_run_pk")),
     "artworks:run_artwork": Row(
@@ -274,6 +277,7 @@ TABLE: dict[str, Row] = {
         kwargs=k(pk="rating_pk"),
     ),
     "evaluation-api:human_report": Row(get=researcher_api(), kwargs=k(pk="run_pk")),
+    "evaluation-api:run_bias": Row(get=researcher_api(), kwargs=k(pk="judge_run_pk")),
     "artworks-api:collection_list": Row(get=researcher_api()),
     "artworks-api:collection_detail": Row(get=researcher_api(), kwargs=k(pk="collection_pk")),
     "artworks-api:run_list": Row(get=researcher_api(), post=researcher_api(400)),
@@ -443,6 +447,7 @@ def build_world() -> World:
     # Evaluation: a generation run, a scoring task for A and B, an artwork pipeline run.
     run = make_generation_run(numbered_dataset(4))
     w.run_pk, w.run_item_pk, w.prompt_pk = run.pk, run.items.first().pk, run.prompt_id
+    w.judge_run_pk = make_judge_run(run, 3).pk
     task = scoring_task_create(
         name="Matrix scoring", run=run, raters=[a, b], n_items=2, n_shared=2, seed=1, user=researcher
     )

@@ -118,7 +118,7 @@ def run_claims_release(*, token: str) -> int:
 def _run_claimed(run: Run, token: str) -> None:
     items = list(
         RunItem.objects.filter(claim_token=token, status=ItemStatus.PENDING)
-        .select_related("expression__theme", "source_item")
+        .select_related("expression__theme", "source_item", "source_item_b")
         .prefetch_related("expression__traits")
         .order_by("id")
     )
@@ -265,6 +265,10 @@ class _RunContext:
         gold = ""
         if self.run.kind == RunKind.JUDGE:
             values["response"] = values["candidate"] = item.source_item.response
+            if item.source_item_b_id:
+                # Pairwise: run A's explanation first, or run B's when the item is the swapped order.
+                pair = (item.source_item.response, item.source_item_b.response)
+                values["first"], values["second"] = pair[::-1] if item.swapped else pair
         if self.run.kind == RunKind.CLASSIFICATION:
             from ...prompts import classification_messages, gold_answer, select_shots
 
@@ -403,7 +407,14 @@ class _RunContext:
             "attempts": attempts,
             "finished_at": timezone.now(),
         }
-        if self.run.kind == RunKind.JUDGE:
+        if self.run.kind == RunKind.JUDGE and item.source_item_b_id:
+            from ...scoring import parse_pairwise_choice
+
+            position = parse_pairwise_choice(completion.text)
+            fields["score"] = position
+            # The run preferred: position 1 shows run A unless the item is the swapped order.
+            fields["prediction"] = "" if position is None else ("a" if (position == 1) != item.swapped else "b")
+        elif self.run.kind == RunKind.JUDGE:
             from ...scoring import parse_judge_score
 
             fields["score"] = parse_judge_score(completion.text)

@@ -34,6 +34,22 @@ def _latest_prompt(kind: str, name: str) -> PromptTemplate:
     return prompt
 
 
+def _judge_prompt(prompt: PromptTemplate) -> PromptTemplate:
+    from ...prompts import PLACEHOLDERS, placeholders
+
+    if prompt.kind != PromptKind.JUDGE:
+        raise ValidationError({"prompt": _("prompt #%(id)s is not a judge prompt") % {"id": prompt.pk}})
+    unknown = placeholders(prompt.messages) - set(PLACEHOLDERS[PromptKind.JUDGE])
+    if unknown:
+        raise ValidationError(
+            {
+                "prompt": _("prompt #%(id)s takes {%(names)s}, which a judge run does not fill")
+                % {"id": prompt.pk, "names": "}, {".join(sorted(unknown))}
+            }
+        )
+    return prompt
+
+
 def package_versions() -> dict:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -58,12 +74,16 @@ def run_start(
     limit: int | None = None,
     user=None,
     idempotency_key: str | None = None,
+    prompt: PromptTemplate | None = None,
 ) -> Run:
     """Create a run and its items, and queue it.
 
     generation: ``prompt_name`` zero-shot|few-shot over a dataset or a frozen version;
     judge: ``prompt_name`` is the strategy, over the done items of ``source_run``;
     classification: ``prompt_name`` is the task, topic|traits, over items with gold labels.
+
+    A judge run may name its ``prompt`` (a paraphrase of the strategy's): the strategy still decides
+    the defaults and groups the run with the strategy's other runs.
 
     A second request with the same ``idempotency_key`` (a double submit, a retried API call)
     returns the run the first one created, with ``run.idempotent_repeat`` set, and starts nothing.
@@ -83,13 +103,15 @@ def run_start(
             params=params,
             limit=limit,
             user=user,
+            prompt=prompt,
         ),
     )
     return run
 
 
 @transaction.atomic
-def _run_create(*, kind, model, prompt_name, dataset, version, source_run, params, limit, user) -> Run:
+def _run_create(*, kind, model, prompt_name, dataset, version, source_run, params, limit, user, prompt=None) -> Run:
+    chosen = prompt
     if kind == RunKind.GENERATION:
         if prompt_name not in GENERATION_PROMPTS:
             raise ValidationError({"prompt": _("zero-shot or few-shot")})
@@ -100,7 +122,7 @@ def _run_create(*, kind, model, prompt_name, dataset, version, source_run, param
             raise ValidationError({"strategy": _("one of %(values)s") % {"values": ", ".join(JUDGE_STRATEGIES)}})
         if source_run is None or source_run.kind != RunKind.GENERATION:
             raise ValidationError({"source_run": _("a judge run scores a generation run")})
-        prompt = _latest_prompt(PromptKind.JUDGE, prompt_name)
+        prompt = _judge_prompt(chosen) if chosen is not None else _latest_prompt(PromptKind.JUDGE, prompt_name)
         defaults = {**JUDGE_DEFAULTS, "max_tokens": COT_MAX_TOKENS if prompt_name == "cot" else 10}
         dataset = source_run.dataset
     elif kind == RunKind.CLASSIFICATION:
