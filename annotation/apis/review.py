@@ -76,6 +76,12 @@ class AssignmentSubmitSerializer(serializers.Serializer):
         min_value=0,
         help_text="The `revision` you read. If the assignment was submitted since, the answer is 409 and nothing changes.",
     )
+    seconds = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        min_value=0,
+        help_text="Seconds the answer took, by your client's clock (kept for the speed figures; capped at 1800).",
+    )
 
 
 class AssignmentConflictSerializer(serializers.Serializer):
@@ -159,7 +165,7 @@ class AssignmentSubmitApi(ApiMixin, APIView):
         try:
             saved = services.assignment_submit(assignment=assignment, user=request.user, **data)
         except services.ConflictError as exc:
-            answer = {key: value for key, value in data.items() if key != "revision"}
+            answer = {key: value for key, value in data.items() if key not in ("revision", "seconds")}
             if answer_matches(exc.current, **answer):
                 saved = exc.current
             else:

@@ -36,6 +36,8 @@ class ReviewForm(forms.Form):
     )
     # The revision the form was loaded with: a submit from an older tab is refused, not applied.
     revision = forms.IntegerField(min_value=0, widget=forms.HiddenInput)
+    # Filled in by static/js/review.js from the page's own clock; checked and capped by the service.
+    seconds = forms.CharField(required=False, max_length=40, widget=forms.HiddenInput)
 
     # Some 25 inputs per panel: their tags are written in Python, the same markup (core.forms).
     default_renderer = InputTagRenderer
@@ -106,6 +108,7 @@ class ReviewForm(forms.Form):
             "flagged": data["flagged"],
             "note": data["note"],
             "revision": data["revision"],
+            "seconds": data["seconds"] or None,
         }
 
     def add_service_errors(self, error: ValidationError) -> None:
@@ -125,6 +128,7 @@ class ReviewForm(forms.Form):
             return False
         kwargs = self.submit_kwargs()
         kwargs.pop("revision")
+        kwargs.pop("seconds")
         return answer_matches(assignment, **kwargs)
 
     def with_revision(self, revision: int) -> "ReviewForm":

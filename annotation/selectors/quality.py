@@ -63,9 +63,13 @@ def round_annotator_get(*, round: AnnotationRound, pk: int):
     return round.annotators.filter(pk=pk).first()
 
 
-def round_pauses(*, round: AnnotationRound) -> set[int]:
-    """Ids of the annotators whose queue is paused in the round."""
-    return set(AnnotatorPause.objects.filter(round=round).values_list("annotator_id", flat=True))
+def round_annotator_choices(*, round: AnnotationRound):
+    return round.annotators.order_by("username")
+
+
+def round_paused_usernames(*, round: AnnotationRound) -> set[str]:
+    """The annotators whose queue is paused in the round."""
+    return set(AnnotatorPause.objects.filter(round=round).values_list("annotator__username", flat=True))
 
 
 def annotator_paused(*, round: AnnotationRound, user) -> bool:
@@ -380,7 +384,8 @@ __all__ = [
     "recalibration_notes_unseen",
     "round_annotator_get",
     "round_controls",
-    "round_pauses",
+    "round_annotator_choices",
+    "round_paused_usernames",
     "round_quality",
     "round_quality_visible",
 ]

@@ -70,6 +70,11 @@ def round_annotator_names(*, round: AnnotationRound) -> list[str]:
     return list(round.annotators.order_by("username").values_list("username", flat=True))
 
 
+def version_choices() -> QuerySet[DatasetVersion]:
+    """The frozen versions a request may name (control items are drawn from them)."""
+    return DatasetVersion.objects.select_related("round").order_by("-created_at")
+
+
 def round_choices() -> QuerySet[AnnotationRound]:
     """The rounds a request may name."""
     return AnnotationRound.objects.order_by("name")
@@ -208,6 +213,7 @@ __all__ = [
     "round_summary",
     "round_annotator_names",
     "round_choices",
+    "version_choices",
     "annotator_choices",
     "suggestion_set_list",
     "suggestion_set_get",

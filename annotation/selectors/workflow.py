@@ -195,7 +195,7 @@ def annotator_outcomes(*, round: AnnotationRound, user) -> QuerySet[Assignment]:
     """After adjudication an annotator sees how each of their items ended."""
     return (
         annotator_queue(round=round, user=user)
-        .select_related("item__final_theme")
+        .select_related("item__final_theme", "item__control__theme")
         .prefetch_related("item__final_traits")
     )
 

@@ -47,6 +47,7 @@ from .imports import (
     suggestion_set_import,
 )
 from .quality import (
+    QUALITY_FORMATS,
     annotator_queue_pause,
     annotator_queue_resume,
     assignments_review_again,
@@ -55,6 +56,7 @@ from .quality import (
     control_items_from_version,
     recalibration_note_create,
     recalibration_note_seen,
+    round_quality_export,
     round_quality_update,
 )
 from .review import (
@@ -98,6 +100,8 @@ __all__ = [
     "recalibration_note_create",
     "recalibration_note_seen",
     "round_quality_update",
+    "round_quality_export",
+    "QUALITY_FORMATS",
     "MAX_ANSWER_SECONDS",
     "assignment_submit",
     "item_status_refresh",

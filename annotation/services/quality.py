@@ -5,6 +5,9 @@ Control items are blind: they reach queues as ordinary round items created among
 The statistics are in selectors/quality.py.
 """
 
+import csv
+import io
+import json
 import random
 from datetime import datetime
 
@@ -387,3 +390,43 @@ def assignments_review_again(*, round: AnnotationRound, annotator, user, since: 
                 item_status_refresh(item=item)
             sent += 1
     return sent
+
+
+# --- Export -----------------------------------------------------------------------------------
+
+QUALITY_FORMATS = ("json", "csv")
+QUALITY_CSV_COLUMNS = [
+    "row",
+    "a",
+    "b",
+    "start",
+    "end",
+    "n",
+    "theme_kappa",
+    "median_seconds",
+    "fast_share",
+    "control_accuracy",
+    "kappa_vs_final",
+]
+
+
+def round_quality_export(*, summary: dict, fmt: str) -> str:
+    """The CLI's output of ``quality_summary``: JSON with exactly its keys, or one CSV row per annotator,
+    pair and window (``row`` says which; empty cells where a figure does not apply or is undefined)."""
+    if fmt not in QUALITY_FORMATS:
+        raise ValidationError({"format": _("one of %(formats)s") % {"formats": ", ".join(QUALITY_FORMATS)}})
+    if fmt == "json":
+        return json.dumps(summary, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+    rows = []
+    for name, entry in summary["annotators"].items():
+        rows.append({"row": "annotator", "a": name, **{k: entry[k] for k in QUALITY_CSV_COLUMNS[5:] if k in entry}})
+        rows.extend({"row": "annotator_window", "a": name, **window} for window in entry["windows"])
+    for pair in summary["pairs"]:
+        rows.append({"row": "pair", "a": pair["a"], "b": pair["b"], "n": pair["n"], "theme_kappa": pair["theme_kappa"]})
+        rows.extend({"row": "pair_window", "a": pair["a"], "b": pair["b"], **window} for window in pair["windows"])
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=QUALITY_CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({key: "" if row.get(key) is None else row[key] for key in QUALITY_CSV_COLUMNS})
+    return out.getvalue()

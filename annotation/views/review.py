@@ -30,6 +30,7 @@ from core.roles import ANNOTATOR
 from .. import selectors, services
 from ..forms.review import ReviewForm, answer_as_draft, draft_from, posted_revision
 from ..models import AssignmentStatus, ItemStatus, RoundStatus, TraitDecision
+from ..selectors import quality
 
 OUTCOMES_PER_PAGE = 50
 # Statuses that say how an item ended; anything else is "not resolved yet", so
@@ -87,6 +88,22 @@ def _answer_summary(assignment, traits) -> dict:
 _UNREAD = object()
 
 
+def _note_context(note) -> dict:
+    traits = {t.code: t for t in selectors.trait_list()}
+    themes = {t.code: t for t in selectors.theme_list()}
+    return {
+        "note": note,
+        "examples": [
+            {
+                **example,
+                "trait_entries": [traits[c] for c in example.get("traits", []) if c in traits],
+                "theme_entry": themes.get(example.get("theme")),
+            }
+            for example in note.examples
+        ],
+    }
+
+
 def _item_context(request, assignment, *, form=None, suggested=None, taxonomy=None, following=_UNREAD, **extra) -> dict:
     round_ = assignment.item.round
     if suggested is None:
@@ -105,6 +122,10 @@ def _item_context(request, assignment, *, form=None, suggested=None, taxonomy=No
     state = _suggestion_state(assignment.item)
     if state == "shown" and not suggested:
         state = "none"
+    # A researcher's notes are shown once, on the next item the annotator opens.
+    notes = list(quality.recalibration_notes_unseen(round=round_, user=request.user)) if is_open else []
+    for note in notes:
+        services.recalibration_note_seen(note=note, user=request.user)
     return {
         "round": round_,
         "assignment": assignment,
@@ -112,6 +133,8 @@ def _item_context(request, assignment, *, form=None, suggested=None, taxonomy=No
         "form": form,
         "progress": selectors.annotator_progress(round=round_, user=request.user),
         "is_open": is_open,
+        "paused": is_open and quality.annotator_paused(round=round_, user=request.user),
+        "notes": [_note_context(note) for note in notes],
         "suggestion_state": state,
         "submitted": assignment.status == AssignmentStatus.SUBMITTED,
         "has_draft": bool(assignment.draft) and assignment.status == AssignmentStatus.SUBMITTED,
@@ -287,7 +310,16 @@ def outcomes(request, round_pk: int):
     for assignment in page.object_list:
         labels = services.assignment_labels(assignment)
         item_ = assignment.item
-        resolved = show_resolution and item_.status in RESOLVED_STATUSES
+        if item_.control_id is not None:
+            # A control item ends like any other item, with its known labels, so it does not stand out here either.
+            # Its labels were decided by a researcher, not the annotators: "adjudicated" tells nothing more.
+            resolved, status_label = show_resolution, ItemStatus.ADJUDICATED.label
+            final_theme = item_.control.theme if resolved else None
+            final_traits = [t for t in traits if t.code in item_.control.traits] if resolved else []
+        else:
+            resolved, status_label = show_resolution and item_.status in RESOLVED_STATUSES, item_.get_status_display()
+            final_theme = item_.final_theme if resolved else None
+            final_traits = sorted(item_.final_traits.all(), key=lambda t: t.number) if resolved else []
         rows.append(
             {
                 "assignment": assignment,
@@ -295,7 +327,9 @@ def outcomes(request, round_pk: int):
                 "traits": [t for t in traits if t.code in labels.traits],
                 "unsure": [traits_by_code[c] for c in sorted(labels.unsure) if c in traits_by_code],
                 "resolved": resolved,
-                "final_traits": sorted(item_.final_traits.all(), key=lambda t: t.number) if resolved else [],
+                "final_theme": final_theme,
+                "status_label": status_label,
+                "final_traits": final_traits,
             }
         )
     context = {

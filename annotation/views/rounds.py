@@ -28,6 +28,7 @@ from .. import selectors, services
 from ..forms.rounds import FreezeForm, RoundForm, SuggestionImportForm
 from ..models import AnnotationRound, DatasetVersion, RoundStatus
 from ..selectors import rounds as round_selectors
+from ..selectors.quality import round_quality
 from ..selectors.visibility import blind_round_ids, gold_labels_visible, round_overview_visible
 
 VERSION_ITEMS_PER_PAGE = 50
@@ -251,6 +252,7 @@ def _render_detail(request, round_: AnnotationRound, freeze_form: FreezeForm, st
             "progress": round_selectors.round_progress(round=round_),
             "can_freeze": round_.status == RoundStatus.LOCKED and funnel["undecided"] == 0,
             "waiting": funnel["undecided"],
+            "quality_warnings": round_quality(round=round_)["warnings"],
         }
     else:
         # Blind: the person annotates this open round, so only their own progress.

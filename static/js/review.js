@@ -144,7 +144,41 @@
     if (row) setCurrent(form(), row);
   });
 
-  document.addEventListener("DOMContentLoaded", initRows);
+  // The answer's time by the page's own clock: from the moment the item is on screen to its
+  // submit, leaving out the time the tab was hidden. Sent in the form's hidden "seconds" field;
+  // the server checks and caps it. A panel shown again for the same item (an error) keeps its clock.
+  var clock = { assignment: null, start: 0, hiddenSince: null, hidden: 0 };
+
+  function startClock() {
+    var card = document.querySelector("[data-assignment]");
+    var id = card ? card.getAttribute("data-assignment") : null;
+    if (id === clock.assignment) return;
+    clock = { assignment: id, start: performance.now(), hiddenSince: null, hidden: 0 };
+  }
+
+  document.addEventListener("visibilitychange", function () {
+    if (document.hidden) {
+      clock.hiddenSince = performance.now();
+    } else if (clock.hiddenSince !== null) {
+      clock.hidden += performance.now() - clock.hiddenSince;
+      clock.hiddenSince = null;
+    }
+  });
+
+  // Capture phase: runs before htmx reads the form's values for its request.
+  document.addEventListener("submit", function (event) {
+    var f = event.target;
+    if (!f || f.id !== "review-form") return;
+    var field = f.querySelector('input[name="seconds"]');
+    if (!field || clock.assignment === null) return;
+    var hidden = clock.hidden + (clock.hiddenSince !== null ? performance.now() - clock.hiddenSince : 0);
+    field.value = Math.max(0, (performance.now() - clock.start - hidden) / 1000).toFixed(2);
+  }, true);
+
+  document.addEventListener("DOMContentLoaded", function () {
+    initRows();
+    startClock();
+  });
   // After htmx brings the next item: start its rows and move focus to the new
   // expression, so screen readers announce it and shortcuts apply to it.
   document.addEventListener("htmx:afterSettle", function (event) {
@@ -154,6 +188,7 @@
     var f = form();
     if (f) setCurrent(f, null);
     initRows();
+    startClock();
     var heading = document.getElementById("review-expression") || document.getElementById("queue-title");
     if (heading) heading.focus({ preventScroll: true });
     swap.release();

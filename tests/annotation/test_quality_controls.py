@@ -147,7 +147,9 @@ def test_it_adds_a_control_by_hand_from_the_dataset(people):
     researcher, a, b = people
     dataset = make_dataset(name="Hand", csv=numbered_csv(10))
     expressions = list(dataset.expressions.order_by("id"))
-    round_ = make_round(dataset, [a, b], name="R-hand", expressions=dataset.expressions.filter(pk__in=[e.pk for e in expressions[:8]]))
+    round_ = make_round(
+        dataset, [a, b], name="R-hand", expressions=dataset.expressions.filter(pk__in=[e.pk for e in expressions[:8]])
+    )
     control = control_item_create(
         round=round_, user=researcher, expression=expressions[9].text, traits=["pragmatic"], theme="love"
     )
@@ -163,9 +165,7 @@ def test_it_refuses_controls_once_an_annotator_has_answered(round_with_controls,
     researcher, a, _b = people
     submit(queue_of(round_with_controls, a)[0], a)
     with pytest.raises(ValidationError, match="has started"):
-        control_item_create(
-            round=round_with_controls, user=researcher, expression="Câu số 1", traits=[], theme="love"
-        )
+        control_item_create(round=round_with_controls, user=researcher, expression="Câu số 1", traits=[], theme="love")
     with pytest.raises(ValidationError) as error:
         round_quality_update(
             round=round_with_controls,
