@@ -130,6 +130,11 @@ TABLE: dict[str, Row] = {
     "annotation:version_export": Row(get=page(), kwargs=k(pk="version_pk"), query="?format=csv"),
     # The open round's stats: whoever annotates it waits for the lock (the blindness rule).
     "annotation:round_stats": Row(get=page(roles=("adjudicator", "researcher")), kwargs=k(pk="round_pk")),
+    # The Quality tab follows the statistics (blind annotators wait); its tools are the researcher's.
+    "annotation:round_quality": Row(get=page(roles=("adjudicator", "researcher")), kwargs=k(pk="round_pk")),
+    "annotation:round_quality_settings": Row(get=POST_ONLY, post=researcher_page(400), kwargs=k(pk="round_pk")),
+    "annotation:round_controls_add": Row(get=POST_ONLY, post=researcher_page(400), kwargs=k(pk="round_pk")),
+    "annotation:round_recalibrate": Row(get=POST_ONLY, post=researcher_page(400), kwargs=k(pk="round_pk")),
     "annotation:round_stats_figure": Row(
         get=page(roles=("adjudicator", "researcher")),
         kwargs=lambda w: {"pk": w.round_pk, "name": "themes", "fmt": "svg"},
@@ -172,6 +177,7 @@ TABLE: dict[str, Row] = {
     "api:round_detail": Row(get=api(annotator_b=200), kwargs=k(pk="round_pk")),
     "api:round_lock": Row(get=researcher_api(405), post=researcher_api(400), kwargs=k(pk="round_pk")),
     "api:round_stats": Row(get=api(roles=("adjudicator", "researcher")), kwargs=k(pk="round_pk")),
+    "api:round_quality": Row(get=api(roles=("adjudicator", "researcher")), kwargs=k(pk="round_pk")),
     "api:assignment_list": Row(get=api(roles=ANNOTATORS), kwargs=k(round_pk="round_pk")),
     "api:assignment_detail": Row(get=api(404, roles=ANNOTATORS, annotator_a=200), kwargs=k(pk="assignment_pk")),
     "api:assignment_submit": Row(
