@@ -46,7 +46,7 @@ def prolific_submissions_of(*, study: Study, statuses=None) -> list[ProlificSubm
     )
     if statuses:
         rows = rows.filter(status__in=statuses)
-    return list(rows.order_by("prolific_study__group", "participant_id", "pk"))
+    return list(rows.order_by("prolific_study__group", "prolific_pid", "pk"))
 
 
 def verdict(participant: Participant | None) -> str:
@@ -66,7 +66,7 @@ def prolific_review_rows(*, study: Study) -> list[dict]:
         {
             "submission": submission,
             "submission_id": submission.submission_id,
-            "participant_id": submission.participant_id,
+            "participant_id": submission.prolific_pid,
             "group": submission.participant.group if submission.participant else submission.prolific_study.group,
             "status": submission.status,
             "verdict": verdict(submission.participant),
@@ -103,7 +103,7 @@ def prolific_discrepancies(*, study: Study) -> dict:
         .exclude(Q(prolific_submissions__in=known) | Q(prolific_session_id__in=known.values("submission_id")))
         .order_by("entered_at")
     )
-    orphans = list(known.filter(participant__isnull=True).select_related("prolific_study").order_by("participant_id"))
+    orphans = list(known.filter(participant__isnull=True).select_related("prolific_study").order_by("prolific_pid"))
     return {"synced": True, "unknown_sessions": unknown_sessions, "orphan_submissions": orphans}
 
 
@@ -118,4 +118,4 @@ def bonus_batches_of(*, study: Study) -> list[BonusBatch]:
 def submissions_by_participant(*, study: Study) -> dict[str, ProlificSubmission]:
     """Prolific participant id -> its submission to one of this study's Prolific studies."""
     rows = ProlificSubmission.objects.filter(prolific_study__study=study).exclude(prolific_study__prolific_id="")
-    return {row.participant_id: row for row in rows.select_related("prolific_study").order_by("pk")}
+    return {row.prolific_pid: row for row in rows.select_related("prolific_study").order_by("pk")}

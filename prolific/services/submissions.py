@@ -101,7 +101,7 @@ def prolific_submission_status_apply(
                 submission = ProlificSubmission.objects.create(
                     prolific_study=prolific_study,
                     submission_id=submission_id,
-                    participant_id=participant_id,
+                    prolific_pid=participant_id,
                     participant=_local_session(
                         study=prolific_study.study, participant_id=participant_id, submission_id=submission_id
                     ),
@@ -263,7 +263,7 @@ def _unclaim(rows, message: str) -> None:
 
 
 def _refusal(row: ProlificSubmission, message: str) -> dict:
-    return {"submission_id": row.submission_id, "participant_id": row.participant_id, "message": message}
+    return {"submission_id": row.submission_id, "participant_id": row.prolific_pid, "message": message}
 
 
 def prolific_submission_reject(*, submission: ProlificSubmission, message: str, category: str) -> ProlificSubmission:
