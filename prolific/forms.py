@@ -164,16 +164,8 @@ class BonusUploadForm(forms.Form):
             raise forms.ValidationError(_("Give the file or the pasted rows, not both."))
         if not upload and not text:
             raise forms.ValidationError(_("Choose a CSV file or paste its rows."))
-        if upload:
-            raw = upload.read()
-            try:
-                cleaned["content"] = raw.decode("utf-8-sig")
-            except UnicodeDecodeError as exc:
-                raise forms.ValidationError(
-                    _("File: not UTF-8 (byte %(byte)s is invalid).") % {"byte": exc.start}
-                ) from None
-        else:
-            cleaned["content"] = text + "\n"
+        # The upload itself goes to the service, which reads it as every importer does (core.tables).
+        cleaned["content"] = upload or text + "\n"
         return cleaned
 
 

@@ -61,7 +61,9 @@ def call_prolific(request, *, would: str, call):
     except ProlificApiError as exc:
         messages.error(request, api_error_text(exc))
     except ProlificError as exc:
-        messages.error(request, str(exc))
+        # A file's errors (BonusFileError) one by one, each naming its row.
+        for error in getattr(exc, "errors", None) or [str(exc)]:
+            messages.error(request, error)
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
     return None

@@ -14,6 +14,9 @@ from ..models import BonusBatchStatus
 from . import back, call_prolific, study_or_404
 from .studies import page_context
 
+# A batch Prolific refused outright (FAILED) was not paid and may be sent again; SENDING and SENT never are.
+PAYABLE = (BonusBatchStatus.CREATED, BonusBatchStatus.FAILED)
+
 
 @require_POST
 @role_required(RESEARCHER)
@@ -52,7 +55,7 @@ def prolific_bonus_pay(request, slug: str):
     if batch is None:
         messages.error(request, _("No such bonus batch of this study."))
         return back(study)
-    if batch.status != BonusBatchStatus.CREATED:
+    if batch.status not in PAYABLE:
         # A double click or a second tab: the batch left CREATED with the first request and is never sent again.
         messages.info(
             request,

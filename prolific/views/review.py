@@ -22,10 +22,7 @@ def _form_errors(request, form) -> None:
 
 def _submission_of(study, submission_id: str):
     """The study's submission of that id, or None (an id of another study is no submission here)."""
-    for row in selectors.prolific_review_rows(study=study):
-        if row["submission"].submission_id == submission_id:
-            return row["submission"]
-    return None
+    return next((s for s in selectors.prolific_submissions_of(study=study) if s.submission_id == submission_id), None)
 
 
 @require_POST
@@ -40,14 +37,20 @@ def prolific_approve_valid(request, slug: str):
     if result is None:
         return back(study)
     approved, refused = result.get("approved", 0), result.get("refused") or []
-    if isinstance(approved, list | tuple):
-        approved = len(approved)
     if approved:
         messages.success(request, _("Approved on Prolific: %(n)s submissions.") % {"n": approved})
     elif not refused:
         messages.info(request, _("No valid submission is waiting for approval; nothing was sent."))
     for refusal in refused:
-        messages.error(request, _("Prolific refused an approval: %(detail)s") % {"detail": refusal})
+        messages.error(
+            request,
+            _("Prolific refused the approval of %(participant)s (submission %(submission)s): %(message)s")
+            % {
+                "participant": refusal.get("participant_id", ""),
+                "submission": refusal.get("submission_id", ""),
+                "message": refusal.get("message", ""),
+            },
+        )
     return back(study)
 
 

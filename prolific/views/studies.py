@@ -130,6 +130,7 @@ def prolific_study_create(request, slug: str):
             completion_action=form.cleaned_data["completion_action"],
             filters=form.cleaned_data["filters"],
             user=request.user,
+            site=site_of(request),
         ),
     )
     if created is not None:
