@@ -160,7 +160,7 @@ def chart_file(chart: Chart, *, fmt: str) -> bytes:
 
 def _draw(chart: Chart) -> Figure:
     heights = [PANEL_INCHES + BAR_INCHES * sum(max(len(g.bars), 1) for g in panel.groups) for panel in chart.panels]
-    if len(chart.series) > 1:
+    if chart.series:
         # The legend gets a row of its own under the panels, one line per two series.
         heights.append(LEGEND_LINE_INCHES * ((len(chart.series) + 1) // 2))
     caption = textwrap.fill(chart.caption, CAPTION_CHARS)
@@ -170,7 +170,7 @@ def _draw(chart: Chart) -> Figure:
     axes = figure.subplots(len(heights), 1, squeeze=False, height_ratios=heights)[:, 0]
     for ax, panel in zip(axes, chart.panels, strict=False):
         _draw_panel(ax, panel)
-    if len(chart.series) > 1:
+    if chart.series:
         handles = [
             Patch(color=SERIES_COLOURS[i % len(SERIES_COLOURS)], label=label) for i, label in enumerate(chart.series)
         ]

@@ -6,6 +6,7 @@ from . import apis
 from .apis import bias as bias_apis
 from .apis import scoring as scoring_apis
 from .views import bias, registry, report, results, runs
+from .views import figures as figure_views
 from .views import scoring as scoring_views
 
 app_name = "evaluation"
@@ -27,6 +28,7 @@ urlpatterns = [
     path("runs/<int:pk>/resume/", runs.run_resume, name="run_resume"),
     path("runs/<int:run_pk>/items/<int:pk>/", runs.item_detail, name="item_detail"),
     path("results/", results.results, name="results"),
+    path("results/figure/<slug:name>.<slug:fmt>", figure_views.results_figure_file, name="results_figure"),
     path("scoring/", scoring_views.task_list_page, name="scoring_task_list"),
     path("scoring/new/", scoring_views.task_new, name="scoring_task_new"),
     path("scoring/<int:pk>/", scoring_views.task_detail, name="scoring_task_detail"),
@@ -36,6 +38,11 @@ urlpatterns = [
     path("scoring/<int:task_pk>/ratings/<int:pk>/draft/", scoring_views.draft, name="scoring_draft"),
     path("runs/<int:pk>/human-report/", report.human_report, name="human_report"),
     path("runs/<int:pk>/human-report/repeat/", report.human_report_repeat, name="human_report_repeat"),
+    path(
+        "runs/<int:pk>/human-report/figure/<slug:name>.<slug:fmt>",
+        figure_views.human_report_figure_file,
+        name="human_report_figure",
+    ),
 ]
 
 # Included by vivid_site under /api/evaluation/ with the namespace "evaluation-api".

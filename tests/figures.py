@@ -4,7 +4,9 @@ An SVG keeps each text as a comment beside its glyph outlines, so the labels can
 from it; a PDF keeps the title and the caption (with its n) in its metadata.
 """
 
+import os
 import warnings
+from pathlib import Path
 from urllib.parse import unquote
 
 CONTENT_TYPES = {"svg": "image/svg+xml", "pdf": "application/pdf"}
@@ -34,6 +36,8 @@ def assert_figure_file(response, fmt: str, *, filename_end: str = "") -> bytes:
     assert response["X-Content-Type-Options"] == "nosniff"
     assert "sandbox" in response["Content-Security-Policy"]
     body = response.content
+    if os.environ.get("VIVID_FIGURE_DUMP"):
+        Path(os.environ["VIVID_FIGURE_DUMP"]).write_bytes(body)
     if fmt == "svg":
         assert body.startswith(b"<?xml") and b"<svg" in body
     else:

@@ -55,7 +55,7 @@ def results_table(*, table: str, judge_model: ModelConfig | None = None, strateg
         models = sorted({name for name, _ in latest})
         rows = []
         for name in models:
-            values = {}
+            values, counts = {}, {}
             for task in ("topic", "traits"):
                 run = latest.get((name, task))
                 if run is not None:
@@ -63,9 +63,11 @@ def results_table(*, table: str, judge_model: ModelConfig | None = None, strateg
                         n=Count("id"), ok=Count("id", filter=Q(correct=True))
                     )
                     values[task] = done["ok"] / done["n"] if done["n"] else None
+                    counts[task] = done["n"]
                 else:
-                    values[task] = None
-            rows.append({"model": name, "values": values})
+                    values[task], counts[task] = None, 0
+            # n: the items each accuracy is over (the figures for the paper print it).
+            rows.append({"model": name, "values": values, "n": counts})
         best = {
             task: max((r["values"][task] for r in rows if r["values"][task] is not None), default=None)
             for task in ("topic", "traits")

@@ -221,6 +221,7 @@ TABLE: dict[str, Row] = {
     "evaluation:run_resume": Row(get=POST_ONLY, post=researcher_page(REDIRECT), kwargs=k(pk="run_pk")),
     "evaluation:item_detail": Row(get=researcher_page(), kwargs=k(run_pk="run_pk", pk="run_item_pk")),
     "evaluation:results": Row(get=researcher_page()),
+    "evaluation:results_figure": Row(get=researcher_page(), kwargs=lambda w: {"name": "theme", "fmt": "svg"}),
     "evaluation:scoring_task_list": Row(get=researcher_page()),
     "evaluation:scoring_task_new": Row(get=researcher_page(), post=researcher_page(400)),
     "evaluation:scoring_task_detail": Row(get=researcher_page(), kwargs=k(pk="task_pk")),
@@ -240,6 +241,9 @@ TABLE: dict[str, Row] = {
     ),
     "evaluation:human_report": Row(get=researcher_page(), kwargs=k(pk="run_pk")),
     "evaluation:human_report_repeat": Row(get=POST_ONLY, post=researcher_page(400), kwargs=k(pk="run_pk")),
+    "evaluation:human_report_figure": Row(
+        get=researcher_page(), kwargs=lambda w: {"pk": w.run_pk, "name": "table1", "fmt": "pdf"}
+    ),
     "evaluation:run_bias": Row(get=researcher_page(), kwargs=k(pk="judge_run_pk")),
     "evaluation:run_bias_paraphrase": Row(get=POST_ONLY, post=researcher_page(REDIRECT), kwargs=k(pk="judge_run_pk")),
     "evaluation:pairwise_new": Row(get=researcher_page(), post=researcher_page(400)),
