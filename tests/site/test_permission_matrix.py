@@ -321,6 +321,20 @@ TABLE: dict[str, Row] = {
     "study_api:study-transition": Row(get=researcher_api(405), post=researcher_api(400), kwargs=k(slug="study_slug")),
     "study_api:results": Row(get=researcher_api(), kwargs=k(slug="study_slug")),
     "study_api:responses": Row(get=researcher_api(), kwargs=k(slug="study_slug")),
+    # --- Prolific: the study's page and its actions (an empty form: 400 or back to the page) ---------
+    "prolific:study": Row(get=researcher_page(), kwargs=k(slug="study_slug")),
+    "prolific:log": Row(get=researcher_page(), kwargs=k(slug="study_slug")),
+    "prolific:create": Row(get=POST_ONLY, post=researcher_page(400), kwargs=k(slug="study_slug")),
+    "prolific:publish": Row(get=POST_ONLY, post=researcher_page(REDIRECT), kwargs=k(slug="study_slug")),
+    "prolific:sync": Row(get=POST_ONLY, post=researcher_page(REDIRECT), kwargs=k(slug="study_slug")),
+    "prolific:hooks": Row(get=POST_ONLY, post=researcher_page(REDIRECT), kwargs=k(slug="study_slug")),
+    "prolific:approve": Row(get=POST_ONLY, post=researcher_page(REDIRECT), kwargs=k(slug="study_slug")),
+    "prolific:reject": Row(get=POST_ONLY, post=researcher_page(REDIRECT), kwargs=k(slug="study_slug")),
+    "prolific:request_return": Row(get=POST_ONLY, post=researcher_page(REDIRECT), kwargs=k(slug="study_slug")),
+    "prolific:bonus_create": Row(get=POST_ONLY, post=researcher_page(400), kwargs=k(slug="study_slug")),
+    "prolific:bonus_pay": Row(get=POST_ONLY, post=researcher_page(REDIRECT), kwargs=k(slug="study_slug")),
+    # Prolific's webhook: no session, only its signature; an unsigned POST is refused (and recorded).
+    "prolific:webhook": Row(get=POST_ONLY, post=answers(403)),
 }
 
 # Django's own views, declared by prefix: they are not the app's code, but each must still
@@ -520,8 +534,8 @@ def outcome(response) -> object:
 
 
 def _counted_tables() -> list[str]:
-    # Sessions change on every request; failed sign-ins (axes) are meant to be recorded.
-    skip = ("django_session", "django_admin_log", "axes_")
+    # Sessions change on every request; failed sign-ins (axes) and refused webhooks are meant to be recorded.
+    skip = ("django_session", "django_admin_log", "axes_", "prolific_webhookdelivery")
     tables = {
         model._meta.db_table
         for model in apps.get_models(include_auto_created=True)
