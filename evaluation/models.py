@@ -32,6 +32,18 @@ class ModelConfig(models.Model):
     max_concurrency = models.PositiveIntegerField(default=4, help_text=_("Concurrent requests, across all workers."))
     requests_per_minute = models.PositiveIntegerField(null=True, blank=True)
     timeout = models.FloatField(default=60.0, help_text=_("Seconds per request."))
+    # What the model can do; None until declared or probed (`manage.py probe_model NAME`). Images go
+    # only to a model known to see them, and a run that needs log-probabilities is refused on one
+    # known to give none.
+    supports_vision = models.BooleanField(null=True, blank=True, help_text=_("Takes image input."))
+    supports_logprobs = models.BooleanField(null=True, blank=True, help_text=_("Returns token log-probabilities."))
+    context_length = models.PositiveIntegerField(null=True, blank=True, help_text=_("Tokens of context."))
+    probed_at = models.DateTimeField(null=True, blank=True)
+    # What each probe sent back: {"vision": {"result": true|false|null, "detail": "..."}, ...}.
+    probe = models.JSONField(default=dict, blank=True)
+    # US dollars per million tokens; None when unknown (then a run's cost is unknown, never 0).
+    price_input = models.FloatField(null=True, blank=True, help_text=_("USD per million input tokens."))
+    price_output = models.FloatField(null=True, blank=True, help_text=_("USD per million output tokens."))
     builtin = models.BooleanField(default=False)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -125,6 +137,8 @@ class Run(models.Model):
     reproducibility = models.JSONField(default=dict, blank=True)
     tokens_in = models.PositiveBigIntegerField(default=0)
     tokens_out = models.PositiveBigIntegerField(default=0)
+    # Made before the run started: tokens in and out, cost, the prices it used and how tokens were counted.
+    estimate = models.JSONField(default=dict, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -320,6 +320,9 @@ EVAL_BACKOFF_CAP = float(env_int("EVAL_BACKOFF_CAP_MS", 30000, minimum=0)) / 100
 # A server's Retry-After is honoured up to this many seconds: a hostile or broken
 # endpoint must not park a worker for hours.
 EVAL_RETRY_AFTER_CAP_S = env_int("EVAL_RETRY_AFTER_CAP_S", 120, minimum=0)
+# A run whose estimated cost (US dollars, from the model's prices) is above this starts only when
+# the researcher confirms it: a checkbox on the page, confirm_cost in the API, --confirm-cost.
+EVAL_COST_CONFIRM_USD = float(env_str("EVAL_COST_CONFIRM_USD", "1.0"))
 
 # Model endpoints (evaluation/model_guard.py). A model may read its API key only from these
 # variables or one named VIVID_MODEL_KEY_*; this application's own settings never qualify.

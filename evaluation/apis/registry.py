@@ -33,6 +33,17 @@ class ModelSerializer(serializers.Serializer):
     timeout = serializers.FloatField()
     builtin = serializers.BooleanField()
     n_runs = serializers.IntegerField(required=False, default=0)
+    supports_vision = serializers.BooleanField(allow_null=True, help_text="Takes image input; null when unknown.")
+    supports_logprobs = serializers.BooleanField(
+        allow_null=True, help_text="Returns token log-probabilities; null when unknown."
+    )
+    context_length = serializers.IntegerField(allow_null=True, help_text="Tokens of context; null when unknown.")
+    probed_at = serializers.DateTimeField(allow_null=True, help_text="When `manage.py probe_model` last asked it.")
+    probe = serializers.DictField(
+        help_text="What each probe found: `{vision|logprobs|context_length: {result, detail}}`."
+    )
+    price_input = serializers.FloatField(allow_null=True, help_text="US dollars per million input tokens.")
+    price_output = serializers.FloatField(allow_null=True, help_text="US dollars per million output tokens.")
 
     def get_api_key_set(self, model) -> bool | None:
         return selectors.api_key_state(model.api_key_env)
@@ -49,6 +60,27 @@ class ModelCreateSerializer(serializers.Serializer):
         min_value=1, max_value=MAX_INT32, required=False, allow_null=True, default=None
     )
     timeout = serializers.FloatField(min_value=0.1, default=60.0)
+    supports_vision = serializers.BooleanField(required=False, allow_null=True, default=None)
+    supports_logprobs = serializers.BooleanField(required=False, allow_null=True, default=None)
+    context_length = serializers.IntegerField(
+        min_value=1, max_value=MAX_INT32, required=False, allow_null=True, default=None
+    )
+    price_input = serializers.FloatField(
+        min_value=0,
+        max_value=999_999,
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="USD per million tokens.",
+    )
+    price_output = serializers.FloatField(
+        min_value=0,
+        max_value=999_999,
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="USD per million tokens.",
+    )
 
 
 class ModelListApi(ApiMixin, APIView):

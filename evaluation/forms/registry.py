@@ -12,6 +12,13 @@ from ..models import MAX_CONCURRENCY, PromptKind, Provider
 ROLES = ("system", "user", "assistant")
 
 
+CAPABILITY_CHOICES = [("", _("Unknown")), ("yes", _("Yes")), ("no", _("No"))]
+
+
+def _capability(value: str) -> bool | None:
+    return {"yes": True, "no": False}.get(value)
+
+
 class ModelAddForm(IdempotentFormMixin, forms.Form):
     name = forms.SlugField(
         label=_("Name"), max_length=100, help_text=_("Short and unique, e.g. “gpt-4o-mini” or “local-qwen”.")
@@ -46,6 +53,29 @@ class ModelAddForm(IdempotentFormMixin, forms.Form):
         label=_("Requests per minute"), min_value=1, required=False, help_text=_("Empty for no limit.")
     )
     timeout = forms.FloatField(label=_("Timeout (seconds)"), min_value=0.1, initial=60.0)
+    supports_vision = forms.TypedChoiceField(
+        label=_("Image input"),
+        choices=CAPABILITY_CHOICES,
+        coerce=_capability,
+        empty_value=None,
+        required=False,
+        help_text=_("Images go only to a model that takes them. Unknown until probed: manage.py probe_model NAME."),
+    )
+    supports_logprobs = forms.TypedChoiceField(
+        label=_("Token log-probabilities"),
+        choices=CAPABILITY_CHOICES,
+        coerce=_capability,
+        empty_value=None,
+        required=False,
+        help_text=_("The artwork pipeline needs them; a run is refused on a model known to give none."),
+    )
+    context_length = forms.IntegerField(label=_("Context length (tokens)"), min_value=1, required=False)
+    price_input = forms.FloatField(
+        label=_("Price of input tokens"), min_value=0, required=False, help_text=_("US dollars per million tokens.")
+    )
+    price_output = forms.FloatField(
+        label=_("Price of output tokens"), min_value=0, required=False, help_text=_("US dollars per million tokens.")
+    )
 
     def clean_api_key_env(self):
         return self.cleaned_data["api_key_env"].strip()

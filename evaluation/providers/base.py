@@ -60,6 +60,10 @@ class Provider:
         provider cannot see it). Raises ClientError when the model gives no log-probabilities."""
         raise ClientError(f"{type(self).__name__} cannot report log-probabilities of answer choices.")
 
+    def context_length(self) -> int | None:
+        """The model's context window in tokens as the provider reports it, None when it does not say."""
+        return None
+
     def needs_warm_up(self) -> bool:
         """Whether the first request would first spend long loading something (a local model)."""
         return False

@@ -126,6 +126,21 @@ def choice_logprobs_of(completion: Completion, choices: list[str], *, model: str
     return found
 
 
+# Where OpenAI-compatible servers put a model's context window in its model card.
+_CONTEXT_KEYS = ("max_model_len", "context_length", "max_context_length", "context_window", "n_ctx", "n_ctx_train")
+
+
+def context_length_of(card: dict) -> int | None:
+    for source in (card, card.get("meta") or {}, card.get("top_provider") or {}):
+        if not isinstance(source, dict):
+            continue
+        for key in _CONTEXT_KEYS:
+            value = source.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                return value
+    return None
+
+
 class OpenAIProvider(Provider):
     def __init__(self, *, client: openai.OpenAI, model_id: str, base_url: str):
         self.client = client
@@ -226,6 +241,15 @@ class OpenAIProvider(Provider):
         best variant. A choice outside the top 20 gets -inf."""
         completion = self.complete(messages, temperature=0.0, max_tokens=1, top_logprobs=20)
         return choice_logprobs_of(completion, choices, model=self.model_id)
+
+    def context_length(self) -> int | None:
+        """From the endpoint's model card (GET /models/{id}): the OpenAI API says nothing, but vLLM
+        (max_model_len), llama.cpp (meta.n_ctx_train), LM Studio, OpenRouter and gateways do."""
+        try:
+            card = self.client.models.retrieve(self.model_id).model_dump(mode="json")
+        except (openai.OpenAIError, ValueError):
+            return None
+        return context_length_of(card)
 
     def _completion_of(self, response) -> Completion:
         # Without strict validation the client hands back whatever the server sent,

@@ -451,6 +451,11 @@ class TransformersProvider(Provider):
             entries.append({"token": tokenizer.decode([token]), "logprob": float(dist[token]), "top": top})
         return entries
 
+    def context_length(self) -> int | None:
+        config = self.loaded.model.config
+        value = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
+        return int(value) if isinstance(value, int) and value > 0 else None
+
     def describe(self) -> dict:
         # Package metadata, not imports: the web process records a run without loading torch.
         return {

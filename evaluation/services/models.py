@@ -22,11 +22,19 @@ def model_add(
     max_concurrency: int = 4,
     requests_per_minute: int | None = None,
     timeout: float = 60.0,
+    supports_vision: bool | None = None,
+    supports_logprobs: bool | None = None,
+    context_length: int | None = None,
+    price_input: float | None = None,
+    price_output: float | None = None,
     user=None,
     builtin: bool = False,
     idempotency_key: str | None = None,
 ) -> ModelConfig:
     """Register a model. The API key itself is never stored, only the name of its environment variable.
+
+    Capabilities left None are unknown until ``probe_model`` asks the model; prices are US dollars
+    per million tokens (None: unknown, and so is the cost of its runs).
 
     A second request with the same ``idempotency_key`` returns the model the first one registered, with
     ``model.idempotent_repeat`` set, instead of refusing the name as taken.
@@ -45,6 +53,11 @@ def model_add(
             max_concurrency=max_concurrency,
             requests_per_minute=requests_per_minute,
             timeout=timeout,
+            supports_vision=supports_vision,
+            supports_logprobs=supports_logprobs,
+            context_length=context_length,
+            price_input=price_input,
+            price_output=price_output,
             user=user,
             builtin=builtin,
         ),
@@ -54,7 +67,22 @@ def model_add(
 
 @transaction.atomic
 def _model_create(
-    *, name, provider, model_id, base_url, api_key_env, max_concurrency, requests_per_minute, timeout, user, builtin
+    *,
+    name,
+    provider,
+    model_id,
+    base_url,
+    api_key_env,
+    max_concurrency,
+    requests_per_minute,
+    timeout,
+    supports_vision,
+    supports_logprobs,
+    context_length,
+    price_input,
+    price_output,
+    user,
+    builtin,
 ) -> ModelConfig:
     errors = {}
     if provider not in Provider.values:
@@ -75,6 +103,13 @@ def _model_create(
         errors["requests_per_minute"] = _("at least 1, or empty for no limit")
     if timeout <= 0:
         errors["timeout"] = _("a positive number of seconds")
+    for field, price in (("price_input", price_input), ("price_output", price_output)):
+        if price is not None and not 0 <= price < 1_000_000:
+            errors[field] = _("US dollars per million tokens, from 0")
+    if context_length is not None and context_length < 1:
+        errors["context_length"] = _("at least 1 token, or empty when unknown")
+    if provider == Provider.TRANSFORMERS and supports_vision:
+        errors["supports_vision"] = _("the local transformers provider takes text only")
     if ModelConfig.objects.filter(name=name).exists():
         errors["name"] = _("a model named '%(name)s' already exists") % {"name": name}
     if errors:
@@ -88,6 +123,13 @@ def _model_create(
         max_concurrency=max_concurrency,
         requests_per_minute=requests_per_minute,
         timeout=timeout,
+        supports_vision=False if provider == Provider.TRANSFORMERS else supports_vision,
+        supports_logprobs=True
+        if provider == Provider.TRANSFORMERS and supports_logprobs is None
+        else supports_logprobs,
+        context_length=context_length,
+        price_input=price_input,
+        price_output=price_output,
         created_by=user,
         builtin=builtin,
     )

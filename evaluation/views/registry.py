@@ -18,7 +18,23 @@ from ..models import PromptKind, PromptTemplate
 @require_GET
 @role_required(RESEARCHER)
 def model_list(request):
-    rows = [{"model": model, "key_set": selectors.api_key_state(model.api_key_env)} for model in selectors.model_list()]
+    rows = [
+        {
+            "model": model,
+            "key_set": selectors.api_key_state(model.api_key_env),
+            "capabilities": [
+                (
+                    {
+                        "result": getattr(model, field),
+                        "detail": ((model.probe or {}).get(key) or {}).get("detail", ""),
+                    },
+                    key,
+                )
+                for key, field in (("vision", "supports_vision"), ("logprobs", "supports_logprobs"))
+            ],
+        }
+        for model in selectors.model_list()
+    ]
     return render(request, "evaluation/model_list.html", {"rows": rows})
 
 

@@ -66,12 +66,12 @@ def server():
 
 @pytest.fixture
 def speaker(db, server):
-    return stored_model(server, name="speaker", model_id="fake-vlm", max_concurrency=2)
+    return stored_model(server, name="speaker", model_id="fake-vlm", max_concurrency=2, supports_vision=True)
 
 
 @pytest.fixture
 def listener(db, server):
-    return stored_model(server, name="listener", model_id="fake-vlm", max_concurrency=2)
+    return stored_model(server, name="listener", model_id="fake-vlm", max_concurrency=2, supports_vision=True)
 
 
 def run_pipeline(collection, speaker, listener, **kwargs):

@@ -181,6 +181,13 @@ class FakeOpenAI:
         self.requests: list[dict] = []
         self.top_tokens: Callable[[dict], dict[str, float]] | None = None
         self.omit_logprobs = False
+        # Capabilities (for probe_model): a text-only endpoint refuses images with a 400, one without
+        # log-probabilities refuses the parameter; ``image_colour`` is what a vision model answers when
+        # it sees an image; ``context_length`` goes in the model card (GET /v1/models/{id}) as vLLM's max_model_len.
+        self.accepts_images = True
+        self.refuse_logprobs = False
+        self.image_colour: str | None = None
+        self.context_length: int | None = None
         self.in_flight = 0
         self.max_in_flight = 0
         self._faults: collections.deque[_Fault] = collections.deque()
@@ -352,8 +359,24 @@ class FakeOpenAI:
             with self._lock, open(self.log_file, "a", encoding="utf-8") as log:
                 log.write(line + "\n")
 
+    @staticmethod
+    def has_image(body: dict) -> bool:
+        return any(
+            isinstance(part, dict) and part.get("type") == "image_url"
+            for message in body.get("messages") or []
+            if isinstance(message.get("content"), list)
+            for part in message["content"]
+        )
+
+    def capability_refusal(self, body: dict) -> str | None:
+        if not self.accepts_images and self.has_image(body):
+            return "This model does not support image input."
+        if self.refuse_logprobs and body.get("logprobs"):
+            return "logprobs is not supported by this model."
+        return None
+
     def completion_body(self, body: dict) -> dict:
-        text = self.reply(body)
+        text = self.image_colour if self.image_colour and self.has_image(body) else self.reply(body)
         max_tokens = body.get("max_tokens") or body.get("max_completion_tokens")
         words = text.split()
         finish = "stop"
@@ -460,6 +483,11 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send_json(200, payload)
         if self.path in {"/v1/models", "/models"}:
             return self._send_json(200, {"object": "list", "data": [{"id": fake.model, "object": "model"}]})
+        if self.path.startswith(("/v1/models/", "/models/")):
+            card = {"id": self.path.split("/models/", 1)[1], "object": "model", "owned_by": "fake"}
+            if fake.context_length:
+                card["max_model_len"] = fake.context_length
+            return self._send_json(200, card)
         return self._send_json(404, {"error": {"message": f"No route {self.path}", "type": "not_found"}})
 
     def do_POST(self):
@@ -512,6 +540,10 @@ class _Handler(BaseHTTPRequestHandler):
                         }
                     },
                 )
+            refusal = fake.capability_refusal(body) if fault is None or fault.kind == "slow" else None
+            if refusal:
+                outcome = "refused_capability"
+                return self._send_json(400, {"error": {"message": refusal, "type": "invalid_request_error"}})
             if fault is None or fault.kind == "slow":
                 return self._send_json(200, fake.completion_body(body))
             outcome = fault.label()

@@ -16,6 +16,7 @@ from core.services.idempotency import idempotent_create
 from evaluation.model_guard import model_refusal
 from evaluation.models import ItemStatus, ModelConfig, RunStatus
 from evaluation.providers import ProviderError, RetryableError
+from evaluation.services.capabilities import model_capability_problem
 from evaluation.services.runs import package_versions
 
 from ... import prompts as artwork_prompts
@@ -120,6 +121,9 @@ def _artwork_run_create(
         errors["word_limit"] = _("at least 1")
     for field, model in (("speaker", speaker), ("listener", listener), ("builder", builder)):
         refusal = model_refusal(model) if model is not None else None
+        # The speaker scores its own descriptions (Eq. 4) and the listener answers by P(Correct):
+        # both read token log-probabilities; the builder only writes text.
+        refusal = refusal or (model_capability_problem(model, logprobs=True) if field != "builder" else None)
         if refusal:
             errors[field] = refusal
     if errors:

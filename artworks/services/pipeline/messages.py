@@ -17,8 +17,10 @@ TEXT_ONLY_NOTE = "The image of the artwork is not available to you. What is know
 
 
 def sees_images(model: ModelConfig) -> bool:
-    """OpenAI-compatible endpoints get the image; the local transformers provider is text-only."""
-    return model.provider == Provider.OPENAI
+    """Only an OpenAI-compatible model known to take images (declared, or found by
+    ``manage.py probe_model``) gets the image; any other reads the artwork's text instead.
+    The local transformers provider is text-only."""
+    return model.provider == Provider.OPENAI and model.supports_vision is True
 
 
 def artwork_text(artwork: CollectionArtwork) -> str:

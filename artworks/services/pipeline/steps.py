@@ -13,6 +13,7 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from evaluation.providers import ClientError, p_correct
+from evaluation.services.capabilities import error_refuses_image, model_vision_refused, reply_sees_no_image
 from evaluation.services.complete import model_choice_logprobs, model_completion
 
 from ... import prompts
@@ -76,16 +77,43 @@ def max_tokens_for(run: ArtworkPipelineRun, step: str) -> int:
     return min(MAX_TOKENS[step], cap) if cap else MAX_TOKENS[step]
 
 
+def with_image(model, prompt: str, artwork, send):
+    """``send(messages)`` with the artwork's image when the model takes images, else with its text.
+
+    An endpoint that refuses the image (a text-only model registered as a vision one) is asked
+    again with the text, and the model is marked as taking no images from then on. Returns the
+    result, the messages it answered and whether the image went with them.
+    """
+    vision = sees_images(model)
+    messages = user_messages(prompt, artwork, vision=vision)
+    if vision:
+        try:
+            return send(messages), messages, True
+        except ClientError as exc:
+            if not error_refuses_image(exc):
+                raise
+            model_vision_refused(model=model, detail=str(exc))
+        messages = user_messages(prompt, artwork, vision=False)
+    return send(messages), messages, False
+
+
 def _ask_json(run, item, prompt: str, parse) -> tuple[object, StepResult]:
     """Ask with the construction model until ``parse`` accepts the reply: at most REPLY_ATTEMPTS
     requests, each different (the seed, and the previous error as feedback), so neither the
     cache nor a deterministic server can hand back the same invalid reply."""
     model = run.construction_model
-    vision = sees_images(model)
-    base = user_messages(prompt, item.artwork, vision=vision)
-    messages, text, error = base, "", ""
+    max_tokens = max_tokens_for(run, item.step)
+
+    def send(messages, seed=0):
+        return model_completion(model=model, messages=messages, temperature=0.0, max_tokens=max_tokens, seed=seed)[0]
+
+    base, vision, text, error = [], False, "", ""
+    messages = base
     for attempt in range(1, REPLY_ATTEMPTS + 1):
-        if attempt > 1:
+        if attempt == 1:
+            completion, base, vision = with_image(model, prompt, item.artwork, send)
+            messages = base
+        else:
             messages = [
                 *base,
                 {"role": "assistant", "content": text},
@@ -94,10 +122,9 @@ def _ask_json(run, item, prompt: str, parse) -> tuple[object, StepResult]:
                     "content": f"Your reply was invalid: {error}. Answer again, in the required JSON format only.",
                 },
             ]
-        completion, _cached = model_completion(
-            model=model, messages=messages, temperature=0.0, max_tokens=max_tokens_for(run, item.step), seed=attempt - 1
-        )
+            completion = send(messages, seed=attempt - 1)
         text = completion.text
+        vision = vision and not reply_sees_no_image(text)
         try:
             value = parse(text)
         except ReplyError as exc:
@@ -181,24 +208,66 @@ def step_agnostic(run, item) -> StepResult:
     return result
 
 
-def _description_messages(run, item) -> list[dict]:
+def _description_prompt(run, item) -> str:
     artwork = item.artwork
     information = prompts.artwork_information(title=artwork.title, artist=artwork.artist, date=artwork.date)
-    prompt = prompts.description_prompt(group=item.group, information=information)
-    return user_messages(prompt, artwork, vision=sees_images(run.speaker))
+    return prompts.description_prompt(group=item.group, information=information)
+
+
+def _attuned_questions(artwork) -> list[ArtworkQuestion]:
+    return list(artwork.questions.filter(type=ArtworkQuestionType.ATTUNED).order_by("position", "id"))
+
+
+def self_evaluation(run, artwork, *, group: str, description: str, questions) -> tuple[float | None, bool]:
+    """Eq. 4's score of one description: the speaker's own P(Correct) for the ground-truth answer
+    of each attuned question, given the description, averaged over the questions. None without
+    questions or text. Also whether every request carried the image."""
+    if not questions or not description:
+        return None, sees_images(run.speaker)
+    scores, seen = [], True
+    for question in questions:
+        prompt = prompts.listener_prompt(
+            group=group,
+            familiar=None,
+            question=question.question,
+            answer=question.answer,
+            description=description,
+            pragmatic=True,
+        )
+        score, _messages, image = with_image(
+            run.speaker, prompt, artwork, lambda messages: score_option(run.speaker, messages)
+        )
+        scores.append(score)
+        seen = seen and image
+    return sum(scores) / len(scores), seen
 
 
 def step_base(run, item) -> StepResult:
-    """Greedy decoding, then the word limit cut back to the last complete sentence (§5.1)."""
-    messages = _description_messages(run, item)
-    completion, _cached = model_completion(
-        model=run.speaker, messages=messages, temperature=0.0, max_tokens=max_tokens_for(run, item.step), seed=0
+    """Greedy decoding, then the word limit cut back to the last complete sentence (§5.1).
+
+    The description is then scored like each pragmatic sample (Eq. 4), so the base speaker has a
+    self-evaluation score too: the report's mean and the study's Table 2 correlations need it."""
+    artwork = item.artwork
+    max_tokens = max_tokens_for(run, item.step)
+    completion, messages, seen = with_image(
+        run.speaker,
+        _description_prompt(run, item),
+        artwork,
+        lambda m: model_completion(model=run.speaker, messages=m, temperature=0.0, max_tokens=max_tokens, seed=0)[0],
     )
+    seen = seen and not reply_sees_no_image(completion.text)
     text = truncate_description(completion.text, run.word_limit)
     if not text:
         raise StepError(
             _("the model returned an empty description"), response=completion.text, messages=redacted(messages)
         )
+    listener_score, scored_with_image = self_evaluation(
+        run, artwork, group=item.group, description=text, questions=_attuned_questions(artwork)
+    )
+    likelihood = mean_logprob(completion.logprobs)
+    combined = None
+    if listener_score is not None and (run.lam == 0 or likelihood is not None):
+        combined = combined_score(lam=run.lam, likelihood=likelihood, listener_score=listener_score)
     with transaction.atomic():
         SpeakerCandidate.objects.filter(
             run=run, artwork=item.artwork, group=item.group, speaker=SpeakerKind.BASE
@@ -211,10 +280,12 @@ def step_base(run, item) -> StepResult:
             index=0,
             text=text,
             raw_text=completion.text,
-            likelihood=mean_logprob(completion.logprobs),
+            likelihood=likelihood,
+            listener_score=listener_score,
+            combined=combined,
             chosen=True,
         )
-    return StepResult(response=completion.text, messages=redacted(messages), image_seen=sees_images(run.speaker))
+    return StepResult(response=completion.text, messages=redacted(messages), image_seen=seen and scored_with_image)
 
 
 def mean_logprob(logprobs: list | None) -> float | None:
@@ -223,24 +294,6 @@ def mean_logprob(logprobs: list | None) -> float | None:
     word-limit truncation (the cut tokens are few and were sampled all the same)."""
     values = [entry["logprob"] for entry in logprobs or [] if entry.get("logprob") is not None]
     return sum(values) / len(values) if values else None
-
-
-def listener_messages(
-    run,
-    artwork,
-    *,
-    model,
-    group: str,
-    familiar: bool | None,
-    question: str,
-    answer: str,
-    description: str | None,
-    pragmatic: bool = False,
-) -> list[dict]:
-    prompt = prompts.listener_prompt(
-        group=group, familiar=familiar, question=question, answer=answer, description=description, pragmatic=pragmatic
-    )
-    return user_messages(prompt, artwork, vision=sees_images(model))
 
 
 def score_option(model, messages) -> float:
@@ -274,42 +327,36 @@ def step_pragmatic(run, item) -> StepResult:
     apart), each scored by the speaker's own P(Correct) for the ground-truth answers of the
     artwork's attuned questions (Eq 4); the argmax of Eq 5 is chosen, ties to the lowest index."""
     artwork = item.artwork
-    messages = _description_messages(run, item)
-    questions = list(artwork.questions.filter(type=ArtworkQuestionType.ATTUNED).order_by("position", "id"))
+    prompt = _description_prompt(run, item)
+    questions = _attuned_questions(artwork)
+    max_tokens = max_tokens_for(run, item.step)
     candidates = []
     last = ""
+    messages, seen = None, True
     for index in range(1, run.samples + 1):
-        completion, _cached = model_completion(
-            model=run.speaker,
-            messages=messages,
-            temperature=run.temperature,
-            max_tokens=max_tokens_for(run, item.step),
-            seed=index,
-            top_logprobs=0,
-        )
+
+        def send(m, seed=index):
+            return model_completion(
+                model=run.speaker,
+                messages=m,
+                temperature=run.temperature,
+                max_tokens=max_tokens,
+                seed=seed,
+                top_logprobs=0,
+            )[0]
+
+        if messages is None:
+            completion, messages, seen = with_image(run.speaker, prompt, artwork, send)
+        else:
+            completion = send(messages)
+        seen = seen and not reply_sees_no_image(completion.text)
         last = completion.text
         text = truncate_description(completion.text, run.word_limit)
         likelihood = mean_logprob(completion.logprobs)
-        listener_score = None
-        if questions and text:
-            scores = [
-                score_option(
-                    run.speaker,
-                    listener_messages(
-                        run,
-                        artwork,
-                        model=run.speaker,
-                        group=item.group,
-                        familiar=None,
-                        question=q.question,
-                        answer=q.answer,
-                        description=text,
-                        pragmatic=True,
-                    ),
-                )
-                for q in questions
-            ]
-            listener_score = sum(scores) / len(scores)
+        listener_score, scored_with_image = self_evaluation(
+            run, artwork, group=item.group, description=text, questions=questions
+        )
+        seen = seen and scored_with_image
         combined = combined_score(lam=run.lam, likelihood=likelihood, listener_score=listener_score) if text else None
         candidates.append(
             SpeakerCandidate(
@@ -335,9 +382,7 @@ def step_pragmatic(run, item) -> StepResult:
             run=run, artwork=artwork, group=item.group, speaker=SpeakerKind.PRAGMATIC
         ).delete()
         SpeakerCandidate.objects.bulk_create(candidates)
-    return StepResult(
-        response=best.raw_text, messages=redacted(messages), attempts=1, image_seen=sees_images(run.speaker)
-    )
+    return StepResult(response=best.raw_text, messages=redacted(messages), attempts=1, image_seen=seen)
 
 
 def familiar(group: str, artwork) -> bool:
@@ -371,22 +416,24 @@ def step_listener(run, item) -> StepResult:
     ]
     answers = []
     first_messages: list = []
+    seen = True
     for question in artwork.questions.order_by("type", "position", "id"):
         for condition, description in conditions:
             scores = []
             for option in options_of(question):
-                messages = listener_messages(
-                    run,
-                    artwork,
-                    model=run.listener,
+                prompt = prompts.listener_prompt(
                     group=item.group,
                     familiar=is_familiar,
                     question=question.question,
                     answer=option,
                     description=description,
                 )
+                p_correct_of, messages, image = with_image(
+                    run.listener, prompt, artwork, lambda m: score_option(run.listener, m)
+                )
+                seen = seen and image
                 first_messages = first_messages or messages
-                scores.append({"option": option, "p_correct": score_option(run.listener, messages)})
+                scores.append({"option": option, "p_correct": p_correct_of})
             best = max(scores, key=lambda s: s["p_correct"])  # max keeps the first of equals
             answers.append(
                 ListenerAnswer(
@@ -406,7 +453,7 @@ def step_listener(run, item) -> StepResult:
     return StepResult(
         response=_("%(n)s answers") % {"n": len(answers)},
         messages=redacted(first_messages),
-        image_seen=sees_images(run.listener),
+        image_seen=seen if first_messages else sees_images(run.listener),
     )
 
 

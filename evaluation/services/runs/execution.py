@@ -500,6 +500,18 @@ def _item_fail(item: RunItem, messages: list[dict], error: str, *, attempts: int
     )
 
 
+def run_item_messages(*, run: Run, items) -> list[list[dict]]:
+    """Each item's messages exactly as the engine will send them, without a provider (nothing is
+    sent): the cost estimate counts their tokens before the run starts."""
+    from ...prompts import render
+
+    context = _RunContext.__new__(_RunContext)
+    # What messages_for reads, and nothing else: no provider, no claim, no lock.
+    context.run, context.params, context.render = run, run.params, render
+    context.shot_pool = _classification_pool(run) if run.kind == RunKind.CLASSIFICATION else None
+    return [context.messages_for(item)[0] for item in items]
+
+
 def _classification_pool(run: Run) -> list:
     """The gold-labelled expressions of the dataset that 3-shot demonstrations are drawn from."""
     from ...prompts import shot_pool

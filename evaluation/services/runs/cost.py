@@ -1,0 +1,145 @@
+"""A run's tokens and cost, estimated before it starts; above EVAL_COST_CONFIRM_USD it must be confirmed."""
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils.translation import gettext as _
+
+from ...costs import cost_of, prompt_tokens, token_counter
+from ...models import Run
+from ..capabilities import model_capability_problem
+from .cache import cache_key, response_cache_lookup
+from .execution import run_item_messages
+from .lifecycle import run_start
+
+# Keys per cache lookup: well under SQLite's limit of bound variables.
+LOOKUP_BATCH = 500
+DEFAULT_MAX_TOKENS = 150  # what the engine sends when a run's params name none
+
+
+class _Estimated(Exception):
+    def __init__(self, estimate: dict):
+        super().__init__("estimated")
+        self.estimate = estimate
+
+
+class CostNotConfirmed(ValidationError):
+    """The estimate is above the threshold and the request did not confirm it; ``estimate`` says how much."""
+
+    def __init__(self, estimate: dict):
+        super().__init__({"confirm_cost": estimate_text(estimate) + " " + _("Confirm the cost to start the run.")})
+        self.estimate = estimate
+
+
+def estimate_text(estimate: dict) -> str:
+    values = {
+        "tokens_in": estimate["tokens_in"],
+        "tokens_out": estimate["tokens_out"],
+        "n": estimate["n_requests"],
+        "cost": estimate["cost"],
+        "threshold": estimate["threshold"],
+    }
+    if estimate["cost"] is None:
+        return (
+            _(
+                "Estimated %(tokens_in)s input and at most %(tokens_out)s output tokens over %(n)s requests; "
+                "the cost is unknown (the model has no price)."
+            )
+            % values
+        )
+    if estimate["needs_confirmation"]:
+        return (
+            _(
+                "Estimated %(tokens_in)s input and at most %(tokens_out)s output tokens over %(n)s requests: "
+                "at most US$%(cost).4f, above the US$%(threshold).2f that needs a confirmation."
+            )
+            % values
+        )
+    return (
+        _(
+            "Estimated %(tokens_in)s input and at most %(tokens_out)s output tokens over %(n)s requests: "
+            "at most US$%(cost).4f."
+        )
+        % values
+    )
+
+
+def run_cost_estimate(*, run: Run) -> dict:
+    """Tokens from the run's rendered prompts (its items' exact messages) and ``max_tokens`` per reply,
+    an upper bound; a request the response cache already answered costs nothing."""
+    items = list(
+        run.items.select_related("expression__theme", "source_item")
+        .prefetch_related("expression__traits")
+        .order_by("id")
+    )
+    messages = run_item_messages(run=run, items=items)
+    count, method = token_counter(run.model)
+    keys = [cache_key(run.model, m, run.params) for m in messages]
+    cached = {}
+    for start in range(0, len(keys), LOOKUP_BATCH):
+        cached.update(response_cache_lookup(keys[start : start + LOOKUP_BATCH]))
+    max_tokens = int(run.params.get("max_tokens") or DEFAULT_MAX_TOKENS)
+    tokens_in = tokens_out = n_cached = 0
+    for item_messages, key in zip(messages, keys, strict=True):
+        if key in cached:
+            n_cached += 1
+            continue
+        tokens_in += prompt_tokens(item_messages, count)
+        tokens_out += max_tokens
+    price_input, price_output = run.model.price_input, run.model.price_output
+    cost = cost_of(tokens_in, tokens_out, price_input=price_input, price_output=price_output)
+    threshold = float(settings.EVAL_COST_CONFIRM_USD)
+    return {
+        "tokens_in": tokens_in,
+        "tokens_out": tokens_out,
+        "n_requests": len(messages) - n_cached,
+        "n_cached": n_cached,
+        "max_tokens": max_tokens,
+        "price_input": price_input,
+        "price_output": price_output,
+        "cost": cost,
+        "threshold": threshold,
+        "needs_confirmation": cost is not None and cost > threshold,
+        "method": method,
+    }
+
+
+def _refuse_missing_capabilities(*, model, params: dict | None) -> None:
+    # Only a request for log-probabilities needs them (no run kind asks for them by default).
+    problem = model_capability_problem(model, logprobs=(params or {}).get("top_logprobs") is not None)
+    if problem:
+        raise ValidationError({"model": problem})
+
+
+def run_start_costed(*, confirm_cost: bool = False, **arguments) -> Run:
+    """``run_start`` with the run's estimate made from its own items before anything is queued.
+
+    Above EVAL_COST_CONFIRM_USD and without ``confirm_cost`` it raises CostNotConfirmed and the run,
+    its items and its idempotency claim roll back together: nothing is stored and nothing queued
+    (the queueing waits for the commit). A repeat of an idempotency key returns the first run as is.
+    """
+    _refuse_missing_capabilities(model=arguments["model"], params=arguments.get("params"))
+    with transaction.atomic():
+        run = run_start(**arguments)
+        if getattr(run, "idempotent_repeat", False):
+            return run
+        estimate = run_cost_estimate(run=run)
+        if estimate["needs_confirmation"] and not confirm_cost:
+            raise CostNotConfirmed(estimate)
+        estimate["confirmed"] = bool(estimate["needs_confirmation"] and confirm_cost)
+        Run.objects.filter(pk=run.pk).update(estimate=estimate)
+        run.estimate = estimate
+    return run
+
+
+def run_estimate(**arguments) -> dict:
+    """The estimate of the run these arguments would start, starting nothing (the run is built to
+    render its exact prompts, then rolled back)."""
+    _refuse_missing_capabilities(model=arguments["model"], params=arguments.get("params"))
+    arguments.pop("idempotency_key", None)
+    try:
+        with transaction.atomic():
+            run = run_start(**arguments)
+            raise _Estimated(run_cost_estimate(run=run))
+    except _Estimated as done:
+        return done.estimate
