@@ -8,7 +8,7 @@ from django.urls import path
 from .apis import collections as collection_apis
 from .apis import report as report_apis
 from .apis import runs as run_apis
-from .views import collections, report, runs
+from .views import collections, figures, report, runs
 
 app_name = "artworks"
 
@@ -17,6 +17,11 @@ urlpatterns = [
     path("artwork-runs/<int:pk>/", runs.artwork_run_detail, name="run_detail"),
     path("artwork-runs/<int:pk>/artworks/<int:artwork_pk>/", runs.artwork_run_artwork, name="run_artwork"),
     path("artwork-runs/<int:pk>/report/", report.artwork_report_page, name="report"),
+    path(
+        "artwork-runs/<int:pk>/report/figure/<slug:name>.<slug:fmt>",
+        figures.artwork_report_figure_file,
+        name="report_figure",
+    ),
     path("artwork-runs/<int:pk>/export/", report.artwork_export, name="export"),
     path("collections/", collections.collection_list, name="collection_list"),
     path("collections/import/", collections.collection_import, name="collection_import"),

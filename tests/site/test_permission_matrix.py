@@ -253,6 +253,9 @@ TABLE: dict[str, Row] = {
         get=researcher_page(), kwargs=k(pk="artwork_run_pk", artwork_pk="collection_artwork_pk")
     ),
     "artworks:report": Row(get=researcher_page(), kwargs=k(pk="artwork_run_pk")),
+    "artworks:report_figure": Row(
+        get=researcher_page(), kwargs=lambda w: {"pk": w.artwork_run_pk, "name": "table1", "fmt": "svg"}
+    ),
     "artworks:export": Row(get=POST_ONLY, post=researcher_page(200), kwargs=k(pk="artwork_run_pk")),
     "artworks:collection_list": Row(get=researcher_page()),
     "artworks:collection_import": Row(get=researcher_page(), post=researcher_page(200)),
