@@ -23,9 +23,11 @@ from core.http import download
 from core.permissions import IsResearcher
 
 from .. import selectors, services
+from ..costs import usage
 from ..models import ItemStatus, Run, RunKind, RunStatus
 from ..prompts import CLASSIFICATION_TASKS, GENERATION_PROMPTS, JUDGE_STRATEGIES
 from ..selectors.exports import report_csv
+from ..services.runs.cost import run_start_costed
 
 PROMPT_NAMES = {
     RunKind.GENERATION: GENERATION_PROMPTS,
@@ -45,6 +47,9 @@ class RunProgressSerializer(serializers.Serializer):
     percent = serializers.IntegerField()
     tokens_in = serializers.IntegerField()
     tokens_out = serializers.IntegerField()
+    cost = serializers.FloatField(
+        allow_null=True, help_text="US dollars for the tokens so far at the run's prices; null when the model has none."
+    )
     elapsed_s = serializers.FloatField()
     eta_s = serializers.FloatField(allow_null=True, help_text="Seconds left at the pace so far; null unless running.")
     status = serializers.CharField()
@@ -67,11 +72,19 @@ class RunSerializer(serializers.Serializer):
     limit = serializers.IntegerField(allow_null=True)
     status = serializers.CharField(help_text=f"One of {', '.join(RunStatus.values)}.")
     error = serializers.CharField()
-    tokens_in = serializers.IntegerField()
+    tokens_in = serializers.IntegerField(help_text="Summed from the items' usage when the run finishes.")
     tokens_out = serializers.IntegerField()
+    cost = serializers.SerializerMethodField(help_text="US dollars for tokens_in and tokens_out; null without prices.")
+    estimate = serializers.DictField(
+        help_text="Made before the run started: `tokens_in`, `tokens_out` (max_tokens per reply), `n_requests`, "
+        "`n_cached`, `price_input`, `price_output`, `cost`, `threshold`, `needs_confirmation`, `confirmed`, `method`."
+    )
     created_at = serializers.DateTimeField()
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
+
+    def get_cost(self, run) -> float | None:
+        return usage(run)["cost"]
 
 
 class RunDetailSerializer(RunSerializer):
@@ -110,6 +123,11 @@ class RunCreateSerializer(serializers.Serializer):
     )
     seed = serializers.IntegerField(min_value=0, max_value=MAX_INT32, required=False)
     limit = serializers.IntegerField(min_value=1, max_value=MAX_INT32, required=False, allow_null=True)
+    confirm_cost = serializers.BooleanField(
+        default=False,
+        help_text="Start the run although its estimated cost is above the server's threshold; without it such a "
+        "request answers 400 naming confirm_cost, with the estimate.",
+    )
 
     def validate_kind(self, value):
         if value not in RunKind.values:
@@ -221,13 +239,17 @@ class RunListApi(ApiMixin, APIView):
         description="Start a generation run (model x prompt x dataset or frozen version), a judge run (judge model x "
         "strategy x generation run, temperature 0) or a classification run (model x task x dataset, 3-shot). "
         "The run is queued; follow it at its detail. Send an Idempotency-Key to retry safely: a repeat answers "
-        "200 with the run the first request started, and starts none.",
+        "200 with the run the first request started, and starts none. Its tokens and cost are estimated first "
+        "(`estimate`); above the server's threshold the request needs `confirm_cost: true`.",
     )
     def post(self, request):
         serializer = RunCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        run = services.run_start(
-            **serializer.run_arguments(), user=request.user, idempotency_key=request_idempotency_key(request)
+        run = run_start_costed(
+            **serializer.run_arguments(),
+            user=request.user,
+            idempotency_key=request_idempotency_key(request),
+            confirm_cost=serializer.validated_data["confirm_cost"],
         )
         answer = status.HTTP_200_OK if run.idempotent_repeat else status.HTTP_201_CREATED
         return Response(_run_detail(_run_or_404(run.pk)), status=answer)

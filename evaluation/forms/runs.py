@@ -20,6 +20,11 @@ class _RunForm(IdempotentFormMixin, forms.Form):
         label=_("Limit"), min_value=1, required=False, help_text=_("The first N items only; empty for all.")
     )
     seed = forms.IntegerField(label=_("Seed"), min_value=0, initial=0)
+    confirm_cost = forms.BooleanField(
+        label=_("I confirm the estimated cost"),
+        required=False,
+        help_text=_("Needed when the estimate is above the threshold set for this server."),
+    )
 
 
 class GenerationRunForm(_RunForm):

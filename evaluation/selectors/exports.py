@@ -33,7 +33,8 @@ HUMAN_REPORT_COLUMNS = [
 def report_csv(report: dict) -> str:
     """One row per figure: section, code, value (a tidy table, readable by pandas)."""
     rows = [
-        ["run", key, report["run"].get(key)] for key in ("id", "kind", "model", "strategy", "status", *RUN_COUNT_KEYS)
+        ["run", key, report["run"].get(key)]
+        for key in ("id", "kind", "model", "strategy", "status", *RUN_COUNT_KEYS, "tokens_in", "tokens_out", "cost")
     ]
     if "average" in report:
         rows.append(["average", "", report["average"]])
@@ -66,14 +67,26 @@ def results_row_value(table: dict, row: dict, key: str):
 
 def results_csv(table: dict) -> str:
     keys = table["columns"]
+    usage_keys = ("tokens_in", "tokens_out", "cost")
+
+    def used(row) -> list:
+        return [(row.get("usage") or {}).get(k) for k in usage_keys]
+
     if table["table"] == "classification":
         return csv_text(
-            ["model", *keys], [[row["model"], *(row["values"].get(k) for k in keys)] for row in table["rows"]]
+            ["model", *keys, *usage_keys],
+            [[row["model"], *(row["values"].get(k) for k in keys), *used(row)] for row in table["rows"]],
         )
     return csv_text(
-        ["model", "prompt", "judge_run", *keys],
+        ["model", "prompt", "judge_run", *keys, *usage_keys],
         [
-            [row["model"], row["prompt"], row["judge_run"], *(results_row_value(table, row, k) for k in keys)]
+            [
+                row["model"],
+                row["prompt"],
+                row["judge_run"],
+                *(results_row_value(table, row, k) for k in keys),
+                *used(row),
+            ]
             for row in table["rows"]
         ],
     )

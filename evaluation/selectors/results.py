@@ -4,6 +4,7 @@ from django.db.models import Count, Q
 
 from annotation.models import Theme, Trait
 
+from ..costs import usage
 from ..models import ItemStatus, ModelConfig, Run, RunKind, RunStatus
 from .runs import run_report
 
@@ -11,6 +12,17 @@ from .runs import run_report
 def taxonomy() -> tuple[dict, dict]:
     """Themes and traits by code, for the names of the codes a report keeps."""
     return {t.code: t for t in Theme.objects.all()}, {t.code: t for t in Trait.objects.all()}
+
+
+def runs_usage(runs) -> dict:
+    """The tokens and cost of the runs behind a row of a results table (the cost is unknown if any run's is)."""
+    used = [usage(run) for run in runs]
+    costs = [u["cost"] for u in used]
+    return {
+        "tokens_in": sum(u["tokens_in"] for u in used),
+        "tokens_out": sum(u["tokens_out"] for u in used),
+        "cost": None if not costs or None in costs else sum(costs),
+    }
 
 
 def results_table(*, table: str, judge_model: ModelConfig | None = None, strategy: str = "aspect") -> dict:
@@ -25,7 +37,7 @@ def results_table(*, table: str, judge_model: ModelConfig | None = None, strateg
         # The strategy's own wording: a paraphrase run is a bias diagnostic, not a row of Table 3.
         judges = Run.objects.filter(
             kind=RunKind.JUDGE, status=RunStatus.DONE, strategy=strategy, prompt__paraphrase_of=""
-        ).select_related("source_run__model", "source_run__prompt")
+        ).select_related("model", "source_run__model", "source_run__prompt")
         if judge_model is not None:
             judges = judges.filter(model=judge_model)
         latest = {}
@@ -37,6 +49,8 @@ def results_table(*, table: str, judge_model: ModelConfig | None = None, strateg
             report = run_report(run=judge)
             values = report["by_theme"] if table == "theme" else report["by_trait"]
             row = {"model": model_name, "prompt": prompt_name, "judge_run": judge.pk, "values": values}
+            # What the row cost: its generation run and the judge run that scored it.
+            row["usage"] = runs_usage([judge.source_run, judge])
             if table == "theme":
                 row["average"] = report["average"]
             rows.append(row)
@@ -67,7 +81,8 @@ def results_table(*, table: str, judge_model: ModelConfig | None = None, strateg
                 else:
                     values[task], counts[task] = None, 0
             # n: the items each accuracy is over (the figures for the paper print it).
-            rows.append({"model": name, "values": values, "n": counts})
+            used = runs_usage([run for run in (latest.get((name, task)) for task in ("topic", "traits")) if run])
+            rows.append({"model": name, "values": values, "n": counts, "usage": used})
         best = {
             task: max((r["values"][task] for r in rows if r["values"][task] is not None), default=None)
             for task in ("topic", "traits")

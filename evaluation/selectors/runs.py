@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from annotation.models import Dataset, DatasetVersion, Theme, Trait
 
+from ..costs import usage
 from ..models import ItemStatus, Run, RunItem, RunKind, RunStatus
 
 # As the README starts one; shown when a queued run waits for a worker that is not there.
@@ -81,6 +82,8 @@ def run_progress(*, run: Run) -> dict:
         "elapsed_s": round(elapsed, 1),
         "eta_s": round(eta, 1) if eta is not None else None,
         "status": run.status,
+        # The tokens the provider reported for the requests sent so far (a cached reply counts 0), priced.
+        "cost": usage(run, tokens_in=counts["tokens_in"], tokens_out=counts["tokens_out"])["cost"],
     }
 
 
@@ -135,7 +138,10 @@ def run_report(*, run: Run) -> dict:
             "strategy": run.strategy,
             "status": run.status,
             **counts,
+            # US dollars at the prices of the run's estimate; None when the model has no price.
+            "cost": usage(run, tokens_in=counts["tokens_in"], tokens_out=counts["tokens_out"])["cost"],
         },
+        "estimate": run.estimate,
         "reproducibility": run.reproducibility,
         "params": run.params,
     }

@@ -24,6 +24,7 @@ from ..forms import RUN_FORMS
 from ..models import ItemStatus, RunKind, RunStatus
 from ..selectors.exports import report_csv
 from ..selectors.runs import worker_hint_context
+from ..services.runs.cost import CostNotConfirmed, estimate_text, run_estimate, run_start_costed
 
 ITEMS_PER_PAGE = 50
 ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
@@ -111,11 +112,28 @@ def run_new(request, kind: str):
         return render(request, "evaluation/run_new.html", {"form": form, "kind": kind, "title": RUN_TITLES[kind]})
 
     form = form_class(request.POST)
-    if form.is_valid():
+    context = {"form": form, "kind": kind, "title": RUN_TITLES[kind]}
+    if form.is_valid() and "estimate" in request.POST:
+        # "Estimate the cost": the same run built and rolled back; nothing starts.
         try:
-            run = services.run_start(
-                **form.run_arguments(), user=request.user, idempotency_key=form.cleaned_data["idempotency_key"]
+            context["estimate"] = run_estimate(**form.run_arguments(), user=request.user)
+        except ValidationError as exc:
+            add_service_errors(form, exc)
+        else:
+            context["estimate_text"] = estimate_text(context["estimate"])
+            return render(request, "evaluation/run_new.html", context)
+    elif form.is_valid():
+        try:
+            run = run_start_costed(
+                **form.run_arguments(),
+                user=request.user,
+                idempotency_key=form.cleaned_data["idempotency_key"],
+                confirm_cost=form.cleaned_data["confirm_cost"],
             )
+        except CostNotConfirmed as exc:
+            context["estimate"] = exc.estimate
+            context["estimate_text"] = estimate_text(exc.estimate)
+            add_service_errors(form, exc)
         except ValidationError as exc:
             add_service_errors(form, exc)
         else:
@@ -125,9 +143,7 @@ def run_new(request, kind: str):
             else:
                 messages.success(request, _("Run #%(id)s started.") % {"id": run.pk})
             return redirect("evaluation:run_detail", pk=run.pk)
-    return render(
-        request, "evaluation/run_new.html", {"form": form, "kind": kind, "title": RUN_TITLES[kind]}, status=400
-    )
+    return render(request, "evaluation/run_new.html", context, status=400)
 
 
 def _filtered_items(run, item_filter: str):

@@ -26,6 +26,15 @@ def add_common_arguments(parser) -> None:
     )
 
 
+def add_cost_argument(parser) -> None:
+    parser.add_argument(
+        "--confirm-cost",
+        action="store_true",
+        help="Start the run although its estimated cost is above EVAL_COST_CONFIRM_USD (without it the "
+        "command prints the estimate and exits 1).",
+    )
+
+
 def prepare(options) -> None:
     if options.get("inline"):
         # Celery's configuration is not built yet in a fresh command process.
@@ -49,7 +58,9 @@ def wait_for(command, run: Run, poll: float = 0.2) -> None:
             time.sleep(poll)
     if run.status != RunStatus.DONE:
         raise CommandError(f"run {run.pk} ended {run.status}{': ' + run.error if run.error else ''}")
+    cost = "unknown" if progress["cost"] is None else f"US${progress['cost']:.4f}"
     command.stdout.write(
         f"run {run.pk} done: {progress['n_done']} done, {progress['n_failed']} failed, "
-        f"{progress['n_unscored']} unscored, {progress['n_cached']} cached"
+        f"{progress['n_unscored']} unscored, {progress['n_cached']} cached; "
+        f"{progress['tokens_in']} tokens in, {progress['tokens_out']} out, cost {cost}"
     )

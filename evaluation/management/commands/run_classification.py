@@ -3,7 +3,7 @@ from django.core.management.base import BaseCommand
 from annotation.models import Dataset
 from evaluation.models import ModelConfig, RunKind
 
-from ._runs import SKIP_SYSTEM_CHECKS, add_common_arguments, prepare, wait_for
+from ._runs import SKIP_SYSTEM_CHECKS, add_common_arguments, add_cost_argument, prepare, wait_for
 from .run_generation import lookup, start
 
 
@@ -18,6 +18,7 @@ class Command(BaseCommand):
         parser.add_argument("--limit", type=int)
         parser.add_argument("--seed", type=int, default=0, help="Chooses the three demonstrations.")
         add_common_arguments(parser)
+        add_cost_argument(parser)
 
     def handle(self, *args, **o):
         prepare(o)
@@ -29,6 +30,7 @@ class Command(BaseCommand):
             dataset=lookup(Dataset, "name", o["dataset"], "dataset"),
             params={"seed": o["seed"]},
             limit=o["limit"],
+            confirm_cost=o["confirm_cost"],
         )
         if o["wait"]:
             wait_for(self, run)

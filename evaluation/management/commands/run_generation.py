@@ -3,9 +3,9 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Dataset, DatasetVersion
 from evaluation.models import ModelConfig, RunKind
-from evaluation.services import run_start
+from evaluation.services.runs.cost import CostNotConfirmed, estimate_text, run_start_costed
 
-from ._runs import SKIP_SYSTEM_CHECKS, add_common_arguments, prepare, wait_for
+from ._runs import SKIP_SYSTEM_CHECKS, add_common_arguments, add_cost_argument, prepare, wait_for
 
 
 def lookup(model_cls, field: str, value: str, label: str):
@@ -15,12 +15,18 @@ def lookup(model_cls, field: str, value: str, label: str):
     return found
 
 
-def start(command, **kwargs):
+def start(command, *, confirm_cost: bool = False, **kwargs):
+    """Start the run and print its id first; its estimate goes to stderr. Above the cost threshold
+    without ``confirm_cost`` nothing starts and the command exits 1 with the estimate."""
     try:
-        run = run_start(**kwargs)
+        run = run_start_costed(confirm_cost=confirm_cost, **kwargs)
+    except CostNotConfirmed as exc:
+        raise CommandError(f"{estimate_text(exc.estimate)} Pass --confirm-cost to start it.") from None
     except ValidationError as exc:
         raise CommandError("; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())) from None
     command.stdout.write(str(run.pk))
+    if run.estimate:
+        command.stderr.write(estimate_text(run.estimate))
     return run
 
 
@@ -41,6 +47,7 @@ class Command(BaseCommand):
         parser.add_argument("--temperature", type=float, default=0.7)
         parser.add_argument("--max-tokens", type=int, default=150)
         add_common_arguments(parser)
+        add_cost_argument(parser)
 
     def handle(self, *args, **o):
         prepare(o)
@@ -53,6 +60,7 @@ class Command(BaseCommand):
             version=lookup(DatasetVersion, "name", o["frozen_version"], "version") if o["frozen_version"] else None,
             params={"temperature": o["temperature"], "max_tokens": o["max_tokens"], "seed": o["seed"]},
             limit=o["limit"],
+            confirm_cost=o["confirm_cost"],
         )
         if o["wait"]:
             wait_for(self, run)

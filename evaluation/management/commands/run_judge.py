@@ -3,7 +3,7 @@ from django.core.management.base import BaseCommand, CommandError
 from evaluation.models import ModelConfig, Run, RunKind
 from evaluation.prompts import JUDGE_STRATEGIES
 
-from ._runs import SKIP_SYSTEM_CHECKS, add_common_arguments, prepare, wait_for
+from ._runs import SKIP_SYSTEM_CHECKS, add_common_arguments, add_cost_argument, prepare, wait_for
 from .run_generation import lookup, start
 
 
@@ -18,6 +18,7 @@ class Command(BaseCommand):
         parser.add_argument("--limit", type=int)
         parser.add_argument("--seed", type=int, default=0)
         add_common_arguments(parser)
+        add_cost_argument(parser)
 
     def handle(self, *args, **o):
         prepare(o)
@@ -32,6 +33,7 @@ class Command(BaseCommand):
             source_run=source,
             params={"seed": o["seed"]},
             limit=o["limit"],
+            confirm_cost=o["confirm_cost"],
         )
         if o["wait"]:
             wait_for(self, run)
