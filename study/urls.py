@@ -4,7 +4,7 @@ from django.urls import path
 
 from .apis import results as results_apis
 from .apis import studies as studies_apis
-from .views import participant, prep, results, studies
+from .views import figures, participant, prep, results, studies
 
 app_name = "study"
 
@@ -22,6 +22,7 @@ urlpatterns = [
     path("studies/<slug:slug>/terms/", prep.study_terms, name="terms"),
     path("studies/<slug:slug>/prepare/", prep.study_prepare, name="prepare"),
     path("studies/<slug:slug>/results/", results.study_results, name="results"),
+    path("studies/<slug:slug>/results/figure/<slug:name>.<slug:fmt>", figures.study_figure_file, name="results_figure"),
     path("studies/<slug:slug>/export.csv", results.study_export, name="export"),
 ]
 

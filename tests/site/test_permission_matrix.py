@@ -315,6 +315,9 @@ TABLE: dict[str, Row] = {
     "study:terms": Row(get=researcher_page(), post=researcher_page(REDIRECT), kwargs=k(slug="study_slug")),
     "study:prepare": Row(get=POST_ONLY, post=researcher_page(REDIRECT), kwargs=k(slug="study_slug")),
     "study:results": Row(get=researcher_page(), kwargs=k(slug="study_slug")),
+    "study:results_figure": Row(
+        get=researcher_page(), kwargs=lambda w: {"slug": w.study_slug, "name": "preferences", "fmt": "pdf"}
+    ),
     "study:export": Row(get=researcher_page(), kwargs=k(slug="study_slug")),
     "study_api:study-list": Row(get=researcher_api()),
     # Multipart only: the empty JSON body of the test is refused as such.
