@@ -63,6 +63,13 @@ def round_annotator_get(*, round: AnnotationRound, pk: int):
     return round.annotators.filter(pk=pk).first()
 
 
+def annotator_control_counts(*, round: AnnotationRound, user) -> dict[str, int]:
+    """The control items in ``user``'s own queue, and how many of them hide their suggestions: a page that
+    counts a round's items for someone who annotates it adds these, so the counts match their queue."""
+    rows = Assignment.objects.filter(item__round=round, annotator_id=user.pk, item__control__isnull=False)
+    return {"items": rows.count(), "hidden": rows.filter(item__suggestions_hidden=True).count()}
+
+
 def round_annotator_choices(*, round: AnnotationRound):
     return round.annotators.order_by("username")
 
@@ -377,6 +384,7 @@ def quality_summary(report: dict) -> dict:
 
 
 __all__ = [
+    "annotator_control_counts",
     "annotator_paused",
     "control_get",
     "quality_summary",

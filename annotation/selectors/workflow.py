@@ -1,6 +1,7 @@
 """Reads of the validation workflow. Every read that shows labels applies the blindness rule."""
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 
 from core.roles import ADJUDICATOR, RESEARCHER, has_role
 
@@ -19,9 +20,17 @@ from ..models import (
 
 def round_list(*, user) -> QuerySet[AnnotationRound]:
     """Researchers and adjudicators see every round; annotators see the rounds they are in."""
+    # Control items are no part of a round's count (README "Annotator quality"), except the ones in the
+    # reader's own queue: an annotator comparing the count with their queue must not find them missing.
+    own_controls = (
+        Assignment.objects.filter(item__round=OuterRef("pk"), annotator_id=user.pk, item__control__isnull=False)
+        .values("item__round")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
     rounds = AnnotationRound.objects.select_related("dataset", "suggestion_set").annotate(
-        # Control items are no part of a round's count (README "Annotator quality").
         n_items=Count("items", filter=Q(items__control__isnull=True), distinct=True)
+        + Coalesce(Subquery(own_controls, output_field=IntegerField()), 0)
     )
     if not has_role(user, RESEARCHER, ADJUDICATOR):
         rounds = rounds.filter(annotators=user)

@@ -132,7 +132,7 @@ def _queues_rebuild(round: AnnotationRound) -> None:
     round_items_distribute(
         round=round,
         expressions=expressions,
-        annotators=list(round.annotators.order_by("pk")),
+        annotators=list(round.annotators.all()),
         controls=controls,
         control_hidden=_control_hidden(round, controls),
         excluded=excluded,

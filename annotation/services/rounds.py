@@ -241,6 +241,8 @@ def round_items_distribute(
     equal stretch of their queue, so every drift window holds some.
     """
     rng = random.Random(round.seed)
+    # Annotators in id order: the stored seed and the round's annotators alone reproduce the queues.
+    annotators = sorted(annotators, key=lambda a: a.pk)
     fraction = round.hide_suggestions_fraction
     hidden = set(rng.sample(expressions, builtins.round(len(expressions) * fraction))) if fraction else set()
     regular = [RoundItem(round=round, expression_id=eid, suggestions_hidden=eid in hidden) for eid in expressions]

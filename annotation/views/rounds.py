@@ -28,7 +28,7 @@ from .. import selectors, services
 from ..forms.rounds import FreezeForm, RoundForm, SuggestionImportForm
 from ..models import AnnotationRound, DatasetVersion, RoundStatus
 from ..selectors import rounds as round_selectors
-from ..selectors.quality import round_quality
+from ..selectors.quality import annotator_control_counts, round_quality
 from ..selectors.visibility import blind_round_ids, gold_labels_visible, round_overview_visible
 
 VERSION_ITEMS_PER_PAGE = 50
@@ -255,6 +255,9 @@ def _render_detail(request, round_: AnnotationRound, freeze_form: FreezeForm, st
             "quality_warnings": round_quality(round=round_)["warnings"],
         }
     else:
+        own = annotator_control_counts(round=round_, user=request.user)
+        context["item_count"] += own["items"]
+        context["hidden_count"] += own["hidden"]
         # Blind: the person annotates this open round, so only their own progress.
         context["progress"] = [
             {"annotator": request.user.get_username(), **selectors.annotator_progress(round=round_, user=request.user)}

@@ -198,3 +198,23 @@ def test_it_refuses_a_control_without_suggestions_when_every_item_shows_them(peo
     item = RoundItem.objects.get(control=control)
     assert not item.suggestions_hidden
     assert Assignment.objects.filter(item=item).count() <= 2
+
+
+def test_it_counts_a_rounds_items_with_the_readers_own_controls(round_with_controls, people):
+    researcher, a, _b = people
+    from annotation.selectors import round_get
+
+    # Everyone reviews every item here: the count an annotator reads matches their queue of 50.
+    assert round_get(pk=round_with_controls.pk, user=a).n_items == 50
+    assert api_client_for(a).get(f"/api/rounds/{round_with_controls.pk}/").json()["n_items"] == 50
+    assert round_get(pk=round_with_controls.pk, user=researcher).n_items == 40
+
+
+def test_it_keeps_each_queue_in_its_seeded_order_when_controls_arrive(people, version):
+    researcher, a, b = people
+    big = make_dataset(name="Order", csv=numbered_csv(30))
+    round_ = make_round(big, [b, a], name="R-order", seed=99)
+    before = {u.pk: [x.item.expression_id for x in queue_of(round_, u)] for u in (a, b)}
+    control_items_from_version(round=round_, version=version, user=researcher, count=4)
+    after = {u.pk: [x.item.expression_id for x in queue_of(round_, u) if not x.item.control_id] for u in (a, b)}
+    assert after == before
