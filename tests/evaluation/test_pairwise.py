@@ -194,6 +194,10 @@ def test_it_starts_a_pairwise_run_from_the_page(researcher_client, runs, judge_m
     assert 'data-testid="bias-pairwise"' in page and 'data-testid="bias-paraphrase"' not in page
     detail = researcher_client.get(reverse("evaluation:run_detail", args=[run.pk])).content.decode()
     assert 'data-testid="pairwise-counts"' in detail
+    item = run.items.get(swapped=True, expression_id=runs[0].items.order_by("id").first().expression_id)
+    RunItem.objects.filter(pk=item.pk).update(status=ItemStatus.DONE, score=1, prediction="b")
+    item_page = researcher_client.get(reverse("evaluation:item_detail", args=[run.pk, item.pk])).content.decode()
+    assert "run B" in item_page and 'data-testid="choice"' in item_page
 
 
 def test_it_refuses_the_pairwise_page_to_everyone_else(annotator_client, outsider_client, runs, judge_model):
