@@ -29,11 +29,14 @@ class ArtworkReportApi(ApiMixin, APIView):
                 "`qa_accuracy` keyed `no_description`/`base`/`pragmatic`, then `familiar`/`unfamiliar`, then "
                 "`attuned`/`agnostic`, each `{accuracy, n, ci}` (Wilson 95%); `t_test` keyed familiarity, then type, "
                 "then `pragmatic_vs_base`/`pragmatic_vs_no_description`/`base_vs_no_description`, each "
-                "`{t, p_value, significant, n_a, n_b}` (Welch); `by_group`; `speaker_scores`. Undefined figures are null.",
+                "`{t, p_value, significant, direction, n_a, n_b}` (Welch; `direction` better|worse when significant); "
+                "`by_group`; `speaker_scores` (Eq. 4 self-evaluation: `base`, `pragmatic`, `pragmatic_all_samples`); "
+                "`marks` († significantly better than base, ‡ significantly worse). Undefined figures are null.",
             ),
             (200, "text/csv"): OpenApiResponse(
                 OpenApiTypes.STR,
-                description="Long form: condition, familiarity, type, accuracy, n, ci_low, ci_high.",
+                description="Long form: condition, familiarity, type, accuracy, n, ci_low, ci_high, and for the "
+                "pragmatic rows vs_base_t, vs_base_p_value, vs_base_direction and mark († better, ‡ worse).",
             ),
             **error_responses(400, 401, 403, 404),
         },

@@ -2,8 +2,11 @@
 
 QA accuracy of the simulated listener by condition (no description, base, pragmatic speaker),
 by the listener's familiarity with the artwork's culture and by question type, with Wilson 95%
-intervals, and Welch two-sample t-tests on per-question correctness between the conditions
-(the paper marks with † a pragmatic speaker significantly better than the base one).
+intervals, and Welch two-sample t-tests on per-question correctness between the conditions.
+
+The paper's † marks a pragmatic speaker significantly *better* than the base one; a test only says
+the two differ, so each keeps its direction and p-value, and a pragmatic speaker significantly
+*worse* than the base one is marked ‡ (never †).
 """
 
 import io
@@ -33,7 +36,21 @@ COMPARISONS = (
     ("base", "no_description"),
 )
 ALPHA = 0.05
-CSV_COLUMNS = ["condition", "familiarity", "type", "accuracy", "n", "ci_low", "ci_high"]
+# The pragmatic speaker against the base one: † significantly better (the paper's mark), ‡ significantly worse.
+MARKS = {"better": "†", "worse": "‡"}
+CSV_COLUMNS = [
+    "condition",
+    "familiarity",
+    "type",
+    "accuracy",
+    "n",
+    "ci_low",
+    "ci_high",
+    "vs_base_t",
+    "vs_base_p_value",
+    "vs_base_direction",
+    "mark",
+]
 
 
 def accuracy_cell(outcomes: list[bool]) -> dict:
@@ -52,7 +69,7 @@ def welch_test(a: list[bool], b: list[bool]) -> dict:
     side (say every pragmatic answer right) still gives a test, from the other side's variance."""
     from scipy.stats import ttest_ind
 
-    result = {"t": None, "p_value": None, "significant": False, "n_a": len(a), "n_b": len(b)}
+    result = {"t": None, "p_value": None, "significant": False, "direction": None, "n_a": len(a), "n_b": len(b)}
     if len(a) < 2 or len(b) < 2 or (len(set(a)) == 1 and len(set(b)) == 1):
         return result
     with warnings.catch_warnings():
@@ -62,8 +79,16 @@ def welch_test(a: list[bool], b: list[bool]) -> dict:
     statistic, p_value = statistics.finite(statistic), statistics.finite(p_value)
     if statistic is None or p_value is None:
         return result
-    result.update(t=statistic, p_value=p_value, significant=p_value < ALPHA)
+    significant = p_value < ALPHA
+    # The sign of t is the sign of mean(a) - mean(b): a is better when it answers more questions right.
+    direction = ("better" if statistic > 0 else "worse") if significant and statistic != 0 else None
+    result.update(t=statistic, p_value=p_value, significant=significant, direction=direction)
     return result
+
+
+def pragmatic_mark(test: dict) -> str:
+    """† when the pragmatic speaker is significantly better than the base one, ‡ when significantly worse."""
+    return MARKS.get(test.get("direction") or "", "")
 
 
 def _image_seen(run: ArtworkPipelineRun):
@@ -150,6 +175,10 @@ def artwork_report(*, run: ArtworkPipelineRun) -> dict:
         "t_test": t_test,
         "by_group": by_group,
         "speaker_scores": _speaker_scores(run),
+        "marks": {
+            MARKS["better"]: "pragmatic speaker significantly better than the base speaker (Welch, p < 0.05)",
+            MARKS["worse"]: "pragmatic speaker significantly worse than the base speaker (Welch, p < 0.05)",
+        },
     }
 
 
@@ -163,6 +192,8 @@ def artwork_report_frame(report: dict):
             for qtype in QUESTION_TYPES:
                 cell = report["qa_accuracy"][condition][familiarity][qtype]
                 ci = cell["ci"] or [None, None]
+                # The pragmatic row carries its test against the base speaker; the other rows have none.
+                test = report["t_test"][familiarity][qtype]["pragmatic_vs_base"] if condition == "pragmatic" else {}
                 records.append(
                     {
                         "condition": condition,
@@ -172,6 +203,10 @@ def artwork_report_frame(report: dict):
                         "n": cell["n"],
                         "ci_low": ci[0],
                         "ci_high": ci[1],
+                        "vs_base_t": test.get("t"),
+                        "vs_base_p_value": test.get("p_value"),
+                        "vs_base_direction": test.get("direction") or "",
+                        "mark": pragmatic_mark(test) if test else "",
                     }
                 )
     return pd.DataFrame.from_records(records, columns=CSV_COLUMNS)

@@ -18,7 +18,14 @@ from core.roles import RESEARCHER
 
 from ..models import ArtworkPipelineRun
 from ..selectors.pipeline import artwork_run_get
-from ..selectors.report import CONDITIONS, FAMILIARITY, QUESTION_TYPES, artwork_report, artwork_report_csv
+from ..selectors.report import (
+    CONDITIONS,
+    FAMILIARITY,
+    QUESTION_TYPES,
+    artwork_report,
+    artwork_report_csv,
+    pragmatic_mark,
+)
 from ..services.export import ArtworkExportError, artwork_study_package, package_slug
 
 
@@ -43,13 +50,32 @@ def _run_or_404(pk: int) -> ArtworkPipelineRun:
 
 
 def _marks(report: dict, condition: str, familiarity: str, qtype: str) -> list[dict]:
-    """† pragmatic differs from base, * the speaker differs from no description (Welch, p < 0.05)."""
+    """† the pragmatic speaker significantly better than the base one, ‡ significantly worse; * the
+    speaker differs from no description, its direction in the title (Welch, p < 0.05)."""
     tests = report["t_test"][familiarity][qtype]
     marks = []
     if condition == "pragmatic" and tests["pragmatic_vs_base"]["significant"]:
-        marks.append({"symbol": "†", "test": tests["pragmatic_vs_base"]})
+        test = tests["pragmatic_vs_base"]
+        better = test["direction"] == "better"
+        marks.append(
+            {
+                "symbol": pragmatic_mark(test),
+                "direction": test["direction"],
+                "label": _("better than the base speaker") if better else _("worse than the base speaker"),
+                "test": test,
+            }
+        )
     if condition in ("base", "pragmatic") and tests[f"{condition}_vs_no_description"]["significant"]:
-        marks.append({"symbol": "*", "test": tests[f"{condition}_vs_no_description"]})
+        test = tests[f"{condition}_vs_no_description"]
+        better = test["direction"] == "better"
+        marks.append(
+            {
+                "symbol": "*",
+                "direction": test["direction"],
+                "label": _("better than no description") if better else _("worse than no description"),
+                "test": test,
+            }
+        )
     return marks
 
 

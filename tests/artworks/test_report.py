@@ -13,6 +13,22 @@ from scipy.stats import ttest_ind
 from artworks.selectors.report import artwork_report, artwork_report_csv, welch_test
 from tests.artworks.report_factories import BASE_SCORE, CORRECT, make_pipeline_run
 
+CSV_HEADER = [
+    "condition",
+    "familiarity",
+    "type",
+    "accuracy",
+    "n",
+    "ci_low",
+    "ci_high",
+    "vs_base_t",
+    "vs_base_p_value",
+    "vs_base_direction",
+    "mark",
+]
+# Pragmatic significantly worse than base for unfamiliar listeners on attuned questions (2 of 10 against 10).
+WORSE = {**CORRECT, ("base", "unfamiliar", "attuned"): 10, ("pragmatic", "unfamiliar", "attuned"): 2}
+
 pytestmark = pytest.mark.django_db
 Z = 1.959963984540054
 
@@ -56,24 +72,32 @@ def test_it_runs_welch_t_tests_that_match_scipy_and_flags_significance():
     )
     assert test["t"] == pytest.approx(expected.statistic)
     assert test["p_value"] == pytest.approx(expected.pvalue)
-    assert test["p_value"] < 0.05 and test["significant"] is True
+    assert test["p_value"] < 0.05 and test["significant"] is True and test["direction"] == "better"
     assert (test["n_a"], test["n_b"]) == (10, 10)
     not_significant = report["t_test"]["unfamiliar"]["attuned"]["base_vs_no_description"]
     assert not_significant["p_value"] > 0.05 and not_significant["significant"] is False
     # Every answer right in both conditions: no variance, so no test (and no NaN).
     constant = report["t_test"]["familiar"]["attuned"]["pragmatic_vs_base"]
-    assert constant == {"t": None, "p_value": None, "significant": False, "n_a": 10, "n_b": 10}
+    assert constant == {"t": None, "p_value": None, "significant": False, "direction": None, "n_a": 10, "n_b": 10}
 
 
 def test_it_leaves_a_test_undefined_when_a_side_is_empty():
-    assert welch_test([True, False], []) == {"t": None, "p_value": None, "significant": False, "n_a": 2, "n_b": 0}
+    assert welch_test([True, False], []) == {
+        "t": None,
+        "p_value": None,
+        "significant": False,
+        "direction": None,
+        "n_a": 2,
+        "n_b": 0,
+    }
     assert welch_test([True], [True, False])["t"] is None
 
 
 def test_it_keeps_the_json_key_contract():
     run = make_pipeline_run(per_culture=1)
     report = artwork_report(run=run)
-    assert set(report) == {"run", "qa_accuracy", "t_test", "by_group", "speaker_scores"}
+    assert set(report) == {"run", "qa_accuracy", "t_test", "by_group", "speaker_scores", "marks"}
+    assert set(report["marks"]) == {"†", "‡"}
     assert set(report["qa_accuracy"]) == {"no_description", "base", "pragmatic"}
     for by_familiarity in report["qa_accuracy"].values():
         assert set(by_familiarity) == {"familiar", "unfamiliar"}
@@ -85,7 +109,7 @@ def test_it_keeps_the_json_key_contract():
         for comparisons in by_type.values():
             assert set(comparisons) == {"pragmatic_vs_base", "pragmatic_vs_no_description", "base_vs_no_description"}
             for test in comparisons.values():
-                assert set(test) == {"t", "p_value", "significant", "n_a", "n_b"}
+                assert set(test) == {"t", "p_value", "significant", "direction", "n_a", "n_b"}
     assert {"id", "collection", "speaker", "listener", "samples", "lambda", "image_seen"} <= set(report["run"])
     assert report["run"]["speaker"] == "speaker-vlm" and report["run"]["image_seen"] is False
     assert set(report["by_group"]) == {"american", "chinese"}
@@ -108,7 +132,7 @@ def test_it_reports_empty_cells_as_null_rather_than_zero():
 def test_it_writes_the_csv_in_long_form():
     report = artwork_report(run=make_pipeline_run())
     frame = pd.read_csv(io.StringIO(artwork_report_csv(report)))
-    assert list(frame.columns) == ["condition", "familiarity", "type", "accuracy", "n", "ci_low", "ci_high"]
+    assert list(frame.columns) == CSV_HEADER
     assert len(frame) == 12
     row = frame[(frame.condition == "base") & (frame.familiarity == "unfamiliar") & (frame.type == "attuned")].iloc[0]
     assert row.accuracy == pytest.approx(0.4) and row.n == 10
@@ -123,7 +147,7 @@ def test_it_prints_the_report_from_the_command_line():
     assert data["run"]["id"] == run.pk and "qa_accuracy" in data and "t_test" in data
     out = io.StringIO()
     call_command("artwork_report", str(run.pk), "--format", "csv", stdout=out)
-    assert out.getvalue().splitlines()[0] == "condition,familiarity,type,accuracy,n,ci_low,ci_high"
+    assert out.getvalue().splitlines()[0] == ",".join(CSV_HEADER)
 
 
 def test_it_shows_the_report_page_with_markers_chart_and_provenance(researcher_client):
@@ -185,3 +209,43 @@ def test_it_sends_anonymous_visitors_of_the_report_page_to_sign_in(anonymous_cli
     run = make_pipeline_run(per_culture=1)
     response = anonymous_client.get(reverse("artworks:report", args=[run.pk]))
     assert response.status_code == 302 and "login" in response["Location"]
+
+
+def test_it_marks_a_significantly_better_pragmatic_speaker_with_a_dagger_and_keeps_the_p_value(researcher_client):
+    run = make_pipeline_run()
+    report = artwork_report(run=run)
+    test = report["t_test"]["unfamiliar"]["attuned"]["pragmatic_vs_base"]
+    expected = ttest_ind(
+        outcomes(("pragmatic", "unfamiliar", "attuned")), outcomes(("base", "unfamiliar", "attuned")), equal_var=False
+    )
+    assert test["direction"] == "better" and test["p_value"] == pytest.approx(expected.pvalue)
+
+    frame = pd.read_csv(io.StringIO(artwork_report_csv(report)), keep_default_na=False)
+    row = frame[(frame.condition == "pragmatic") & (frame.familiarity == "unfamiliar") & (frame.type == "attuned")]
+    assert row.iloc[0]["mark"] == "†" and row.iloc[0]["vs_base_direction"] == "better"
+    assert float(row.iloc[0]["vs_base_p_value"]) == pytest.approx(expected.pvalue)
+    # The base and no-description rows carry no test against the base speaker.
+    assert set(frame[frame.condition != "pragmatic"]["mark"]) == {""}
+
+    html = researcher_client.get(reverse("artworks:report", args=[run.pk])).content.decode()
+    cell = html.split('data-cell="pragmatic-unfamiliar-attuned"')[1].split("</td>")[0]
+    assert 'data-mark="better"' in cell and "†" in cell and "‡" not in cell
+    assert f"p={expected.pvalue:.3f}" in cell
+
+
+def test_it_marks_a_significantly_worse_pragmatic_speaker_with_a_double_dagger_never_a_dagger(researcher_client):
+    run = make_pipeline_run(correct=WORSE)
+    report = artwork_report(run=run)
+    test = report["t_test"]["unfamiliar"]["attuned"]["pragmatic_vs_base"]
+    assert test["significant"] is True and test["t"] < 0 and test["direction"] == "worse"
+
+    frame = pd.read_csv(io.StringIO(artwork_report_csv(report)), keep_default_na=False)
+    row = frame[(frame.condition == "pragmatic") & (frame.familiarity == "unfamiliar") & (frame.type == "attuned")]
+    assert row.iloc[0]["mark"] == "‡" and row.iloc[0]["vs_base_direction"] == "worse"
+    assert float(row.iloc[0]["vs_base_p_value"]) == pytest.approx(test["p_value"])
+
+    html = researcher_client.get(reverse("artworks:report", args=[run.pk])).content.decode()
+    cell = html.split('data-cell="pragmatic-unfamiliar-attuned"')[1].split("</td>")[0]
+    assert 'data-mark="worse"' in cell and "‡" in cell and "†" not in cell
+    data = researcher_client.get(reverse("artworks-api:report", args=[run.pk])).json()
+    assert data["t_test"]["unfamiliar"]["attuned"]["pragmatic_vs_base"]["direction"] == "worse"
