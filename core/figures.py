@@ -17,6 +17,7 @@ still select. Files carry no creation date, so the same data give the same bytes
 
 import io
 import logging
+import re
 import textwrap
 import threading
 import warnings
@@ -73,6 +74,7 @@ BAR_INCHES = 0.24
 PANEL_INCHES = 0.9
 CAPTION_CHARS = 120
 LEGEND_LINE_INCHES = 0.22
+_CLIP_ID = re.compile(rb'(?:<clipPath id="|url\(#)(p[0-9a-f]{10})\b')
 # rcParams are process-wide and gunicorn serves with threads: one figure at a time.
 _LOCK = threading.Lock()
 
@@ -155,7 +157,17 @@ def chart_file(chart: Chart, *, fmt: str) -> bytes:
         else:
             metadata = {"Title": chart.title, "Description": chart.caption, "Creator": "VIVID Studio", "Date": None}
         figure.savefig(buffer, format=fmt, metadata=metadata)
-    return buffer.getvalue()
+    body = buffer.getvalue()
+    return _stable_clip_ids(body) if fmt == "svg" else body
+
+
+def _stable_clip_ids(svg: bytes) -> bytes:
+    """Number the clip paths in order: matplotlib names them from id() of objects, which
+    changes from one drawing to the next even with svg.hashsalt set."""
+    names: dict[bytes, bytes] = {}
+    for match in _CLIP_ID.finditer(svg):
+        names.setdefault(match.group(1), b"clip%d" % len(names))
+    return _CLIP_ID.sub(lambda m: m.group(0).replace(m.group(1), names[m.group(1)]), svg)
 
 
 def _draw(chart: Chart) -> Figure:
