@@ -170,3 +170,17 @@ def test_it_keeps_the_chain_alive_when_prolific_fails_once(fake_prolific, live, 
     settings.PROLIFIC_MAX_ATTEMPTS = 1
     fake_prolific.fail(status=503)
     assert prolific_sync_scheduled(study_id=study_for_prolific.pk) is True
+
+
+def test_it_syncs_once_at_publish_when_tasks_run_inline(
+    fake_prolific, study_for_prolific, eager, django_capture_on_commit_callbacks
+):
+    from prolific.services import prolific_study_publish
+
+    cache.delete(sync_chain_key(study_for_prolific.pk))
+    (row,) = prolific_study_create(study=study_for_prolific, group="american")
+    fake_prolific.add_submission(row.prolific_id, "PIDE", status="ACTIVE")
+    with django_capture_on_commit_callbacks(execute=True):
+        prolific_study_publish(prolific_study=row)  # the chain's first run, inline: it must not call itself again
+    assert ProlificSubmission.objects.filter(prolific_pid="PIDE").exists()
+    assert len(fake_prolific.calls("GET", "/submissions/")) == 1
