@@ -75,7 +75,10 @@ def _create_one(client, *, study, group, body, completion_action, filters, user)
                 study=study, group=group, status=ProlificStudyStatus.CREATING, created_by=user, attempt_at=now, **fields
             )
     except IntegrityError:
-        row = ProlificStudy.objects.get(study=study, group=group)
+        row = ProlificStudy.objects.filter(study=study, group=group).first()
+        if row is None:
+            # The other request's create was refused and its row removed in between.
+            raise ProlificError(_("Another create of this Prolific study just failed; try again.")) from None
         if row.prolific_id:
             return row
         claimed = (
