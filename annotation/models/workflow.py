@@ -144,7 +144,8 @@ class RoundItem(models.Model):
     removal_reason = models.CharField(max_length=30, choices=RemovalReason.choices, blank=True)
     revision = models.PositiveIntegerField(default=0)
     # Set on a control item's stand-in: every read that counts items leaves these out.
-    control = models.ForeignKey(ControlItem, null=True, blank=True, on_delete=models.PROTECT, related_name="items")
+    # RESTRICT: a control goes only with its round (which takes these items along).
+    control = models.ForeignKey(ControlItem, null=True, blank=True, on_delete=models.RESTRICT, related_name="items")
 
     class Meta:
         ordering = ["round_id", "id"]

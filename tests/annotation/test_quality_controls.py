@@ -218,3 +218,8 @@ def test_it_keeps_each_queue_in_its_seeded_order_when_controls_arrive(people, ve
     control_items_from_version(round=round_, version=version, user=researcher, count=4)
     after = {u.pk: [x.item.expression_id for x in queue_of(round_, u) if not x.item.control_id] for u in (a, b)}
     assert after == before
+
+
+def test_it_deletes_a_round_with_its_controls(round_with_controls):
+    round_with_controls.delete()
+    assert not ControlItem.objects.exists()

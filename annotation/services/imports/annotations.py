@@ -321,7 +321,13 @@ def annotations_import(
                 )
     LabelChange.objects.bulk_create(changes, batch_size=2000)
 
-    largest = max(Counter(Assignment.objects.filter(item__round=round_).values_list("item_id", flat=True)).values())
+    # Control items sit in every queue: they say nothing of how many annotators review an item.
+    largest = max(
+        Counter(
+            Assignment.objects.filter(item__round=round_, item__control__isnull=True).values_list("item_id", flat=True)
+        ).values(),
+        default=0,
+    )
     to_refresh = list(items.values())
     if largest > round_.annotators_per_item:
         AnnotationRound.objects.filter(pk=round_.pk).update(annotators_per_item=largest)
