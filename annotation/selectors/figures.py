@@ -1,8 +1,8 @@
-"""The round statistics page's charts as files for a paper (SVG, PDF): the label distributions.
+"""A round's charts as files for a paper (SVG, PDF): the label distributions and the curation funnel.
 
-Drawn from ``round_agreement_stats``, the cached selector the page itself reads, so a
-file shows the page's figures. Who may download them is the page's rule (the view asks
-``round_stats_visible``).
+Drawn from ``round_agreement_stats`` and ``round_funnel``, the selectors the statistics page
+and the round page read, so a file shows the page's figures. Who may download them is the
+pages' rule (the view asks ``round_stats_visible``, the same as the round page's overview).
 """
 
 from django.utils.translation import gettext as _
@@ -12,16 +12,57 @@ from core.localization import localized_name
 
 from ..models import AnnotationRound, Theme, Trait
 from .stats import round_agreement_stats
+from .workflow import round_funnel
 
-ROUND_FIGURES = ("traits", "themes")
+ROUND_FIGURES = ("traits", "themes", "funnel")
 
 
 def round_figure(*, round: AnnotationRound, name: str, fmt: str) -> bytes:
-    """One chart of the round's statistics page as an SVG or PDF file."""
+    """One chart of the round's pages as an SVG or PDF file."""
     if name not in ROUND_FIGURES:
         raise UnknownFigure(name)
+    if name == "funnel":
+        return chart_file(_funnel_chart(round, round_funnel(round=round)), fmt=fmt)
     distributions = round_agreement_stats(round=round)["distributions"]
     return chart_file(_distribution_chart(round, distributions, name), fmt=fmt)
+
+
+def _funnel_stages() -> tuple:
+    # The round page's stages and words (annotation/views/rounds.py), in the active language.
+    return (
+        ("imported", _("Imported into the dataset")),
+        ("in_round", _("In the round")),
+        ("reviewed_by_all", _("Reviewed by every annotator")),
+        ("unanimous", _("Unanimous")),
+        ("needs_adjudication", _("Needs adjudication")),
+        ("adjudicated", _("Adjudicated")),
+        ("removed", _("Removed")),
+        ("undecided", _("Not decided yet")),
+        ("final", _("Final")),
+    )
+
+
+def _funnel_chart(round: AnnotationRound, funnel: dict) -> Chart:
+    imported = funnel.get("imported") or 0
+    groups = [
+        Group(
+            label=label,
+            bars=[Bar(value=100 * funnel.get(key, 0) / imported if imported else None, n=funnel.get(key, 0))],
+        )
+        for key, label in _funnel_stages()
+    ]
+    panel = Panel(
+        title="",
+        value_label=_("Share of the imported items (%)"),
+        category_label=_("Stage"),
+        groups=groups,
+        limits=(0.0, 100.0),
+        value_format="{:.0f}%",
+    )
+    caption = _("n = %(n)s items imported into the dataset; beside each bar, the items at that stage.") % {
+        "n": imported
+    }
+    return Chart(title=_("Curation funnel · %(round)s") % {"round": round.name}, caption=caption, panels=[panel])
 
 
 def _distribution_chart(round: AnnotationRound, distributions: dict, name: str) -> Chart:

@@ -1,12 +1,13 @@
-"""The label distributions of a round's statistics page as SVG and PDF files for a paper."""
+"""A round's charts (label distributions, curation funnel) as SVG and PDF files for a paper."""
 
 import pytest
 from django.urls import reverse
 
 from annotation.models import Trait
+from annotation.selectors import round_funnel
 from annotation.selectors.stats import round_agreement_stats
 from annotation.services import round_lock
-from core.roles import RESEARCHER
+from core.roles import ADJUDICATOR, RESEARCHER
 from tests.annotation.test_agreement import build_round
 from tests.figures import assert_figure_file, assert_pdf_embeds, assert_pdf_has, assert_svg_has, fetch, glyph_warnings
 
@@ -83,3 +84,24 @@ def test_it_answers_404_for_an_unknown_figure_or_format(figure_round, researcher
         researcher_client.get(reverse("annotation:round_stats_figure", args=[999999, "traits", "svg"])).status_code
         == 404
     )
+
+
+@pytest.mark.parametrize("fmt", ["svg", "pdf"])
+def test_it_draws_the_curation_funnel_as_a_file(figure_round, researcher_client, fmt):
+    response, caught = fetch(researcher_client, url(figure_round, "funnel", fmt))
+    body = assert_figure_file(response, fmt, filename_end="vòng-một-funnel")
+    assert glyph_warnings(caught) == []
+    funnel = round_funnel(round=figure_round)
+    title = "Curation funnel · Vòng một"
+    if fmt == "svg":
+        assert_svg_has(body, title, "Share of the imported items (%)", "Stage", "Imported into the dataset")
+        assert_svg_has(body, f"100% (n={funnel['imported']})", f"n = {funnel['imported']} items imported")
+    else:
+        assert_pdf_has(body, title, f"n = {funnel['imported']} items imported")
+    page = researcher_client.get(reverse("annotation:round_detail", args=[figure_round.pk])).content.decode()
+    assert f'href="{url(figure_round, "funnel", fmt)}"' in page
+
+
+def test_it_refuses_the_funnel_to_whoever_annotates_the_open_round(figure_round, annotator_a):
+    add_role(annotator_a, ADJUDICATOR)
+    assert client_for(annotator_a).get(url(figure_round, "funnel", "svg")).status_code == 403
