@@ -7,7 +7,18 @@ Researchers only: it shows judge scores next to human means.
 from django.db.models import Avg
 
 from .. import bias
-from ..models import HumanRating, ItemStatus, ModelConfig, PromptKind, PromptTemplate, Run, RunItem, RunKind, RunStatus
+from ..models import (
+    HumanRating,
+    ItemStatus,
+    ModelConfig,
+    PromptKind,
+    PromptTemplate,
+    RatingStatus,
+    Run,
+    RunItem,
+    RunKind,
+    RunStatus,
+)
 from ..prompts import PAIRWISE
 
 # What `judge_bias --format json` keeps of each section (the CLI contract).
@@ -36,7 +47,7 @@ def is_pairwise(run: Run) -> bool:
 def _human_means(item_ids) -> dict[int, float]:
     """Mean submitted human score per generation item."""
     rows = (
-        HumanRating.objects.filter(item_id__in=list(item_ids), status="submitted", score__isnull=False)
+        HumanRating.objects.filter(item_id__in=list(item_ids), status=RatingStatus.SUBMITTED, score__isnull=False)
         .values("item_id")
         .annotate(mean=Avg("score"))
     )
