@@ -50,6 +50,11 @@ urlpatterns = [
     path("rounds/<int:pk>/quality/settings/", quality_views.quality_settings, name="round_quality_settings"),
     path("rounds/<int:pk>/quality/controls/", quality_views.controls_add, name="round_controls_add"),
     path("rounds/<int:pk>/quality/recalibrate/", quality_views.recalibrate, name="round_recalibrate"),
+    path(
+        "rounds/<int:pk>/quality/figure/<slug:name>.<slug:fmt>",
+        figures.round_quality_figure_file,
+        name="round_quality_figure",
+    ),
     path("rounds/<int:pk>/stats/figure/<slug:name>.<slug:fmt>", figures.round_stats_figure, name="round_stats_figure"),
 ]
 

@@ -17,6 +17,7 @@ still select. Files carry no creation date, so the same data give the same bytes
 
 import io
 import logging
+import math
 import re
 import textwrap
 import threading
@@ -32,6 +33,7 @@ matplotlib.use("Agg")
 from matplotlib import font_manager  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 logger = logging.getLogger(__name__)
 
@@ -73,6 +75,7 @@ WIDTH_INCHES = 7.0
 BAR_INCHES = 0.24
 PANEL_INCHES = 0.9
 CAPTION_CHARS = 120
+LINE_PANEL_INCHES = 2.6
 LEGEND_LINE_INCHES = 0.22
 _CLIP_ID = re.compile(rb'(?:<clipPath id="|url\(#)(p[0-9a-f]{10})\b')
 # rcParams are process-wide and gunicorn serves with threads: one figure at a time.
@@ -119,10 +122,28 @@ class Panel:
 
 
 @dataclass
+class Line:
+    """Values at x = 1, 2, ...; a missing value breaks the line."""
+
+    values: list[float | None]
+    series: int = 0
+
+
+@dataclass
+class LinePanel:
+    title: str
+    x_label: str
+    y_label: str
+    lines: list[Line]
+    limits: tuple[float, float] = (0.0, 1.0)
+    reference: float | None = None  # a dashed line, e.g. a warning threshold
+
+
+@dataclass
 class Chart:
     title: str
     caption: str  # says what n is
-    panels: list[Panel]
+    panels: list[Panel | LinePanel]
     series: list[str] = field(default_factory=list)  # legend labels by series index; none for one series
 
 
@@ -170,8 +191,14 @@ def _stable_clip_ids(svg: bytes) -> bytes:
     return _CLIP_ID.sub(lambda m: m.group(0).replace(m.group(1), names[m.group(1)]), svg)
 
 
+def _height(panel: Panel | LinePanel) -> float:
+    if isinstance(panel, LinePanel):
+        return LINE_PANEL_INCHES
+    return PANEL_INCHES + BAR_INCHES * sum(max(len(g.bars), 1) for g in panel.groups)
+
+
 def _draw(chart: Chart) -> Figure:
-    heights = [PANEL_INCHES + BAR_INCHES * sum(max(len(g.bars), 1) for g in panel.groups) for panel in chart.panels]
+    heights = [_height(panel) for panel in chart.panels]
     if chart.series:
         # The legend gets a row of its own under the panels, one line per two series.
         heights.append(LEGEND_LINE_INCHES * ((len(chart.series) + 1) // 2))
@@ -181,7 +208,10 @@ def _draw(chart: Chart) -> Figure:
     figure.suptitle(chart.title, fontweight="bold")
     axes = figure.subplots(len(heights), 1, squeeze=False, height_ratios=heights)[:, 0]
     for ax, panel in zip(axes, chart.panels, strict=False):
-        _draw_panel(ax, panel)
+        if isinstance(panel, LinePanel):
+            _draw_lines(ax, panel)
+        else:
+            _draw_panel(ax, panel)
     if chart.series:
         handles = [
             Patch(color=SERIES_COLOURS[i % len(SERIES_COLOURS)], label=label) for i, label in enumerate(chart.series)
@@ -242,4 +272,26 @@ def _draw_panel(ax, panel: Panel) -> None:
     ax.set_ylabel(panel.category_label)
     ax.set_title(panel.title, loc="left")
     ax.grid(axis="x", color="#e5e7eb", linewidth=0.5)
+    ax.set_axisbelow(True)
+
+
+def _draw_lines(ax, panel: LinePanel) -> None:
+    """One line with its points per series over x = 1..n; gaps where a value is missing."""
+    longest = max((len(line.values) for line in panel.lines), default=0)
+    for line in panel.lines:
+        xs = list(range(1, len(line.values) + 1))
+        ys = [math.nan if value is None else value for value in line.values]
+        ax.plot(
+            xs, ys, marker="o", markersize=3.5, linewidth=1.4, color=SERIES_COLOURS[line.series % len(SERIES_COLOURS)]
+        )
+    if panel.reference is not None:
+        ax.axhline(panel.reference, color=REFERENCE_COLOUR, linestyle="--", linewidth=0.8)
+    low, high = panel.limits
+    ax.set_ylim(low, high)
+    ax.set_xlim(0.5, max(longest, 1) + 0.5)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel(panel.x_label)
+    ax.set_ylabel(panel.y_label)
+    ax.set_title(panel.title, loc="left")
+    ax.grid(axis="y", color="#e5e7eb", linewidth=0.5)
     ax.set_axisbelow(True)

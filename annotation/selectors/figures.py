@@ -7,14 +7,16 @@ pages' rule (the view asks ``round_stats_visible``, the same as the round page's
 
 from django.utils.translation import gettext as _
 
-from core.figures import Bar, Chart, Group, Panel, UnknownFigure, chart_file
+from core.figures import Bar, Chart, Group, Line, LinePanel, Panel, UnknownFigure, chart_file
 from core.localization import localized_name
 
 from ..models import AnnotationRound, Theme, Trait
+from .quality import round_quality
 from .stats import round_agreement_stats
 from .workflow import round_funnel
 
 ROUND_FIGURES = ("traits", "themes", "funnel")
+QUALITY_FIGURES = ("drift-pairs", "drift-final")
 
 
 def round_figure(*, round: AnnotationRound, name: str, fmt: str) -> bytes:
@@ -102,4 +104,48 @@ def _distribution_chart(round: AnnotationRound, distributions: dict, name: str) 
     return Chart(title=title, caption=caption, panels=[panel])
 
 
-__all__ = ["ROUND_FIGURES", "round_figure"]
+def round_quality_figure(*, round: AnnotationRound, name: str, fmt: str) -> bytes:
+    """A drift chart of the round's Quality tab: theme kappa per window, with the warning threshold."""
+    if name not in QUALITY_FIGURES:
+        raise UnknownFigure(name)
+    report = round_quality(round=round)
+    settings = report["settings"]
+    if name == "drift-pairs":
+        entries = [(f"{p['a']} · {p['b']}", p["n"], p["windows"]) for p in report["pairs"]]
+        title = _("Theme κ of each pair of annotators, per window of shared items · %(round)s")
+        unit = _("n = items both annotators of the pair answered (legend)")
+        x_label = _("Window of %(size)s shared items, in submission order") % {"size": settings["window"]}
+    else:
+        entries = [(user, summary["n"], summary["windows"]) for user, summary in report["annotators"].items()]
+        title = _("Theme κ of each annotator with the final labels, per window of their answers · %(round)s")
+        unit = _("n = items the annotator answered, controls apart (legend)")
+        x_label = _("Window of %(size)s answers, in submission order") % {"size": settings["window"]}
+    values = [w["theme_kappa"] for _label, _n, windows in entries for w in windows if w["theme_kappa"] is not None]
+    low = min([0.0, settings["threshold"], *values])
+    panel = LinePanel(
+        title="",
+        x_label=x_label,
+        y_label=_("Cohen's κ (theme)"),
+        lines=[
+            Line(values=[w["theme_kappa"] for w in windows], series=index)
+            for index, (_label, _n, windows) in enumerate(entries)
+        ],
+        limits=(min(low - 0.05, 0.0), 1.05),
+        reference=settings["threshold"],
+    )
+    caption = _(
+        "%(unit)s. Windows of %(size)s in submission order (the last may be shorter); a gap where a window's "
+        "kappa is undefined. Dashed line: the warning threshold (%(threshold)s)."
+    ) % {"unit": unit, "size": settings["window"], "threshold": f"{settings['threshold']:.2f}"}
+    return chart_file(
+        Chart(
+            title=title % {"round": round.name},
+            caption=caption,
+            panels=[panel],
+            series=[_("%(label)s (n = %(n)s)") % {"label": label, "n": n} for label, n, _windows in entries],
+        ),
+        fmt=fmt,
+    )
+
+
+__all__ = ["QUALITY_FIGURES", "ROUND_FIGURES", "round_figure", "round_quality_figure"]

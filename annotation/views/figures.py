@@ -1,7 +1,7 @@
-"""The round statistics page's charts as SVG or PDF files for a paper (core.figures).
+"""A round's charts as SVG or PDF files for a paper (core.figures): statistics, funnel, drift.
 
-The page's rule holds: researchers and adjudicators only, and not whoever annotates the
-same open round (the blindness rule), on this channel as on the page.
+The pages' rule holds: researchers and adjudicators only, and not whoever annotates the
+same open round (the blindness rule), on this channel as on the pages.
 """
 
 from django.core.exceptions import PermissionDenied
@@ -15,7 +15,8 @@ from core.http import download
 from core.roles import ADJUDICATOR, RESEARCHER
 
 from .. import selectors
-from ..selectors.figures import round_figure
+from ..selectors import quality
+from ..selectors.figures import round_figure, round_quality_figure
 from ..selectors.stats import round_stats_visible
 
 
@@ -29,6 +30,22 @@ def round_stats_figure(request, pk: int, name: str, fmt: str):
         raise PermissionDenied
     try:
         body = round_figure(round=round_, name=name, fmt=fmt)
+    except UnknownFigure:
+        raise Http404 from None
+    stem = slugify(round_.name, allow_unicode=True) or f"round-{round_.pk}"
+    return download(body, filename=f"{stem}-{name}.{fmt}", fmt=fmt)
+
+
+@require_GET
+@role_required(RESEARCHER, ADJUDICATOR)
+def round_quality_figure_file(request, pk: int, name: str, fmt: str):
+    round_ = selectors.round_get(pk=pk, user=request.user)
+    if round_ is None:
+        raise Http404
+    if not quality.round_quality_visible(user=request.user, round=round_):
+        raise PermissionDenied
+    try:
+        body = round_quality_figure(round=round_, name=name, fmt=fmt)
     except UnknownFigure:
         raise Http404 from None
     stem = slugify(round_.name, allow_unicode=True) or f"round-{round_.pk}"

@@ -5,6 +5,7 @@ from django.urls import reverse
 
 from annotation.models import Trait
 from annotation.selectors import round_funnel
+from annotation.selectors.quality import round_quality
 from annotation.selectors.stats import round_agreement_stats
 from annotation.services import round_lock
 from core.roles import ADJUDICATOR, RESEARCHER
@@ -105,3 +106,36 @@ def test_it_draws_the_curation_funnel_as_a_file(figure_round, researcher_client,
 def test_it_refuses_the_funnel_to_whoever_annotates_the_open_round(figure_round, annotator_a):
     add_role(annotator_a, ADJUDICATOR)
     assert client_for(annotator_a).get(url(figure_round, "funnel", "svg")).status_code == 403
+
+
+@pytest.mark.parametrize("fmt", ["svg", "pdf"])
+def test_it_draws_the_drift_charts_of_the_quality_tab(figure_round, researcher_client, fmt):
+    report = round_quality(round=figure_round)
+    pair = report["pairs"][0]
+    for name, legend in (
+        ("drift-pairs", f"{pair['a']} · {pair['b']} (n = {pair['n']})"),
+        ("drift-final", f"{pair['a']} (n = {report['annotators'][pair['a']]['n']})"),
+    ):
+        response, caught = fetch(
+            researcher_client, reverse("annotation:round_quality_figure", args=[figure_round.pk, name, fmt])
+        )
+        body = assert_figure_file(response, fmt, filename_end=f"vòng-một-{name}")
+        assert glyph_warnings(caught) == []
+        window = f"Window of {report['settings']['window']}"
+        if fmt == "svg":
+            assert_svg_has(body, "Cohen's κ (theme)", window, legend, "Vòng một", "warning threshold")
+        else:
+            assert_pdf_has(body, "Vòng một", "n = items", "warning threshold")
+    page = researcher_client.get(reverse("annotation:round_quality", args=[figure_round.pk])).content.decode()
+    assert reverse("annotation:round_quality_figure", args=[figure_round.pk, "drift-pairs", fmt]) in page
+
+
+def test_it_refuses_the_drift_charts_to_annotators_and_whoever_annotates_the_open_round(
+    figure_round, annotator_a, annotator_client, outsider_client
+):
+    url_ = reverse("annotation:round_quality_figure", args=[figure_round.pk, "drift-final", "svg"])
+    for client in (annotator_client, outsider_client):
+        assert client.get(url_).status_code == 403
+    add_role(annotator_a, RESEARCHER)
+    assert client_for(annotator_a).get(url_).status_code == 403
+    assert client_for(annotator_a).get(url_.replace("drift-final", "drift")).status_code in (403, 404)

@@ -132,6 +132,10 @@ TABLE: dict[str, Row] = {
     "annotation:round_stats": Row(get=page(roles=("adjudicator", "researcher")), kwargs=k(pk="round_pk")),
     # The Quality tab follows the statistics (blind annotators wait); its tools are the researcher's.
     "annotation:round_quality": Row(get=page(roles=("adjudicator", "researcher")), kwargs=k(pk="round_pk")),
+    "annotation:round_quality_figure": Row(
+        get=page(roles=("adjudicator", "researcher")),
+        kwargs=lambda w: {"pk": w.round_pk, "name": "drift-final", "fmt": "svg"},
+    ),
     "annotation:round_quality_settings": Row(get=POST_ONLY, post=researcher_page(400), kwargs=k(pk="round_pk")),
     "annotation:round_controls_add": Row(get=POST_ONLY, post=researcher_page(400), kwargs=k(pk="round_pk")),
     "annotation:round_recalibrate": Row(get=POST_ONLY, post=researcher_page(400), kwargs=k(pk="round_pk")),
