@@ -210,3 +210,7 @@ def test_it_warns_on_the_round_page_when_a_window_is_low(world):
         submit(assignment, b, theme=themes[(n * 3) % 4])
     page = client_for(researcher).get(reverse("annotation:round_detail", args=[round_.pk]))
     assert "below the quality threshold" in text_of(page)
+    tab = client_for(researcher).get(_urls(round_)["page"])
+    html = tab.content.decode()
+    assert "below the threshold" in text_of(tab)
+    assert html.count("<polyline") >= 2 and "quality-threshold" in html
