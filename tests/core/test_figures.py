@@ -5,7 +5,7 @@ import warnings
 import pytest
 
 from core import figures
-from core.figures import Bar, Chart, FigureFontWarning, Group, Panel, UnknownFigure, chart_file
+from core.figures import Bar, Chart, FigureFontWarning, Group, Line, LinePanel, Panel, UnknownFigure, chart_file
 from tests.figures import MISSING_GLYPH, assert_pdf_has, assert_svg_has, pdf_info
 
 
@@ -98,3 +98,27 @@ def test_it_warns_clearly_and_still_draws_without_a_cjk_font(no_cjk_font):
 def test_it_refuses_an_unknown_format():
     with pytest.raises(UnknownFigure):
         chart_file(chart(), fmt="png")
+
+
+def test_it_draws_line_panels_with_gaps_and_a_reference_line():
+    line_chart = Chart(
+        title="Drift · Vòng 一",
+        caption="n = 120 câu",
+        panels=[
+            LinePanel(
+                title="",
+                x_label="Window of 50 answers",
+                y_label="Cohen's κ",
+                lines=[Line([0.8, None, 0.6]), Line([0.4, 0.5, 0.2], series=1)],
+                reference=0.4,
+            )
+        ],
+        series=["anh · 李", "bình"],
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        body = chart_file(line_chart, fmt="svg")
+    assert [str(w.message) for w in caught if MISSING_GLYPH in str(w.message)] == []
+    assert_svg_has(body, "Drift · Vòng 一", "Window of 50 answers", "Cohen's κ", "anh · 李", "n = 120 câu")
+    # Two lines and the dashed reference.
+    assert body.count(b'id="line2d_') >= 3
