@@ -16,11 +16,17 @@ class ModelConfigAdmin(admin.ModelAdmin):
         "max_concurrency",
         "requests_per_minute",
         "timeout",
+        "supports_vision",
+        "supports_logprobs",
+        "price_input",
+        "price_output",
+        "probed_at",
         "builtin",
     )
-    list_filter = ("provider", "builtin")
+    list_filter = ("provider", "builtin", "supports_vision", "supports_logprobs")
     search_fields = ("name", "model_id")
-    readonly_fields = ("created_by", "created_at")
+    # What probe_model saw is its record: the capabilities themselves stay editable (a researcher may declare them).
+    readonly_fields = ("created_by", "created_at", "probed_at", "probe")
 
 
 @admin.register(PromptTemplate)
