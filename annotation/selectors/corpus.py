@@ -1,6 +1,7 @@
 """Reads of the corpus."""
 
 import difflib
+import time
 import unicodedata
 
 from django.db.models import Count, Q, QuerySet
@@ -138,6 +139,23 @@ def theme_list() -> QuerySet[Theme]:
 
 # The taxonomy's keys (trait codes, theme ids by code), read once per process.
 _taxonomy_keys: dict = {}
+# The wording can change in the admin (in another process): rows are kept this long, so every
+# answer on the review page does not re-read 12 rows that change once a project, if ever.
+TAXONOMY_ROWS_SECONDS = 30.0
+
+
+def taxonomy() -> tuple[tuple[Trait, ...], tuple[Theme, ...]]:
+    """The traits and themes in their order, with their wording, read at most every 30 s per process.
+
+    A wording edited in the admin shows on every page within ``TAXONOMY_ROWS_SECONDS``; in the
+    process that saved it, at once (the same signals empty this cache as the keys').
+    """
+    cached = _taxonomy_keys.get("rows")
+    now = time.monotonic()
+    if cached is None or now - cached[0] > TAXONOMY_ROWS_SECONDS:
+        cached = (now, tuple(trait_list()), tuple(theme_list()))
+        _taxonomy_keys["rows"] = cached
+    return cached[1], cached[2]
 
 
 def trait_codes() -> frozenset[str]:
@@ -207,6 +225,7 @@ __all__ = [
     "trait_list",
     "theme_list",
     "trait_codes",
+    "taxonomy",
     "theme_ids",
     "trait_codes_forget",
     "dataset_get_by_id",

@@ -278,6 +278,8 @@ def _item_status_derive(item: RoundItem) -> RoundItem:
         # Still awaiting a review (the first of two answers): nothing to write. A pending item
         # has no final traits either: they are set only with UNANIMOUS and ADJUDICATED.
         return item
+    # Final traits are set only with a final theme, by a decision: an item with neither has none to clear.
+    had_final_traits = item.final_theme_id is not None or item.status in (ItemStatus.UNANIMOUS, ItemStatus.ADJUDICATED)
     item.status = status
     if status == ItemStatus.UNANIMOUS:
         item.final_theme = assignments[0].theme
@@ -286,7 +288,8 @@ def _item_status_derive(item: RoundItem) -> RoundItem:
     else:
         item.final_theme = None
         item.save(update_fields=["status", "final_theme"])
-        item.final_traits.clear()
+        if had_final_traits:
+            item.final_traits.clear()
     return item
 
 

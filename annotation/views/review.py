@@ -58,7 +58,8 @@ def _item_url(assignment) -> str:
 
 
 def _taxonomy() -> tuple[list, list]:
-    return list(selectors.trait_list()), list(selectors.theme_list())
+    traits, themes = selectors.taxonomy()
+    return list(traits), list(themes)
 
 
 def _suggestion_state(item) -> str:
