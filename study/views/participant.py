@@ -1,11 +1,13 @@
 """The participant's pages: the Prolific entry link, one page per step, the finish redirect.
 
-Participants are anonymous: their session is found through the Django session (set by
-the entry link), never through an id in the URL, so no one can open another's session.
+Participants are anonymous: their session is found through a signed cookie (set by the entry
+link, scoped to the study's /s/<slug>/ pages), never through an id in the URL, so no one can
+open another's session.
 Chinese-group participants get every page in Simplified Chinese.
 """
 
 from csp.decorators import csp_exempt
+from django.conf import settings
 from django.contrib import messages
 from django.http import FileResponse, Http404, HttpResponseRedirect
 from django.shortcuts import redirect, render
@@ -82,8 +84,34 @@ ENTRY_MESSAGES = {
 ARTWORK_PAGES = ("symbols", "qa", "post_symbols", "post_qa")
 
 
-def _session_key(slug: str) -> str:
-    return f"study:{slug}"
+def _participant_cookie(slug: str) -> str:
+    return f"vivid_participant_{slug}"
+
+
+def _participant_pk(request, slug: str) -> int | None:
+    """The participant this browser entered as, from a signed cookie: no session row to read per page.
+
+    Signed with the site's secret and salted by study, so it cannot be forged or carried to
+    another study; it expires with the session cookie's age.
+    """
+    value = request.get_signed_cookie(
+        _participant_cookie(slug), default=None, salt=f"study.participant:{slug}", max_age=settings.SESSION_COOKIE_AGE
+    )
+    return int(value) if value and value.isdigit() else None
+
+
+def _remember_participant(response, slug: str, participant: Participant):
+    response.set_signed_cookie(
+        _participant_cookie(slug),
+        str(participant.pk),
+        salt=f"study.participant:{slug}",
+        max_age=settings.SESSION_COOKIE_AGE,
+        path=f"/s/{slug}/",
+        secure=settings.SESSION_COOKIE_SECURE,
+        httponly=True,
+        samesite="Lax",
+    )
+    return response
 
 
 def _language(group: str) -> str:
@@ -124,16 +152,16 @@ def entry(request, slug):
     except flow.EntryError as exc:
         # A refused link must not leave a session opened earlier in this browser (say, another
         # participant's on a shared computer) reachable through the run page.
-        request.session.pop(_session_key(slug), None)
-        return _message(
+        response = _message(
             request, exc.reason, language=language, status=403 if exc.reason in ("full", "other_session") else 400
         )
-    request.session[_session_key(slug)] = participant.pk
-    return redirect("study:run", slug=slug)
+        response.delete_cookie(_participant_cookie(slug), path=f"/s/{slug}/", samesite="Lax")
+        return response
+    return _remember_participant(redirect("study:run", slug=slug), slug, participant)
 
 
 def _current_participant(request, slug) -> Participant | None:
-    pk = request.session.get(_session_key(slug))
+    pk = _participant_pk(request, slug)
     if not pk:
         return None
     return participant_current(slug=slug, pk=pk)
@@ -254,8 +282,7 @@ def preview_start(request, slug):
     except flow.EntryError:
         messages.error(request, _("Choose one of the study's groups to preview."))
         return redirect("study:detail", slug=slug)
-    request.session[_session_key(slug)] = participant.pk
-    return redirect("study:run", slug=slug)
+    return _remember_participant(redirect("study:run", slug=slug), slug, participant)
 
 
 # The site policy would be the wrong one: the file carries its own, stricter policy.
@@ -264,9 +291,7 @@ def artwork_image(request, slug, key):
     study = study_entry_find(slug=slug)
     if study is None:
         raise Http404
-    if study.status == StudyStatus.DRAFT and not (
-        has_role(request.user, RESEARCHER) or request.session.get(_session_key(slug))
-    ):
+    if study.status == StudyStatus.DRAFT and not (_participant_pk(request, slug) or has_role(request.user, RESEARCHER)):
         raise Http404
     artwork = study_artwork_find(study=study, key=key)
     if artwork is None:

@@ -4,8 +4,9 @@ from datetime import timedelta
 from urllib.parse import urlencode
 
 import pytest
-from django.db import IntegrityError
+from django.db import IntegrityError, connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
@@ -13,7 +14,7 @@ from study.models import Participant, ParticipantStatus
 from study.services import participants as flow
 from study.services.simulation import entry_url
 
-from .factories import make_study
+from .factories import make_study, package_dict
 
 pytestmark = pytest.mark.django_db
 
@@ -138,3 +139,26 @@ def test_it_keeps_the_synthetic_entry_links_working(study):
     client = Client()
     assert client.get(entry_url("", study.slug, pid="PIDSYN", group="american")).status_code == 302
     assert client.get(entry_url("", study.slug, pid="PIDSYN", group="american")).status_code == 302
+
+
+def test_it_finds_the_participant_from_a_signed_cookie_without_a_session_row(study):
+    client = started(study)
+    cookie = client.cookies[f"vivid_participant_{study.slug}"]
+    assert cookie["httponly"] and cookie["samesite"] == "Lax" and cookie["path"] == f"/s/{study.slug}/"
+    assert "sessionid" not in client.cookies
+    with CaptureQueriesContext(connection) as queries:
+        assert b'value="instructions"' in client.get(run_url(study)).content
+    tables = " ".join(query["sql"] for query in queries.captured_queries)
+    assert "django_session" not in tables and "auth_user" not in tables, tables
+
+
+def test_it_refuses_a_forged_or_another_studys_participant_cookie(study):
+    client = started(study)
+    participant = Participant.objects.get()
+    forged = Client()
+    forged.cookies[f"vivid_participant_{study.slug}"] = f"{participant.pk}:forged"
+    assert forged.get(run_url(study)).status_code == 400
+    other = make_study(package_dict(slug="other-study"))
+    carried = Client()
+    carried.cookies[f"vivid_participant_{other.slug}"] = client.cookies[f"vivid_participant_{study.slug}"].value
+    assert carried.get(run_url(other)).status_code == 400
