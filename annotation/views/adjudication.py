@@ -253,6 +253,10 @@ def item_detail(request, round_pk: int, item_pk: int):
         "history": _history_rows(selectors.item_history(item=item_, user=request.user)),
         "comparison": adjudication_selectors.item_comparison(item=item_, traits=traits) if see_all else None,
         "outcome_visible": round_.status != RoundStatus.OPEN,
-        "can_adjudicate": see_all and item_.status in UNDECIDED_STATUSES and has_role(request.user, ADJUDICATOR),
+        # A control item's labels are known: it is never adjudicated.
+        "can_adjudicate": see_all
+        and item_.control_id is None
+        and item_.status in UNDECIDED_STATUSES
+        and has_role(request.user, ADJUDICATOR),
     }
     return render(request, "annotation/item_detail.html", context)
