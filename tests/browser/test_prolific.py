@@ -8,6 +8,7 @@ import random
 import shutil
 
 import pytest
+from django.urls import reverse
 from playwright.sync_api import expect
 
 from prolific.models import BonusBatch, BonusBatchStatus, ProlificStudy, ProlificStudyStatus, ProlificSubmission
@@ -16,11 +17,12 @@ from study.models import Participant, ParticipantStatus, Study, StudyStatus
 from study.services.imports import study_import
 from study.services.simulation import HttpTransport, SyntheticParticipant, answer_key, entry_url
 from tests.conftest import skip_or_fail
-
-# Registered under its own name, fake_prolific (tests/prolific/conftest.py is not this package's).
-from tests.prolific.fake_prolific import fake_prolific as fake_prolific_fixture  # noqa: F401
+from tests.prolific import fake_prolific as fake_module
 
 from .conftest import CHROMIUM
+
+# tests/prolific/conftest.py is not this package's: its fixture comes in here under another name.
+prolific_api = fake_module.fake_prolific
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
@@ -39,6 +41,9 @@ def demo_study(settings, tmp_path):
 def researcher_page(context_for, researcher, monkeypatch):
     if not (os.path.exists(CHROMIUM) and shutil.which(CHROMIUM)):
         skip_or_fail(f"{CHROMIUM} is missing (apt-get install chromium)")
+    # The URL conf imports every app's views (scipy and all) on the first request, which can outlast a
+    # page load's timeout on a busy machine; the live server shares this process, so import it here.
+    reverse("login")
     page = context_for(researcher)
     # The approve button asks "Approve every submission ...?" first (static/js/site.js).
     page.on("dialog", lambda dialog: dialog.accept())
@@ -58,11 +63,11 @@ def message(page):
 
 
 def test_it_publishes_the_demo_study_follows_the_participants_approves_and_pays_a_bonus(
-    researcher_page, live_server, demo_study, fake_prolific
+    researcher_page, live_server, demo_study, prolific_api
 ):
-    page = researcher_page
+    page, fake_prolific = researcher_page, prolific_api
     page.goto(f"{live_server.url}/studies/{SLUG}/")
-    page.get_by_role("link", name="Prolific", exact=True).click()
+    page.get_by_role("button", name="Prolific", exact=True).click()
     expect(page.get_by_role("heading", name="Prolific", exact=True)).to_be_visible()
     expect(page.get_by_test_id("prolific-configured")).to_be_visible()
 
@@ -131,6 +136,6 @@ def test_it_publishes_the_demo_study_follows_the_participants_approves_and_pays_
     batch.refresh_from_db()
     assert batch.status == BonusBatchStatus.SENT and fake_prolific.pay_counts[batch.prolific_id] == 1
 
-    page.get_by_role("link", name="API call log").click()
+    page.get_by_role("button", name="API call log").click()
     expect(page.get_by_test_id("api-calls")).to_contain_text("bulk-approve")
     expect(page.get_by_test_id("api-calls")).not_to_contain_text(fake_prolific.token)
