@@ -26,7 +26,7 @@ NO_CONSENT_RETURN_REASON = "Did not consent to take part."
 
 def site_url(explicit: str | None = None) -> str:
     """The public address of the app (a request's own, --site-url, or PROLIFIC_SITE_URL), without the final slash."""
-    value = (explicit or getattr(settings, "PROLIFIC_SITE_URL", "") or "").strip().rstrip("/")
+    value = (explicit or settings.PROLIFIC_SITE_URL or "").strip().rstrip("/")
     if not value.startswith(("http://", "https://")):
         raise ProlificError(
             _(
