@@ -9,6 +9,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from evaluation.models import ItemStatus, ModelConfig, PromptTemplate, Run, RunKind, RunStatus
+from evaluation.prompts import BIAS_PROMPTS
 
 from .factories import make_run
 from .test_pages import provider  # noqa: F401 - the fake provider of the pages tests
@@ -102,7 +103,10 @@ def test_it_lists_and_adds_models_without_ever_holding_a_key(api, researcher, mo
 
 def test_it_lists_prompts_by_kind_and_adds_one(api):
     judges = api.get(url("prompt_list"), {"kind": "judge"}).json()
-    assert {p["name"] for p in judges} == {"zero-shot", "demonstration", "cot", "aspect"}
+    # The four strategies, and the judge bias prompts (their paraphrases and the pairwise prompt), all ours but Fig. 7.
+    assert {p["name"] for p in judges} == {"zero-shot", "demonstration", "cot", "aspect"} | {
+        p["name"] for p in BIAS_PROMPTS
+    }
     aspect = next(p for p in judges if p["name"] == "aspect")
     assert aspect["ours"] is False and len(aspect["content_hash"]) == 64 and aspect["messages"][0]["role"] == "user"
     assert all(p["ours"] for p in judges if p["name"] != "aspect")
