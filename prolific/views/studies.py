@@ -216,10 +216,11 @@ def prolific_hooks_register(request, slug: str):
         call=lambda: services.prolific_hooks_register(study=study, target_url=target_url),
     )
     if done is not None:
-        messages.success(
-            request,
-            _("Prolific now sends submission status changes to %(url)s.") % {"url": target_url},
-        )
+        if done.get("created", True):
+            text = _("Prolific now sends submission status changes to %(url)s.")
+        else:
+            text = _("Prolific already sends submission status changes to %(url)s; nothing changed.")
+        messages.success(request, text % {"url": target_url})
     return back(study)
 
 

@@ -374,3 +374,20 @@ def test_it_logs_every_call_without_the_token(web_study, researcher_client, fake
     html = researcher_client.get(url("log", web_study)).content.decode()
     assert "/studies/" in html and "transition" in html and 'data-status="201"' in html
     assert fake_prolific.token not in html
+
+
+# --- Webhook subscription ---------------------------------------------------------------------
+
+
+def test_it_subscribes_the_webhook_once_and_refuses_a_plain_http_address(web_study, researcher_client, fake_prolific):
+    refused = follow(researcher_client, "hooks", web_study)
+    assert any("only calls https://" in m for m in messages_of(refused)) and fake_prolific.subscriptions == {}
+
+    answer = follow(researcher_client, "hooks", web_study, HTTP_HOST="localhost")
+    assert "Prolific now sends submission status changes to http://localhost/prolific/hooks/submissions/." in (
+        messages_of(answer)
+    )
+    (hook,) = fake_prolific.subscriptions.values()
+    assert hook["is_enabled"] and hook["target_url"] == "http://localhost/prolific/hooks/submissions/"
+    again = follow(researcher_client, "hooks", web_study, HTTP_HOST="localhost")
+    assert any("already sends" in m for m in messages_of(again)) and len(fake_prolific.subscriptions) == 1

@@ -107,7 +107,7 @@ def test_it_frees_the_place_of_a_returned_submission_at_once(fake_prolific, subm
     ids=["wrong secret", "stale timestamp"],
 )
 def test_it_refuses_a_bad_signature_with_403_and_logs_it(fake_prolific, submission, sign_options, caplog):
-    with caplog.at_level(logging.WARNING, logger="prolific.apis.webhooks"):
+    with caplog.at_level(logging.WARNING, logger="prolific.services.webhooks"):
         answer = post(Client(), fake_prolific, submission.submission_id, "RETURNED", **sign_options)
     assert answer.status_code == 403
     submission.refresh_from_db()
