@@ -20,6 +20,11 @@ class ParaphraseStartForm(IdempotentFormMixin, forms.Form):
         widget=forms.CheckboxSelectMultiple,
         help_text=_("Empty: the three built-in paraphrases of the strategy's prompt (ours)."),
     )
+    confirm_cost = forms.BooleanField(
+        label=_("I confirm the estimated cost"),
+        required=False,
+        help_text=_("Needed when the estimate is above the threshold set for this server."),
+    )
 
     def __init__(self, *args, judge=None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -42,6 +47,11 @@ class PairwiseRunForm(IdempotentFormMixin, forms.Form):
     limit = forms.IntegerField(
         label=_("Limit"), min_value=1, required=False, help_text=_("The first N idioms both runs explained.")
     )
+    confirm_cost = forms.BooleanField(
+        label=_("I confirm the estimated cost"),
+        required=False,
+        help_text=_("Needed when the estimate is above the threshold set for this server."),
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -62,4 +72,5 @@ class PairwiseRunForm(IdempotentFormMixin, forms.Form):
             "model": data["model"],
             "params": {"seed": data["seed"]},
             "limit": data["limit"],
+            "confirm_cost": data["confirm_cost"],
         }

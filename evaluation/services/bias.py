@@ -16,7 +16,8 @@ from core.services.idempotency import idempotent_create
 from ..model_guard import model_refusal
 from ..models import ItemStatus, ModelConfig, PromptKind, PromptTemplate, Run, RunItem, RunKind, RunStatus
 from ..prompts import JUDGE_STRATEGIES, PAIRWISE
-from .runs import JUDGE_DEFAULTS, RUN_IDEMPOTENCY_SCOPE, package_versions, run_execute_enqueue, run_start
+from .runs import JUDGE_DEFAULTS, RUN_IDEMPOTENCY_SCOPE, package_versions, run_execute_enqueue
+from .runs.cost import CostNotConfirmed, run_cost_estimate, run_start_costed
 
 # A paraphrase run that ended this way is started again rather than reused.
 _ABANDONED = (RunStatus.FAILED, RunStatus.CANCELLED)
@@ -32,12 +33,21 @@ def paraphrase_prompts(*, strategy: str):
     return sorted(latest.values(), key=lambda prompt: prompt.name)
 
 
+@transaction.atomic
 def judge_paraphrases_start(
-    *, judge: Run, prompts: list[PromptTemplate] | None = None, user=None, idempotency_key: str | None = None
+    *,
+    judge: Run,
+    prompts: list[PromptTemplate] | None = None,
+    user=None,
+    idempotency_key: str | None = None,
+    confirm_cost: bool = False,
 ) -> list[Run]:
     """Judge ``judge``'s generation run again with each of ``prompts`` (default: the three built-in
     paraphrases of its strategy), same model, seed and limit. A prompt that already has a live or
-    finished run in the group gets that run back instead of a second one."""
+    finished run in the group gets that run back instead of a second one.
+
+    Each run is estimated like any run (CostNotConfirmed above EVAL_COST_CONFIRM_USD without
+    ``confirm_cost``); all of them start, or none."""
     if judge.kind != RunKind.JUDGE or judge.strategy not in JUDGE_STRATEGIES:
         raise ValidationError({"run": _("run #%(id)s is not a pointwise judge run") % {"id": judge.pk}})
     if prompts is None:
@@ -64,7 +74,8 @@ def judge_paraphrases_start(
             runs.append(existing)
             continue
         runs.append(
-            run_start(
+            run_start_costed(
+                confirm_cost=confirm_cost,
                 kind=RunKind.JUDGE,
                 model=judge.model,
                 prompt_name=judge.strategy,
@@ -98,16 +109,32 @@ def pairwise_run_start(
     limit: int | None = None,
     user=None,
     idempotency_key: str | None = None,
+    confirm_cost: bool = False,
 ) -> Run:
     """A pairwise judge run: for each idiom both generation runs explained, the judge chooses the
-    better explanation twice, A shown first and then B shown first (position swap)."""
-    return idempotent_create(
-        scope=RUN_IDEMPOTENCY_SCOPE,
-        key=idempotency_key,
-        user=user,
-        model=Run,
-        create=lambda: _pairwise_create(run_a=run_a, run_b=run_b, model=model, params=params, limit=limit, user=user),
-    )
+    better explanation twice, A shown first and then B shown first (position swap).
+
+    Estimated like any run: above EVAL_COST_CONFIRM_USD without ``confirm_cost`` it raises
+    CostNotConfirmed, and the run and its items roll back (nothing is queued)."""
+    with transaction.atomic():
+        run = idempotent_create(
+            scope=RUN_IDEMPOTENCY_SCOPE,
+            key=idempotency_key,
+            user=user,
+            model=Run,
+            create=lambda: _pairwise_create(
+                run_a=run_a, run_b=run_b, model=model, params=params, limit=limit, user=user
+            ),
+        )
+        if getattr(run, "idempotent_repeat", False):
+            return run
+        estimate = run_cost_estimate(run=run)
+        if estimate["needs_confirmation"] and not confirm_cost:
+            raise CostNotConfirmed(estimate)
+        estimate["confirmed"] = bool(estimate["needs_confirmation"] and confirm_cost)
+        Run.objects.filter(pk=run.pk).update(estimate=estimate)
+        run.estimate = estimate
+    return run
 
 
 @transaction.atomic

@@ -92,6 +92,7 @@ def run_bias_paraphrase(request, pk: int):
             prompts=list(form.cleaned_data["prompts"]) or None,
             user=request.user,
             idempotency_key=form.cleaned_data["idempotency_key"],
+            confirm_cost=form.cleaned_data["confirm_cost"],
         )
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))

@@ -9,6 +9,7 @@ import krippendorff
 import numpy as np
 import pytest
 import statsmodels.api as sm
+from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 from scipy import stats
@@ -283,3 +284,15 @@ def test_it_refuses_the_bias_tab_and_api_to_everyone_else(
     assert anonymous_client.get(page).status_code == 302
     assert Run.objects.filter(source_run=judge.source_run).count() == 1
     assert ModelConfig.objects.filter(name="judge-model").exists()
+
+
+def test_it_starts_no_paraphrase_when_their_cost_is_not_confirmed(judge, judge_model, settings):
+    settings.EVAL_COST_CONFIRM_USD = 0.01
+    ModelConfig.objects.filter(pk=judge_model.pk).update(price_input=1_000_000.0, price_output=1_000_000.0)
+    judge.model.refresh_from_db()
+    with pytest.raises(ValidationError) as caught:
+        judge_paraphrases_start(judge=judge)
+    assert "confirm_cost" in caught.value.message_dict
+    assert Run.objects.filter(source_run=judge.source_run).count() == 1
+    runs = judge_paraphrases_start(judge=judge, confirm_cost=True)
+    assert len(runs) == 3 and all(run.estimate["confirmed"] for run in runs)

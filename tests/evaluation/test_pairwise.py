@@ -207,3 +207,17 @@ def test_it_refuses_the_pairwise_page_to_everyone_else(annotator_client, outside
         assert client.get(url).status_code == 403
         assert client.post(url, data).status_code == 403
     assert not Run.objects.filter(strategy="pairwise").exists()
+
+
+def test_it_asks_to_confirm_a_costly_pairwise_run_and_stores_nothing_without(runs, judge_model, settings):
+    settings.EVAL_COST_CONFIRM_USD = 0.01
+    judge_model.price_input = judge_model.price_output = 1_000_000.0  # a dollar a token
+    judge_model.save()
+    with pytest.raises(ValidationError) as caught:
+        pairwise_run_start(run_a=runs[0], run_b=runs[1], model=judge_model)
+    assert "confirm_cost" in caught.value.message_dict
+    assert not Run.objects.filter(strategy="pairwise").exists() and not RunItem.objects.filter(swapped=True).exists()
+    run = pairwise_run_start(run_a=runs[0], run_b=runs[1], model=judge_model, confirm_cost=True)
+    assert run.estimate["confirmed"] is True and run.estimate["n_requests"] == 2 * (N_ITEMS - 1)
+    with pytest.raises(CommandError, match="Confirm the cost"):
+        call_command("run_pairwise", "--a", str(runs[0].pk), "--b", str(runs[1].pk), "--judge", "pair-judge")

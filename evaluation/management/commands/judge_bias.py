@@ -26,8 +26,13 @@ class Command(BaseCommand):
             action="store_true",
             help="Start the run again under the three built-in paraphrases of its prompt; prints their run ids.",
         )
+        parser.add_argument(
+            "--confirm-cost",
+            action="store_true",
+            help="With --start-paraphrases: start them although their estimated cost is above EVAL_COST_CONFIRM_USD.",
+        )
 
-    def handle(self, *args, run, format, detail, start_paraphrases, **options):
+    def handle(self, *args, run, format, detail, start_paraphrases, confirm_cost, **options):
         judge = Run.objects.select_related("model", "prompt", "source_run__model").filter(pk=run).first()
         if judge is None:
             raise CommandError(f"no run {run}")
@@ -35,7 +40,7 @@ class Command(BaseCommand):
             raise CommandError(f"run {run} is a {judge.kind} run, not a judge run")
         if start_paraphrases:
             try:
-                runs = judge_paraphrases_start(judge=judge)
+                runs = judge_paraphrases_start(judge=judge, confirm_cost=confirm_cost)
             except ValidationError as exc:
                 raise CommandError("; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())) from None
             for started in runs:

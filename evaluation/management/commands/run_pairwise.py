@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 from evaluation.models import ModelConfig, Run
 from evaluation.services.bias import pairwise_run_start
 
-from ._runs import SKIP_SYSTEM_CHECKS, add_common_arguments, prepare, wait_for
+from ._runs import SKIP_SYSTEM_CHECKS, add_common_arguments, add_cost_argument, prepare, wait_for
 from .run_generation import lookup
 
 
@@ -22,6 +22,7 @@ class Command(BaseCommand):
         parser.add_argument("--limit", type=int, help="The first N idioms both runs explained.")
         parser.add_argument("--seed", type=int, default=0)
         add_common_arguments(parser)
+        add_cost_argument(parser)
 
     def handle(self, *args, **o):
         prepare(o)
@@ -37,6 +38,7 @@ class Command(BaseCommand):
                 model=lookup(ModelConfig, "name", o["judge"], "model"),
                 params={"seed": o["seed"]},
                 limit=o["limit"],
+                confirm_cost=o["confirm_cost"],
             )
         except ValidationError as exc:
             raise CommandError("; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())) from None
