@@ -80,8 +80,8 @@ def results_table(*, table: str, judge_model: ModelConfig | None = None, strateg
                     counts[task] = done["n"]
                 else:
                     values[task], counts[task] = None, 0
-            # n: the items each accuracy is over (the figures for the paper print it).
             used = runs_usage([run for run in (latest.get((name, task)) for task in ("topic", "traits")) if run])
+            # n: the items each accuracy is over (the figures for the paper print it).
             rows.append({"model": name, "values": values, "n": counts, "usage": used})
         best = {
             task: max((r["values"][task] for r in rows if r["values"][task] is not None), default=None)
