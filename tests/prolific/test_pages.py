@@ -391,3 +391,10 @@ def test_it_subscribes_the_webhook_once_and_refuses_a_plain_http_address(web_stu
     assert hook["is_enabled"] and hook["target_url"] == "http://localhost/prolific/hooks/submissions/"
     again = follow(researcher_client, "hooks", web_study, HTTP_HOST="localhost")
     assert any("already sends" in m for m in messages_of(again)) and len(fake_prolific.subscriptions) == 1
+
+
+def test_it_says_what_the_package_lacks_instead_of_a_request_body(researcher_client, no_token):
+    study = make_study(package_dict(slug="no-reward"))
+    page = researcher_client.get(url("study", study))
+    text = html.unescape(page.content.decode())
+    assert page.status_code == 200 and 'data-testid="bodies-error"' in text and "holds no amount" in text
