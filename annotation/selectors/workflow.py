@@ -1,6 +1,6 @@
 """Reads of the validation workflow. Every read that shows labels applies the blindness rule."""
 
-from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from core.roles import ADJUDICATOR, RESEARCHER, has_role
@@ -8,11 +8,13 @@ from core.roles import ADJUDICATOR, RESEARCHER, has_role
 from ..models import (
     UNDECIDED_STATUSES,
     AnnotationRound,
+    AnnotatorPause,
     Assignment,
     AssignmentStatus,
     DatasetVersion,
     ItemStatus,
     LabelChange,
+    RecalibrationNote,
     RoundItem,
     RoundStatus,
 )
@@ -98,8 +100,18 @@ def version_funnel(*, version: DatasetVersion) -> dict:
     return funnel
 
 
+def with_recalibration(assignments: QuerySet[Assignment]) -> QuerySet[Assignment]:
+    """``queue_paused`` and ``notes_waiting`` on each assignment, read with it: the review panel
+    shows a paused queue and a researcher's note without a query of its own."""
+    mine = {"round_id": OuterRef("item__round_id"), "annotator_id": OuterRef("annotator_id")}
+    return assignments.annotate(
+        queue_paused=Exists(AnnotatorPause.objects.filter(**mine)),
+        notes_waiting=Exists(RecalibrationNote.objects.filter(seen_at__isnull=True, **mine)),
+    )
+
+
 def annotator_queue(*, round: AnnotationRound, user) -> QuerySet[Assignment]:
-    return (
+    return with_recalibration(
         Assignment.objects.filter(item__round=round, annotator=user)
         .select_related("item__round", "item__expression", "theme")
         .order_by("position")
@@ -167,12 +179,11 @@ def annotator_next_two(
 
 def assignment_get(*, pk: int, user) -> Assignment | None:
     """An annotator reads only their own assignments."""
-    return (
+    return with_recalibration(
         Assignment.objects.filter(pk=pk, annotator=user)
         # The round's suggestion set is needed only as its id (on the round): no join for it.
         .select_related("item__round", "item__expression", "theme")
-        .first()
-    )
+    ).first()
 
 
 def can_see_all_labels(*, user, round: AnnotationRound) -> bool:
@@ -287,6 +298,7 @@ __all__ = [
     "round_funnel",
     "version_funnel",
     "annotator_queue",
+    "with_recalibration",
     "annotator_progress",
     "round_percent",
     "annotator_next",

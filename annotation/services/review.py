@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
-from django.db.models import F
+from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -158,6 +158,10 @@ def assignment_submit(
     item = (
         RoundItem.objects.select_for_update(of=("self",))
         .select_related("round", "expression")
+        # Whether a researcher paused this annotator's queue, read by the same statement (no extra query).
+        .annotate(
+            queue_paused=Exists(AnnotatorPause.objects.filter(round_id=OuterRef("round_id"), annotator_id=user.pk))
+        )
         .get(pk=assignment.item_id)
     )
     assignment = Assignment.objects.select_for_update(of=("self",)).select_related("theme").get(pk=assignment.pk)
@@ -168,7 +172,7 @@ def assignment_submit(
     # read it replaces: a round lock takes no item lock, so neither read is atomic with it).
     if item.round.status != RoundStatus.OPEN:
         raise ValidationError(_("The round is locked; answers can no longer change."))
-    if AnnotatorPause.objects.filter(round_id=item.round_id, annotator_id=user.pk).exists():
+    if item.queue_paused:
         raise ValidationError(_("A researcher has paused your queue in this round; answers wait until it resumes."))
     if revision is not None and revision != assignment.revision:
         raise ConflictError(

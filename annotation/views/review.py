@@ -124,7 +124,14 @@ def _item_context(request, assignment, *, form=None, suggested=None, taxonomy=No
     if state == "shown" and not suggested:
         state = "none"
     # A researcher's notes are shown once, on the next item the annotator opens.
-    notes = list(quality.recalibration_notes_unseen(round=round_, user=request.user)) if is_open else []
+    # Read with the assignment where it came from the annotator's queue (no query of their own).
+    waiting = getattr(assignment, "notes_waiting", None)
+    paused = getattr(assignment, "queue_paused", None)
+    notes = []
+    if is_open and waiting is not False:
+        notes = list(quality.recalibration_notes_unseen(round=round_, user=request.user))
+    if is_open and paused is None:
+        paused = quality.annotator_paused(round=round_, user=request.user)
     for note in notes:
         services.recalibration_note_seen(note=note, user=request.user)
     return {
@@ -134,7 +141,7 @@ def _item_context(request, assignment, *, form=None, suggested=None, taxonomy=No
         "form": form,
         "progress": selectors.annotator_progress(round=round_, user=request.user),
         "is_open": is_open,
-        "paused": is_open and quality.annotator_paused(round=round_, user=request.user),
+        "paused": is_open and paused,
         "notes": [_note_context(note) for note in notes],
         "suggestion_state": state,
         "submitted": assignment.status == AssignmentStatus.SUBMITTED,
