@@ -563,7 +563,9 @@ def test_it_shows_tables_3_to_5_with_the_best_value_per_column_in_bold(researche
 def test_it_downloads_each_results_table_as_csv_readable_by_pandas(researcher_client, two_judged_runs):
     url = reverse("evaluation:results")
     theme = pd.read_csv(io.BytesIO(researcher_client.get(url + "?table=theme&format=csv").content))
-    assert list(theme.columns[:3]) == ["model", "prompt", "judge_run"] and theme.columns[-1] == "average"
+    assert list(theme.columns[:3]) == ["model", "prompt", "judge_run"]
+    # The scores, then what the row's generation and judge runs used and cost.
+    assert list(theme.columns[-4:]) == ["average", "tokens_in", "tokens_out", "cost"]
     by_prompt = theme.set_index("prompt")
     assert by_prompt.loc["zero-shot", "average"] == 4.0 and by_prompt.loc["few-shot", "love"] == 5.0
     trait = pd.read_csv(io.BytesIO(researcher_client.get(url + "?table=trait&format=csv").content))
@@ -571,7 +573,8 @@ def test_it_downloads_each_results_table_as_csv_readable_by_pandas(researcher_cl
     classification = researcher_client.get(url + "?table=classification&format=csv")
     assert 'filename="vivid-results-classification.csv"' in classification["Content-Disposition"]
     frame = pd.read_csv(io.BytesIO(classification.content))
-    assert list(frame.columns) == ["model", "topic", "traits"] and frame.loc[0, "model"] == "fake-llm"
+    assert list(frame.columns) == ["model", "topic", "traits", "tokens_in", "tokens_out", "cost"]
+    assert frame.loc[0, "model"] == "fake-llm"
     assert 0 <= frame.loc[0, "traits"] <= 1 and pd.isna(frame.loc[0, "topic"])
     assert researcher_client.get(url + "?table=nope&format=csv").status_code == 400
 
