@@ -24,18 +24,28 @@ import threading
 import warnings
 from dataclasses import dataclass, field
 from functools import cache
-
-import matplotlib
-
-# No display: the Agg family of backends only. Set before anything draws.
-matplotlib.use("Agg")
-
-from matplotlib import font_manager  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.patches import Patch  # noqa: E402
-from matplotlib.ticker import MaxNLocator  # noqa: E402
+from types import SimpleNamespace
 
 logger = logging.getLogger(__name__)
+
+
+@cache
+def _mpl() -> SimpleNamespace:
+    """matplotlib, imported with the first figure drawn: every process (and test run) that never
+    draws one starts without it."""
+    import matplotlib
+
+    # No display: the Agg family of backends only. Set before anything draws.
+    matplotlib.use("Agg")
+    from matplotlib import font_manager
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
+    from matplotlib.ticker import MaxNLocator
+
+    return SimpleNamespace(
+        matplotlib=matplotlib, font_manager=font_manager, Figure=Figure, Patch=Patch, MaxNLocator=MaxNLocator
+    )
+
 
 FORMATS = ("svg", "pdf")
 BASE_FAMILY = "DejaVu Sans"
@@ -150,7 +160,7 @@ class Chart:
 @cache
 def font_families() -> tuple[str, ...]:
     """DejaVu Sans, then the first CJK family installed; a warning (once) when there is none."""
-    installed = {entry.name for entry in font_manager.fontManager.ttflist}
+    installed = {entry.name for entry in _mpl().font_manager.fontManager.ttflist}
     cjk = next((name for name in CJK_FAMILIES if name in installed), None)
     if cjk is None:
         message = (
@@ -168,7 +178,7 @@ def chart_file(chart: Chart, *, fmt: str) -> bytes:
     if fmt not in FORMATS:
         raise UnknownFigure(fmt)
     families = font_families()
-    with _LOCK, matplotlib.rc_context({**STYLE, "font.family": list(families)}):
+    with _LOCK, _mpl().matplotlib.rc_context({**STYLE, "font.family": list(families)}):
         figure = _draw(chart)
         buffer = io.BytesIO()
         # No date: the same figures give the same file. The title and caption go into the
@@ -197,14 +207,14 @@ def _height(panel: Panel | LinePanel) -> float:
     return PANEL_INCHES + BAR_INCHES * sum(max(len(g.bars), 1) for g in panel.groups)
 
 
-def _draw(chart: Chart) -> Figure:
+def _draw(chart: Chart):
     heights = [_height(panel) for panel in chart.panels]
     if chart.series:
         # The legend gets a row of its own under the panels, one line per two series.
         heights.append(LEGEND_LINE_INCHES * ((len(chart.series) + 1) // 2))
     caption = textwrap.fill(chart.caption, CAPTION_CHARS)
     extra = 0.5 + LEGEND_LINE_INCHES * (caption.count("\n") + 1)
-    figure = Figure(figsize=(WIDTH_INCHES, sum(heights) + extra), layout="constrained")
+    figure = _mpl().Figure(figsize=(WIDTH_INCHES, sum(heights) + extra), layout="constrained")
     figure.suptitle(chart.title, fontweight="bold")
     axes = figure.subplots(len(heights), 1, squeeze=False, height_ratios=heights)[:, 0]
     for ax, panel in zip(axes, chart.panels, strict=False):
@@ -214,7 +224,8 @@ def _draw(chart: Chart) -> Figure:
             _draw_panel(ax, panel)
     if chart.series:
         handles = [
-            Patch(color=SERIES_COLOURS[i % len(SERIES_COLOURS)], label=label) for i, label in enumerate(chart.series)
+            _mpl().Patch(color=SERIES_COLOURS[i % len(SERIES_COLOURS)], label=label)
+            for i, label in enumerate(chart.series)
         ]
         axes[-1].axis("off")
         axes[-1].legend(handles=handles, loc="center left", ncols=2, frameon=False, borderaxespad=0)
@@ -289,7 +300,7 @@ def _draw_lines(ax, panel: LinePanel) -> None:
     low, high = panel.limits
     ax.set_ylim(low, high)
     ax.set_xlim(0.5, max(longest, 1) + 0.5)
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.xaxis.set_major_locator(_mpl().MaxNLocator(integer=True))
     ax.set_xlabel(panel.x_label)
     ax.set_ylabel(panel.y_label)
     ax.set_title(panel.title, loc="left")
