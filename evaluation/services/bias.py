@@ -16,7 +16,7 @@ from core.services.idempotency import idempotent_create
 from ..model_guard import model_refusal
 from ..models import ItemStatus, ModelConfig, PromptKind, PromptTemplate, Run, RunItem, RunKind, RunStatus
 from ..prompts import JUDGE_STRATEGIES, PAIRWISE
-from .runs import JUDGE_DEFAULTS, RUN_IDEMPOTENCY_SCOPE, package_versions, run_execute_enqueue
+from .runs import JUDGE_DEFAULTS, RUN_IDEMPOTENCY_SCOPE, run_execute_enqueue, run_reproducibility
 from .runs.cost import CostNotConfirmed, run_cost_estimate, run_start_costed
 
 # A paraphrase run that ended this way is started again rather than reused.
@@ -176,15 +176,7 @@ def _pairwise_create(*, run_a, run_b, model, params, limit, user) -> Run:
         limit=limit,
         created_by=user,
         queued_at=timezone.now(),
-        reproducibility={
-            "model_name": model.name,
-            "provider": model.provider,
-            "model_id": model.model_id,
-            "base_url": model.base_url,
-            "prompt_hash": prompt.content_hash,
-            "prompt_reference": prompt.reference,
-            "packages": package_versions(),
-        },
+        reproducibility=run_reproducibility(model=model, prompt=prompt),
     )
     RunItem.objects.bulk_create(
         [

@@ -20,6 +20,7 @@ from .lifecycle import (
     run_execute_enqueue,
     run_is_stalled,
     run_repeat,
+    run_reproducibility,
     run_resume,
     run_start,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "claimable_items",
     "model_throttle_wait",
     "package_versions",
+    "run_reproducibility",
     "response_cache_lookup",
     "response_cache_store",
     "run_cancel",

@@ -50,6 +50,19 @@ def _judge_prompt(prompt: PromptTemplate) -> PromptTemplate:
     return prompt
 
 
+def run_reproducibility(*, model, prompt) -> dict:
+    """What a run records to be repeated: the model as configured, the prompt's hash, package versions."""
+    return {
+        "model_name": model.name,
+        "provider": model.provider,
+        "model_id": model.model_id,
+        "base_url": model.base_url,
+        "prompt_hash": prompt.content_hash,
+        "prompt_reference": prompt.reference,
+        "packages": package_versions(),
+    }
+
+
 def package_versions() -> dict:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -154,15 +167,7 @@ def _run_create(*, kind, model, prompt_name, dataset, version, source_run, param
         limit=limit,
         created_by=user,
         queued_at=timezone.now(),
-        reproducibility={
-            "model_name": model.name,
-            "provider": model.provider,
-            "model_id": model.model_id,
-            "base_url": model.base_url,
-            "prompt_hash": prompt.content_hash,
-            "prompt_reference": prompt.reference,
-            "packages": package_versions(),
-        },
+        reproducibility=run_reproducibility(model=model, prompt=prompt),
     )
     if kind == RunKind.JUDGE:
         sources = source_run.items.filter(status=ItemStatus.DONE).order_by("id")
