@@ -9,6 +9,7 @@ from .studies import (
     prolific_review_rows,
     prolific_studies_of,
     prolific_study_find,
+    prolific_submission_of,
     prolific_submissions_of,
     prolific_webhook_secret_configured,
 )
@@ -24,6 +25,7 @@ __all__ = [
     "prolific_studies_of",
     "prolific_study_bodies",
     "prolific_study_find",
+    "prolific_submission_of",
     "prolific_submissions_of",
     "prolific_webhook_secret_configured",
     "reward_minor_units",

@@ -49,6 +49,15 @@ def prolific_submissions_of(*, study: Study, statuses=None) -> list[ProlificSubm
     return list(rows.order_by("prolific_study__group", "prolific_pid", "pk"))
 
 
+def prolific_submission_of(*, study: Study, submission_id: str) -> ProlificSubmission | None:
+    """The study's submission of that id, or None (an id of another study is no submission here)."""
+    return (
+        ProlificSubmission.objects.filter(prolific_study__study=study, submission_id=submission_id)
+        .select_related("participant", "prolific_study")
+        .first()
+    )
+
+
 def verdict(participant: Participant | None) -> str:
     """The local verdict on a submission: valid, screened_out (QC under threshold), incomplete, no_session."""
     if participant is None:

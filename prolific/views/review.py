@@ -20,11 +20,6 @@ def _form_errors(request, form) -> None:
             messages.error(request, f"{label}: {error}" if label and not error.startswith(str(label)) else error)
 
 
-def _submission_of(study, submission_id: str):
-    """The study's submission of that id, or None (an id of another study is no submission here)."""
-    return next((s for s in selectors.prolific_submissions_of(study=study) if s.submission_id == submission_id), None)
-
-
 @require_POST
 @role_required(RESEARCHER)
 def prolific_approve_valid(request, slug: str):
@@ -54,56 +49,49 @@ def prolific_approve_valid(request, slug: str):
     return back(study)
 
 
-@require_POST
-@role_required(RESEARCHER)
-def prolific_reject(request, slug: str):
+def _on_submission(request, slug: str, form_class, *, would, call, done):
+    """Reject or return: one submission of this study, named by the form; each step says what it did."""
     study = study_or_404(slug)
-    form = RejectForm(request.POST)
+    form = form_class(request.POST)
     if not form.is_valid():
         _form_errors(request, form)
         return back(study)
-    submission = _submission_of(study, form.cleaned_data["submission"])
+    data = form.cleaned_data
+    submission = selectors.prolific_submission_of(study=study, submission_id=data["submission"])
     if submission is None:
-        messages.error(
-            request, _("Submission %(id)s is not one of this study's.") % {"id": form.cleaned_data["submission"]}
-        )
+        messages.error(request, _("Submission %(id)s is not one of this study's.") % {"id": data["submission"]})
         return back(study)
-    done = call_prolific(
-        request,
-        would=_("It would reject submission %(id)s with your message.") % {"id": submission.submission_id},
-        call=lambda: services.prolific_submission_reject(
-            submission=submission, message=form.cleaned_data["message"], category=form.cleaned_data["category"]
-        ),
-    )
-    if done is not None:
-        messages.success(request, _("Submission %(id)s rejected.") % {"id": submission.submission_id})
+    names = {"id": submission.submission_id}
+    if call_prolific(request, would=would % names, call=lambda: call(submission, data)) is not None:
+        messages.success(request, done % names)
     return back(study)
+
+
+@require_POST
+@role_required(RESEARCHER)
+def prolific_reject(request, slug: str):
+    return _on_submission(
+        request,
+        slug,
+        RejectForm,
+        would=_("It would reject submission %(id)s with your message."),
+        call=lambda submission, data: services.prolific_submission_reject(
+            submission=submission, message=data["message"], category=data["category"]
+        ),
+        done=_("Submission %(id)s rejected."),
+    )
 
 
 @require_POST
 @role_required(RESEARCHER)
 def prolific_request_return(request, slug: str):
-    study = study_or_404(slug)
-    form = ReturnForm(request.POST)
-    if not form.is_valid():
-        _form_errors(request, form)
-        return back(study)
-    submission = _submission_of(study, form.cleaned_data["submission"])
-    if submission is None:
-        messages.error(
-            request, _("Submission %(id)s is not one of this study's.") % {"id": form.cleaned_data["submission"]}
-        )
-        return back(study)
-    done = call_prolific(
+    return _on_submission(
         request,
-        would=_("It would ask the participant of submission %(id)s to return it.") % {"id": submission.submission_id},
-        call=lambda: services.prolific_submission_request_return(
-            submission=submission, reasons=form.cleaned_data["reasons"]
+        slug,
+        ReturnForm,
+        would=_("It would ask the participant of submission %(id)s to return it."),
+        call=lambda submission, data: services.prolific_submission_request_return(
+            submission=submission, reasons=data["reasons"]
         ),
+        done=_("The participant of submission %(id)s was asked to return it."),
     )
-    if done is not None:
-        messages.success(
-            request,
-            _("The participant of submission %(id)s was asked to return it.") % {"id": submission.submission_id},
-        )
-    return back(study)
