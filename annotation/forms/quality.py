@@ -12,7 +12,7 @@ from ..selectors.rounds import version_choices
 
 class QualitySettingsForm(forms.Form):
     control_percent = forms.FloatField(
-        label=_("Control items (% of each queue)"),
+        label=_("Control items (percent of each queue)"),
         min_value=0,
         max_value=50,
         help_text=_("Set before the first answer; controls are placed then."),
