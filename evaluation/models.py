@@ -41,6 +41,10 @@ class ModelConfig(models.Model):
     probed_at = models.DateTimeField(null=True, blank=True)
     # What each probe sent back: {"vision": {"result": true|false|null, "detail": "..."}, ...}.
     probe = models.JSONField(default=dict, blank=True)
+    # A probe asked from the models page runs in a worker: set while it is queued or running (the
+    # guard against a second one), with the error of the last one that could not run at all.
+    probe_started_at = models.DateTimeField(null=True, blank=True)
+    probe_error = models.TextField(blank=True)
     # US dollars per million tokens; None when unknown (then a run's cost is unknown, never 0).
     price_input = models.FloatField(null=True, blank=True, help_text=_("USD per million input tokens."))
     price_output = models.FloatField(null=True, blank=True, help_text=_("USD per million output tokens."))

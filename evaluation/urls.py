@@ -14,6 +14,7 @@ app_name = "evaluation"
 urlpatterns = [
     path("models/", registry.model_list, name="model_list"),
     path("models/new/", registry.model_new, name="model_new"),
+    path("models/<int:pk>/probe/", registry.model_probe, name="model_probe"),
     path("prompts/", registry.prompt_list, name="prompt_list"),
     path("prompts/new/", registry.prompt_new, name="prompt_new"),
     path("prompts/<int:pk>/", registry.prompt_detail, name="prompt_detail"),

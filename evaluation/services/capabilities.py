@@ -10,9 +10,13 @@ with the provider's own message if the model has none).
 from __future__ import annotations
 
 import base64
+import datetime
 import io
+import logging
 import re
 
+from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -25,6 +29,10 @@ PROBE_COLOUR = "green"
 VISION_PROMPT = "What is the main colour of this image? Answer with one word."
 LOGPROBS_PROMPT = "Answer with one word: is the sky blue?"
 DETAIL_MAX_CHARS = 300
+# A probe queued from the page that never finished (its worker died) stops blocking a new one after this.
+PROBE_STALE_AFTER = datetime.timedelta(minutes=10)
+
+logger = logging.getLogger(__name__)
 
 # Replies of a model that received an image and says it cannot see it.
 _SEES_NO_IMAGE = re.compile(
@@ -127,7 +135,7 @@ def model_probe(*, model: ModelConfig) -> ModelConfig:
         "vision": _probe_vision(provider),
         "context_length": _probe_context(provider),
     }
-    fields = {"probed_at": timezone.now(), "probe": found}
+    fields = {"probed_at": timezone.now(), "probe": found, "probe_error": ""}
     for name, field in (("vision", "supports_vision"), ("logprobs", "supports_logprobs")):
         if found[name]["result"] is not None:
             fields[field] = found[name]["result"]
@@ -136,6 +144,45 @@ def model_probe(*, model: ModelConfig) -> ModelConfig:
     ModelConfig.objects.filter(pk=model.pk).update(**fields)
     model.refresh_from_db()
     return model
+
+
+def model_probe_request(*, model: ModelConfig) -> bool:
+    """Queue a probe of ``model`` in a worker (the page's Probe button). False when one is already
+    queued or running: a double click or a second tab never queues two."""
+    now = timezone.now()
+    changed = (
+        ModelConfig.objects.filter(pk=model.pk)
+        .filter(Q(probe_started_at__isnull=True) | Q(probe_started_at__lt=now - PROBE_STALE_AFTER))
+        .update(probe_started_at=now, probe_error="")
+    )
+    model.refresh_from_db()
+    if not changed:
+        return False
+    transaction.on_commit(lambda: model_probe_enqueue(model.pk))
+    return True
+
+
+def model_probe_enqueue(model_id: int) -> None:
+    from ..tasks import model_probe_task
+
+    model_probe_task.delay(model_id)
+
+
+def model_probe_queued(*, model_id: int) -> None:
+    """The worker's side of ``model_probe_request``: the same probe as ``manage.py probe_model``,
+    then the model is free for another; a probe that could not run at all leaves its error."""
+    model = ModelConfig.objects.filter(pk=model_id).first()
+    if model is None:
+        return
+    error = ""
+    try:
+        model_probe(model=model)
+    except ProviderError as exc:
+        error = _detail(exc)
+    except Exception as exc:  # noqa: BLE001 - whatever stopped it is shown on the page, not lost in a log
+        logger.exception("probe of model %s failed", model.name)
+        error = _detail(f"{type(exc).__name__}: {exc}")
+    ModelConfig.objects.filter(pk=model_id).update(probe_started_at=None, probe_error=error)
 
 
 def model_vision_refused(*, model: ModelConfig, detail: str) -> None:

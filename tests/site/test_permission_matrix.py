@@ -213,6 +213,7 @@ TABLE: dict[str, Row] = {
     # --- Evaluation pages (researchers), human scoring (raters A and B) ------------------------
     "evaluation:model_list": Row(get=researcher_page()),
     "evaluation:model_new": Row(get=researcher_page(), post=researcher_page(200)),
+    "evaluation:model_probe": Row(get=POST_ONLY, post=researcher_page(REDIRECT), kwargs=k(pk="model_pk")),
     "evaluation:prompt_list": Row(get=researcher_page()),
     "evaluation:prompt_new": Row(get=researcher_page(), post=researcher_page(200)),
     "evaluation:prompt_detail": Row(get=researcher_page(), kwargs=k(pk="prompt_pk")),
@@ -482,6 +483,7 @@ def build_world() -> World:
     # Evaluation: a generation run, a scoring task for A and B, an artwork pipeline run.
     run = make_generation_run(numbered_dataset(4))
     w.run_pk, w.run_item_pk, w.prompt_pk = run.pk, run.items.first().pk, run.prompt_id
+    w.model_pk = run.model_id
     w.judge_run_pk = make_judge_run(run, 3).pk
     task = scoring_task_create(
         name="Matrix scoring", run=run, raters=[a, b], n_items=2, n_shared=2, seed=1, user=researcher
