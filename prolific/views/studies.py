@@ -77,20 +77,31 @@ def page_context(request, study, *, form: PublishForm | None = None, bonus_form=
         **preview(request, form, study),
         "publish_form": PublishConfirmForm(),
         "submissions": selectors.prolific_submissions_of(study=study),
-        "review_rows": selectors.prolific_review_rows(study=study),
-        "discrepancies": selectors.prolific_discrepancies(study=study),
-        "reject_form": RejectForm(),
-        "return_form": ReturnForm(),
+        **review_context(study),
         "bonus_form": bonus_form or BonusUploadForm(),
         "batches": selectors.bonus_batches_of(study=study),
         "pay_form": BonusPayForm(),
     }
 
 
+def review_context(study) -> dict:
+    return {
+        "study": study,
+        "review_rows": selectors.prolific_review_rows(study=study),
+        "discrepancies": selectors.prolific_discrepancies(study=study),
+        "reject_form": RejectForm(),
+        "return_form": ReturnForm(),
+    }
+
+
 @require_GET
 @role_required(RESEARCHER)
+@vary_on_headers("HX-Request")
 def prolific_study_page(request, slug: str):
+    """The page; its review part alone (``?panel=review``) is what the study's results page shows."""
     study = study_or_404(slug)
+    if request.GET.get("panel") == "review" and wants_fragment(request):
+        return render(request, "prolific/study.html#review-panel", review_context(study))
     return render(request, "prolific/study.html", page_context(request, study))
 
 

@@ -250,6 +250,13 @@ def test_it_syncs_and_lists_submissions_verdicts_and_discrepancies(web_study, re
     )
     assert 'data-testid="orphan-submissions"' in html and "PIDNOWHERE" in html
     assert 'data-testid="unknown-sessions"' in html and "PIDLOCALONLY" in html
+    # The study's results page shows the same review and discrepancies (its htmx part of this page).
+    results = researcher_client.get(reverse("study:results", args=[web_study.slug])).content.decode()
+    panel_url = f"{url('study', web_study)}?panel=review"
+    assert f'hx-get="{panel_url}"' in results
+    panel = researcher_client.get(panel_url, headers={"HX-Request": "true"}).content.decode()
+    assert "<html" not in panel and 'data-verdict="valid"' in panel and 'data-verdict="screened_out"' in panel
+    assert "PIDNOWHERE" in panel and "PIDLOCALONLY" in panel and 'data-testid="reject-form"' in panel
 
 
 def test_it_approves_the_valid_submissions_once(web_study, researcher_client, fake_prolific):
