@@ -73,3 +73,8 @@ class ArtworkRunForm(IdempotentFormMixin, forms.Form):
         help_text=_("Weight of the description's own likelihood; 0 is Eq. 4."),
     )
     limit = forms.IntegerField(min_value=1, required=False, label=_("Only the first N artworks"))
+    confirm_cost = forms.BooleanField(
+        label=_("I confirm the estimated cost"),
+        required=False,
+        help_text=_("Needed when the estimate is above the threshold set for this server."),
+    )

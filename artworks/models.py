@@ -153,6 +153,11 @@ class ArtworkPipelineRun(models.Model):
     # stops), and when it last started an item: a run whose worker died goes quiet.
     worker_token = models.CharField(max_length=32, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # Before it starts: tokens and cost per model role with the prices it used (artworks.services.pipeline.cost).
+    estimate = models.JSONField(default=dict, blank=True)
+    # The tokens its requests used, as the providers reported them (a cached reply counts 0), summed over its items.
+    tokens_in = models.PositiveBigIntegerField(default=0)
+    tokens_out = models.PositiveBigIntegerField(default=0)
 
     class Meta:
         db_table = "evaluation_artworkpipelinerun"
@@ -181,6 +186,9 @@ class PipelineItem(models.Model):
     error = models.TextField(blank=True)
     image_seen = models.BooleanField(null=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # What the step's requests used (every attempt, the self-evaluation and listener scoring included).
+    tokens_in = models.PositiveIntegerField(default=0)
+    tokens_out = models.PositiveIntegerField(default=0)
 
     class Meta:
         db_table = "evaluation_pipelineitem"

@@ -14,6 +14,8 @@ import functools
 import logging
 import math
 
+from celery.exceptions import SoftTimeLimitExceeded
+
 logger = logging.getLogger(__name__)
 
 BYTES_PER_TOKEN = 3
@@ -66,6 +68,8 @@ def _tokenizer(provider: str, model_id: str):
 
                 tokenizer = AutoTokenizer.from_pretrained(str(Path(model_id).expanduser()), local_files_only=True)
                 return (lambda text: len(tokenizer.encode(text, add_special_tokens=False))), f"tokenizer: {model_id}"
+        except SoftTimeLimitExceeded:
+            raise
         except Exception:  # noqa: BLE001 - any failure falls back to the estimate
             logger.info("no local tokenizer for %s; tokens are estimated", model_id, exc_info=True)
         return None
@@ -77,6 +81,8 @@ def _tokenizer(provider: str, model_id: str):
         except KeyError:
             encoding = tiktoken.get_encoding("o200k_base")
         return (lambda text: len(encoding.encode(text, disallowed_special=()))), f"tiktoken: {encoding.name}"
+    except SoftTimeLimitExceeded:
+        raise
     except Exception:  # noqa: BLE001 - not installed, or its vocabulary cannot be fetched offline
         return None
 

@@ -25,7 +25,8 @@ class ArtworkReportApi(ApiMixin, APIView):
         responses={
             (200, "application/json"): OpenApiResponse(
                 OpenApiTypes.OBJECT,
-                description="`run` (`id`, `collection`, `speaker`, `listener`, `samples`, `lambda`, `image_seen`, ...); "
+                description="`run` (`id`, `collection`, `speaker`, `listener`, `samples`, `lambda`, `image_seen`, `cost` "
+                "{`tokens_in`, `tokens_out`, `cost`, `by_role`, `estimate`}, ...); "
                 "`qa_accuracy` keyed `no_description`/`base`/`pragmatic`, then `familiar`/`unfamiliar`, then "
                 "`attuned`/`agnostic`, each `{accuracy, n, ci}` (Wilson 95%); `t_test` keyed familiarity, then type, "
                 "then `pragmatic_vs_base`/`pragmatic_vs_no_description`/`base_vs_no_description`, each "

@@ -17,7 +17,13 @@ from evaluation.selectors import model_choices
 
 from ..models import ArtworkPipelineRun
 from ..selectors.collections import collection_choices
-from ..selectors.pipeline import artwork_run_list, artwork_run_progress, artwork_runs_progress
+from ..selectors.pipeline import (
+    artwork_run_list,
+    artwork_run_progress,
+    artwork_run_usage,
+    artwork_runs_progress,
+    artwork_runs_usage,
+)
 from ..services.pipeline import PipelineError, artwork_run_cancel, artwork_run_resume, artwork_run_start
 
 
@@ -66,6 +72,25 @@ class ArtworkRunSerializer(serializers.Serializer):
         "(its worker died): it can be resumed.",
     )
     progress = ArtworkRunProgressSerializer()
+    tokens_in = serializers.IntegerField(
+        help_text="Input tokens the run's requests used as the providers reported them (a cached reply counts 0)."
+    )
+    tokens_out = serializers.IntegerField()
+    cost = serializers.FloatField(
+        source="usage.cost",
+        allow_null=True,
+        help_text="US dollars for the tokens each model used, at the prices of the estimate; null when a model "
+        "that was asked has no price.",
+    )
+    usage_by_role = serializers.DictField(
+        source="usage.by_role",
+        help_text="Per model role (`builder`, `speaker`, `listener`): `model`, `tokens_in`, `tokens_out`, `cost`.",
+    )
+    estimate = serializers.DictField(
+        help_text="Made before the run started: `tokens_in`, `tokens_out` (max_tokens per reply), `n_requests`, "
+        "`n_images`, `cost`, `threshold`, `needs_confirmation`, `confirmed`, `method` and `by_role` (each with its "
+        "model's prices)."
+    )
 
 
 class ArtworkRunCreateSerializer(serializers.Serializer):
@@ -84,14 +109,20 @@ class ArtworkRunCreateSerializer(serializers.Serializer):
     limit = serializers.IntegerField(min_value=1, max_value=MAX_INT32, required=False, allow_null=True)
     groups = serializers.ListField(child=serializers.CharField(), required=False)
     max_tokens = serializers.IntegerField(min_value=1, max_value=8192, required=False, allow_null=True)
+    confirm_cost = serializers.BooleanField(
+        default=False,
+        help_text="Start the run although its estimated cost is above the server's threshold; without it such a "
+        "request answers 400 naming confirm_cost, with the estimate.",
+    )
 
 
 class ArtworkRunResumeSerializer(serializers.Serializer):
     retry_failed = serializers.BooleanField(default=False)
 
 
-def _detail(run: ArtworkPipelineRun, progress: dict | None = None) -> dict:
+def _detail(run: ArtworkPipelineRun, progress: dict | None = None, usage: dict | None = None) -> dict:
     run.progress = progress if progress is not None else artwork_run_progress(run=run)
+    run.usage = usage if usage is not None else artwork_run_usage(run=run)
     return ArtworkRunSerializer(run).data
 
 
@@ -112,7 +143,8 @@ class ArtworkRunListApi(ApiMixin, APIView):
         paginator = PageNumberPagination()
         runs = paginator.paginate_queryset(artwork_run_list(), request, view=self)
         progress = artwork_runs_progress(runs=runs)
-        return paginator.get_paginated_response([_detail(run, progress[run.pk]) for run in runs])
+        usage = artwork_runs_usage(runs=runs)
+        return paginator.get_paginated_response([_detail(run, progress[run.pk], usage[run.pk]) for run in runs])
 
     @extend_schema(
         operation_id="evaluation_artwork_runs_create",
@@ -127,7 +159,9 @@ class ArtworkRunListApi(ApiMixin, APIView):
         },
         description=(
             "Start a pipeline run on a collection: every step not done yet, queued to a Celery worker. "
-            "A request repeating an earlier one's Idempotency-Key starts nothing and answers 200 with that run."
+            "A request repeating an earlier one's Idempotency-Key starts nothing and answers 200 with that run. "
+            "Its tokens and cost are estimated first (`estimate`); above the server's threshold the request needs "
+            "`confirm_cost: true`."
         ),
     )
     def post(self, request):

@@ -1,9 +1,10 @@
 """Reads of the artwork pipeline runs: the list, progress per step, one artwork's candidates."""
 
 from django.conf import settings
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Max, Q, Sum
 from django.utils import timezone
 
+from evaluation.costs import cost_of
 from evaluation.models import ItemStatus, RunStatus
 from evaluation.selectors import run_waiting_for_worker
 
@@ -12,11 +13,15 @@ from ..models import ArtworkPipelineRun, ListenerAnswer, PipelineItem, PipelineS
 
 def artwork_run_get(*, pk: int) -> ArtworkPipelineRun | None:
     """One pipeline run with the collection and models its pages name."""
-    return ArtworkPipelineRun.objects.select_related("collection", "speaker", "listener").filter(pk=pk).first()
+    return (
+        ArtworkPipelineRun.objects.select_related("collection", "speaker", "listener", "builder").filter(pk=pk).first()
+    )
 
 
 def artwork_run_list():
-    return ArtworkPipelineRun.objects.select_related("collection", "speaker", "listener").order_by("-created_at")
+    return ArtworkPipelineRun.objects.select_related("collection", "speaker", "listener", "builder").order_by(
+        "-created_at"
+    )
 
 
 def artwork_run_progress(*, run: ArtworkPipelineRun) -> dict:
@@ -131,3 +136,65 @@ def artwork_run_artwork_detail(*, run: ArtworkPipelineRun, artwork) -> dict:
         "elements": list(artwork.elements.order_by("position")),
         "questions": list(artwork.questions.order_by("type", "position")),
     }
+
+
+# Which of the run's models a step's requests go to (the self-evaluation of a description is the speaker's).
+STEP_ROLE = {
+    PipelineStep.SYMBOLS: "builder",
+    PipelineStep.BACKGROUND: "builder",
+    PipelineStep.ATTUNED_QUESTIONS: "builder",
+    PipelineStep.AGNOSTIC_QUESTIONS: "builder",
+    PipelineStep.BASE: "speaker",
+    PipelineStep.PRAGMATIC: "speaker",
+    PipelineStep.LISTENER: "listener",
+}
+ROLES = ("builder", "speaker", "listener")
+
+
+def artwork_run_role_model(run: ArtworkPipelineRun, role: str):
+    return run.construction_model if role == "builder" else getattr(run, role)
+
+
+def artwork_run_usage(*, run: ArtworkPipelineRun) -> dict:
+    """The tokens the run's requests used, per model role and in all, and their cost at the prices
+    its estimate used (the models' current prices for a run started before estimates): None when
+    a model that was asked has no price, never 0."""
+    return artwork_runs_usage(runs=[run])[run.pk]
+
+
+def artwork_runs_usage(*, runs) -> dict[int, dict]:
+    """``artwork_run_usage`` of several runs in one query (the API's list)."""
+    runs = list(runs)
+    by_run = {run.pk: {role: {"tokens_in": 0, "tokens_out": 0} for role in ROLES} for run in runs}
+    sums = (
+        PipelineItem.objects.filter(run__in=list(by_run))
+        .values("run_id", "step")
+        .annotate(tokens_in=Sum("tokens_in"), tokens_out=Sum("tokens_out"))
+        .order_by()
+    )
+    for row in sums:
+        role = by_run[row["run_id"]][STEP_ROLE[row["step"]]]
+        role["tokens_in"] += row["tokens_in"] or 0
+        role["tokens_out"] += row["tokens_out"] or 0
+    found = {}
+    for run in runs:
+        by_role = by_run[run.pk]
+        estimated = (run.estimate or {}).get("by_role") or {}
+        total: float | None = 0.0
+        for role, used in by_role.items():
+            model = artwork_run_role_model(run, role)
+            prices = estimated.get(role) or {"price_input": model.price_input, "price_output": model.price_output}
+            used["model"] = model.name
+            used["cost"] = (
+                cost_of(
+                    used["tokens_in"],
+                    used["tokens_out"],
+                    price_input=prices["price_input"],
+                    price_output=prices["price_output"],
+                )
+                if used["tokens_in"] or used["tokens_out"]
+                else 0.0
+            )
+            total = None if total is None or used["cost"] is None else total + used["cost"]
+        found[run.pk] = {"tokens_in": run.tokens_in, "tokens_out": run.tokens_out, "cost": total, "by_role": by_role}
+    return found

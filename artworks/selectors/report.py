@@ -25,6 +25,7 @@ from ..models import (
     SpeakerCandidate,
     SpeakerKind,
 )
+from .pipeline import artwork_run_usage
 
 CONDITIONS = (ListenerCondition.NO_DESCRIPTION.value, ListenerCondition.BASE.value, ListenerCondition.PRAGMATIC.value)
 FAMILIARITY = ("familiar", "unfamiliar")
@@ -170,6 +171,8 @@ def artwork_report(*, run: ArtworkPipelineRun) -> dict:
             "word_limit": run.word_limit,
             "image_seen": _image_seen(run),
             "n_answers": sum(len(v) for v in cells.values()),
+            # What the providers reported the requests used, and the estimate made before the run started.
+            "cost": {**artwork_run_usage(run=run), "estimate": run.estimate or None},
         },
         "qa_accuracy": qa_accuracy,
         "t_test": t_test,

@@ -5,6 +5,7 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods
 
 from core.decorators import role_required
@@ -12,6 +13,7 @@ from core.http import add_service_errors
 from core.roles import RESEARCHER
 from evaluation.models import RunStatus
 from evaluation.selectors.runs import worker_hint_context
+from evaluation.services.runs.cost import CostNotConfirmed, estimate_text
 
 from ..forms import ArtworkRunForm
 from ..selectors.pipeline import (
@@ -20,10 +22,17 @@ from ..selectors.pipeline import (
     artwork_run_failed_items,
     artwork_run_list,
     artwork_run_progress,
+    artwork_run_usage,
     artwork_run_waiting_for_worker,
     artwork_runs_progress,
 )
-from ..services.pipeline import PipelineError, artwork_run_cancel, artwork_run_resume, artwork_run_start
+from ..services.pipeline import (
+    PipelineError,
+    artwork_run_cancel,
+    artwork_run_estimate,
+    artwork_run_resume,
+    artwork_run_start,
+)
 
 ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
 
@@ -32,34 +41,66 @@ ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
 @role_required(RESEARCHER)
 def artwork_run_list_page(request):
     form = ArtworkRunForm(request.POST or None)
+    context = {"form": form}
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
+        arguments = {
+            "collection": data["collection"],
+            "speaker": data["speaker"],
+            "listener": data["listener"],
+            "builder": data["builder"],
+            "samples": data["samples"],
+            "lam": data["lam"],
+            "limit": data["limit"],
+            "user": request.user,
+        }
         try:
-            run = artwork_run_start(
-                collection=data["collection"],
-                speaker=data["speaker"],
-                listener=data["listener"],
-                builder=data["builder"],
-                samples=data["samples"],
-                lam=data["lam"],
-                limit=data["limit"],
-                user=request.user,
-                idempotency_key=data["idempotency_key"],
-            )
+            if "estimate" in request.POST:
+                # "Estimate the cost": the same run built and rolled back; nothing starts.
+                context.update(_estimate_context(artwork_run_estimate(**arguments)))
+                run = None
+            else:
+                run = artwork_run_start(
+                    **arguments, idempotency_key=data["idempotency_key"], confirm_cost=data["confirm_cost"]
+                )
+        except CostNotConfirmed as exc:
+            context.update(_estimate_context(exc.estimate))
+            add_service_errors(form, exc)
         except ValidationError as exc:
             add_service_errors(form, exc)
         else:
+            if run is None:
+                return render(request, "artworks/artwork_run_list.html", _list_context(context))
             if run.idempotent_repeat:
                 # The same form again (a double click, a reload after the POST): where the first submit went.
                 messages.info(request, _("This form was already submitted: here is the run it started."))
             else:
                 messages.success(request, _("Pipeline run #%(id)s started.") % {"id": run.pk})
             return redirect("artworks:run_detail", pk=run.pk)
+    status = 400 if request.method == "POST" else 200
+    return render(request, "artworks/artwork_run_list.html", _list_context(context), status=status)
+
+
+def _list_context(context: dict) -> dict:
     runs = list(artwork_run_list()[:100])
     progress = artwork_runs_progress(runs=runs)
-    rows = [{"run": run, **progress[run.pk]} for run in runs]
-    status = 400 if request.method == "POST" else 200
-    return render(request, "artworks/artwork_run_list.html", {"rows": rows, "form": form}, status=status)
+    return {**context, "rows": [{"run": run, **progress[run.pk]} for run in runs]}
+
+
+ROLE_LABELS = {
+    "builder": gettext_lazy("Question builder"),
+    "speaker": gettext_lazy("Speaker"),
+    "listener": gettext_lazy("Listener"),
+}
+
+
+def _estimate_context(estimate: dict) -> dict:
+    roles = [
+        {"role": role, "label": ROLE_LABELS[role], **part}
+        for role, part in (estimate.get("by_role") or {}).items()
+        if part["n_requests"]
+    ]
+    return {"estimate": estimate, "estimate_text": estimate_text(estimate), "estimate_roles": roles}
 
 
 def _detail_context(run) -> dict:
@@ -72,6 +113,7 @@ def _detail_context(run) -> dict:
         "polling": run.status in ACTIVE,
         **worker_hint_context(),
         "failed_items": artwork_run_failed_items(run=run)[:200],
+        "usage": artwork_run_usage(run=run),
     }
 
 

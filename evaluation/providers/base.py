@@ -60,6 +60,11 @@ class Provider:
         provider cannot see it). Raises ClientError when the model gives no log-probabilities."""
         raise ClientError(f"{type(self).__name__} cannot report log-probabilities of answer choices.")
 
+    def choice_logprobs_usage(self, messages: list[dict], choices: list[str]) -> tuple[dict[str, float], int, int]:
+        """``choice_logprobs`` with the tokens the request used (in, out) as the provider reported
+        them; 0 where it reports none (a local model)."""
+        return self.choice_logprobs(messages, choices), 0, 0
+
     def context_length(self) -> int | None:
         """The model's context window in tokens as the provider reports it, None when it does not say."""
         return None

@@ -242,6 +242,10 @@ class OpenAIProvider(Provider):
         completion = self.complete(messages, temperature=0.0, max_tokens=1, top_logprobs=20)
         return choice_logprobs_of(completion, choices, model=self.model_id)
 
+    def choice_logprobs_usage(self, messages: list[dict], choices: list[str]) -> tuple[dict[str, float], int, int]:
+        completion = self.complete(messages, temperature=0.0, max_tokens=1, top_logprobs=20)
+        return choice_logprobs_of(completion, choices, model=self.model_id), completion.tokens_in, completion.tokens_out
+
     def context_length(self) -> int | None:
         """From the endpoint's model card (GET /models/{id}): the OpenAI API says nothing, but vLLM
         (max_model_len), llama.cpp (meta.n_ctx_train), LM Studio, OpenRouter and gateways do."""

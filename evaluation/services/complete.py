@@ -6,6 +6,7 @@ retries with exponential backoff and full jitter that honour Retry-After.
 """
 
 import contextlib
+import contextvars
 import hashlib
 import math
 import time
@@ -18,6 +19,30 @@ from ..models import ModelConfig, ResponseCache
 from ..providers import ClientError, Completion, RetryableError, provider_for
 from .runs.cache import cache_key, response_cache_store
 from .runs.throttle import SlotLease, backoff_delay, model_throttle_wait
+
+# The tokens the requests sent inside ``usage_metered`` used, as their providers reported them
+# (a reply from the cache used none): how the artwork pipeline learns what each item cost.
+_meter: contextvars.ContextVar[dict | None] = contextvars.ContextVar("usage_meter", default=None)
+
+
+@contextlib.contextmanager
+def usage_metered():
+    """``with usage_metered() as used:`` sums ``used["tokens_in"]``, ``used["tokens_out"]`` and
+    ``used["requests"]`` over the requests made inside it (cached replies count none)."""
+    used = {"tokens_in": 0, "tokens_out": 0, "requests": 0}
+    token = _meter.set(used)
+    try:
+        yield used
+    finally:
+        _meter.reset(token)
+
+
+def _metered(tokens_in: int, tokens_out: int) -> None:
+    used = _meter.get()
+    if used is not None:
+        used["tokens_in"] += int(tokens_in or 0)
+        used["tokens_out"] += int(tokens_out or 0)
+        used["requests"] += 1
 
 
 def model_complete(
@@ -56,6 +81,7 @@ def model_completion(
     if cached is not None:
         return Completion(**cached), True
     completion = _request(model, messages, params)
+    _metered(completion.tokens_in, completion.tokens_out)
     response_cache_store(key, completion)
     return completion, False
 
@@ -71,7 +97,8 @@ def model_choice_logprobs(*, model: ModelConfig, messages: list[dict], choices: 
     cached = ResponseCache.objects.filter(key=key).values_list("response", flat=True).first()
     if cached is not None:
         return {c: (-math.inf if v is None else v) for c, v in cached["choices"].items()}
-    found = _request(model, messages, params, choices=choices)
+    found, tokens_in, tokens_out = _request(model, messages, params, choices=choices)
+    _metered(tokens_in, tokens_out)
     # JSON (and PostgreSQL's jsonb) has no -Infinity: an unseen choice is stored as null.
     stored = {c: (None if v == -math.inf else v) for c, v in found.items()}
     with contextlib.suppress(IntegrityError):  # another worker asked the same first
@@ -96,7 +123,7 @@ def _request(model: ModelConfig, messages: list[dict], params: dict, *, choices:
             model_throttle_wait(model)
             try:
                 if choices is not None:
-                    return provider.choice_logprobs(messages, choices)
+                    return provider.choice_logprobs_usage(messages, choices)
                 return provider.complete(messages, **params)
             except RetryableError as exc:
                 last_error = exc

@@ -256,7 +256,7 @@ def test_it_prints_the_run_id_first_and_waits(collection, speaker, listener, cap
     lines = capsys.readouterr().out.splitlines()
     run_id = int(lines[0])
     assert PipelineItem.objects.filter(run_id=run_id, status=ItemStatus.DONE).exists()
-    assert lines[-1] == f"run {run_id} done"
+    assert lines[-1].startswith(f"run {run_id} done: ")
 
 
 def test_it_runs_on_the_builtin_smollm2_and_fails_cleanly(smollm2, collection):

@@ -3,9 +3,10 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from artworks.models import ArtworkCollection
-from artworks.selectors.pipeline import artwork_run_progress
+from artworks.selectors.pipeline import artwork_run_progress, artwork_run_usage
 from artworks.services.pipeline import artwork_run_execute, artwork_run_start
 from evaluation.models import ModelConfig, RunStatus
+from evaluation.services.runs.cost import CostNotConfirmed, estimate_text
 
 
 def lookup(model_cls, value: str, label: str):
@@ -44,6 +45,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--wait", action="store_true", help="Execute in this process with a progress bar, then print a summary."
         )
+        parser.add_argument(
+            "--confirm-cost",
+            action="store_true",
+            help="Start the run although its estimated cost is above EVAL_COST_CONFIRM_USD (without it the "
+            "command prints the estimate and exits 1).",
+        )
 
     def handle(self, *args, **o):
         collection = lookup(ArtworkCollection, o["collection"], "collection")
@@ -62,11 +69,15 @@ class Command(BaseCommand):
                 groups=o["groups"].split(","),
                 max_tokens=o["max_tokens"],
                 enqueue=not o["wait"],
+                confirm_cost=o["confirm_cost"],
             )
+        except CostNotConfirmed as exc:
+            raise CommandError(f"{estimate_text(exc.estimate)} Pass --confirm-cost to start it.") from None
         except ValidationError as exc:
             raise CommandError("; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())) from None
         self.stdout.write(str(run.pk))
         self.stdout.flush()
+        self.stderr.write(estimate_text(run.estimate))
         if not o["wait"]:
             return
         total = artwork_run_progress(run=run)["n_items"]
@@ -78,6 +89,10 @@ class Command(BaseCommand):
         failed = run.items.filter(status="failed").select_related("artwork")[:10]
         for item in failed:
             self.stdout.write(f"  failed {item.artwork.key} {item.step} {item.group}: {item.error[:200]}")
-        self.stdout.write(f"run {run.pk} {run.status}")
+        used = artwork_run_usage(run=run)
+        cost = "unknown" if used["cost"] is None else f"US${used['cost']:.4f}"
+        self.stdout.write(
+            f"run {run.pk} {run.status}: {used['tokens_in']} tokens in, {used['tokens_out']} out, cost {cost}"
+        )
         if run.status != RunStatus.DONE:
             raise CommandError(f"run {run.pk} ended {run.status}{': ' + run.error if run.error else ''}")

@@ -8,7 +8,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Case, IntegerField, Value, When
+from django.db.models import Case, F, IntegerField, Value, When
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -17,11 +17,14 @@ from evaluation.model_guard import model_refusal
 from evaluation.models import ItemStatus, ModelConfig, RunStatus
 from evaluation.providers import ProviderError, RetryableError
 from evaluation.services.capabilities import model_capability_problem
+from evaluation.services.complete import usage_metered
 from evaluation.services.runs import package_versions
+from evaluation.services.runs.cost import estimate_confirmed
 
 from ... import prompts as artwork_prompts
 from ...models import ArtworkCollection, ArtworkPipelineRun, ArtworkQuestionType, PipelineItem, PipelineStep
 from ...selectors.pipeline import artwork_run_is_stalled
+from .cost import artwork_run_cost_estimate
 from .messages import sees_images
 from .steps import CONSTRUCTION, ORDER, STEPS, StepError, unmet_need
 
@@ -32,6 +35,12 @@ RUN_IDEMPOTENCY_SCOPE = "artworks.pipeline_run"
 
 class PipelineError(Exception):
     pass
+
+
+class _Estimated(Exception):
+    def __init__(self, estimate: dict):
+        super().__init__("estimated")
+        self.estimate = estimate
 
 
 def _model_facts(model: ModelConfig) -> dict:
@@ -54,6 +63,7 @@ def artwork_run_start(
     enqueue: bool = True,
     user=None,
     idempotency_key: str | None = None,
+    confirm_cost: bool = False,
 ) -> ArtworkPipelineRun:
     """Create a run with an item for every step not done yet, and queue it.
 
@@ -65,6 +75,9 @@ def artwork_run_start(
 
     A second request with the same ``idempotency_key`` (a double submit, a retried API call)
     returns the run the first one created, with ``run.idempotent_repeat`` set, and queues nothing.
+
+    Its tokens and cost are estimated from its items first (kept as ``run.estimate``); above
+    EVAL_COST_CONFIRM_USD without ``confirm_cost`` it raises CostNotConfirmed and nothing is stored.
     """
     run = idempotent_create(
         scope=RUN_IDEMPOTENCY_SCOPE,
@@ -85,9 +98,49 @@ def artwork_run_start(
             max_tokens=max_tokens,
             enqueue=enqueue,
             user=user,
+            confirm_cost=confirm_cost,
         ),
     )
     return run
+
+
+def artwork_run_estimate(
+    *,
+    collection: ArtworkCollection,
+    speaker: ModelConfig,
+    listener: ModelConfig,
+    builder: ModelConfig | None = None,
+    samples: int = 10,
+    lam: float = 0.0,
+    limit: int | None = None,
+    groups=DEFAULT_GROUPS,
+    temperature: float = 1.0,
+    word_limit: int = 75,
+    max_tokens: int | None = None,
+    user=None,
+) -> dict:
+    """The estimate of the run these arguments would start, starting nothing (it is built, then rolled back)."""
+    try:
+        with transaction.atomic():
+            run = _artwork_run_create(
+                collection=collection,
+                speaker=speaker,
+                listener=listener,
+                builder=builder,
+                samples=samples,
+                lam=lam,
+                limit=limit,
+                groups=groups,
+                temperature=temperature,
+                word_limit=word_limit,
+                max_tokens=max_tokens,
+                enqueue=False,
+                user=user,
+                confirm_cost=True,
+            )
+            raise _Estimated({key: value for key, value in run.estimate.items() if key != "confirmed"})
+    except _Estimated as done:
+        return done.estimate
 
 
 @transaction.atomic
@@ -106,6 +159,7 @@ def _artwork_run_create(
     max_tokens,
     enqueue,
     user,
+    confirm_cost=False,
 ) -> ArtworkPipelineRun:
     groups = [g.strip().lower() for g in groups if g and g.strip()]
     errors = {}
@@ -176,6 +230,9 @@ def _artwork_run_create(
                 for step in (PipelineStep.BASE, PipelineStep.PRAGMATIC, PipelineStep.LISTENER)
             ]
     PipelineItem.objects.bulk_create(items)
+    # Raises before anything is queued; the transaction rolls the run and its items back.
+    run.estimate = estimate_confirmed(artwork_run_cost_estimate(run=run), confirm_cost=confirm_cost)
+    ArtworkPipelineRun.objects.filter(pk=run.pk).update(estimate=run.estimate)
     if enqueue:
         transaction.on_commit(lambda: _enqueue(run.pk))
     return run
@@ -285,35 +342,39 @@ def _process(run: ArtworkPipelineRun, item: PipelineItem) -> None:
     if unmet:
         _item_write(item, status=ItemStatus.FAILED, error=unmet, attempts=0)
         return
+    # A failed item's requests were paid for too: its usage is kept whatever the outcome.
+    with usage_metered() as used:
+        outcome = _outcome(run, item)
+    _item_write(item, **outcome, tokens_in=used["tokens_in"], tokens_out=used["tokens_out"])
+
+
+def _outcome(run: ArtworkPipelineRun, item: PipelineItem) -> dict:
     try:
         result = STEPS[item.step](run, item)
     except StepError as exc:
-        _item_write(
-            item,
-            status=ItemStatus.FAILED,
-            error=str(exc),
-            response=exc.response,
-            messages=exc.messages,
-            attempts=exc.attempts,
-        )
+        return {
+            "status": ItemStatus.FAILED,
+            "error": str(exc),
+            "response": exc.response,
+            "messages": exc.messages,
+            "attempts": exc.attempts,
+        }
     except RetryableError as exc:
-        _item_write(item, status=ItemStatus.FAILED, error=_("gave up: %(error)s") % {"error": exc})
+        return {"status": ItemStatus.FAILED, "error": _("gave up: %(error)s") % {"error": exc}}
     except ProviderError as exc:
-        _item_write(item, status=ItemStatus.FAILED, error=str(exc))
+        return {"status": ItemStatus.FAILED, "error": str(exc)}
     except SoftTimeLimitExceeded:
         raise  # the task must end now; the item stays pending for a resume
     except Exception as exc:  # noqa: BLE001 - one broken item must not stop the others
         logger.exception("artwork pipeline item %s failed", item.pk)
-        _item_write(item, status=ItemStatus.FAILED, error=f"{type(exc).__name__}: {exc}")
-    else:
-        _item_write(
-            item,
-            status=ItemStatus.DONE,
-            response=result.response,
-            messages=result.messages,
-            attempts=result.attempts,
-            image_seen=result.image_seen,
-        )
+        return {"status": ItemStatus.FAILED, "error": f"{type(exc).__name__}: {exc}"}
+    return {
+        "status": ItemStatus.DONE,
+        "response": result.response,
+        "messages": result.messages,
+        "attempts": result.attempts,
+        "image_seen": result.image_seen,
+    }
 
 
 def _item_write(
@@ -325,16 +386,26 @@ def _item_write(
     messages=None,
     attempts: int = 1,
     image_seen: bool | None = None,
+    tokens_in: int = 0,
+    tokens_out: int = 0,
 ) -> None:
-    PipelineItem.objects.filter(pk=item.pk, status=ItemStatus.PENDING).update(
-        status=status,
-        error=error[:4000],
-        response=response,
-        messages=messages or [],
-        attempts=attempts,
-        image_seen=image_seen,
-        finished_at=timezone.now(),
-    )
+    with transaction.atomic():
+        written = PipelineItem.objects.filter(pk=item.pk, status=ItemStatus.PENDING).update(
+            status=status,
+            error=error[:4000],
+            response=response,
+            messages=messages or [],
+            attempts=attempts,
+            image_seen=image_seen,
+            finished_at=timezone.now(),
+            # Added, not set: a failed item tried again keeps what its first try used.
+            tokens_in=F("tokens_in") + tokens_in,
+            tokens_out=F("tokens_out") + tokens_out,
+        )
+        if written and (tokens_in or tokens_out):
+            ArtworkPipelineRun.objects.filter(pk=item.run_id).update(
+                tokens_in=F("tokens_in") + tokens_in, tokens_out=F("tokens_out") + tokens_out
+            )
 
 
 def _finish(run_id: int) -> ArtworkPipelineRun:

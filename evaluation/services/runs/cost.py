@@ -87,21 +87,38 @@ def run_cost_estimate(*, run: Run) -> dict:
         tokens_in += prompt_tokens(item_messages, count)
         tokens_out += max_tokens
     price_input, price_output = run.model.price_input, run.model.price_output
-    cost = cost_of(tokens_in, tokens_out, price_input=price_input, price_output=price_output)
+    return estimate_totals(
+        tokens_in=tokens_in,
+        tokens_out=tokens_out,
+        n_requests=len(messages) - n_cached,
+        cost=cost_of(tokens_in, tokens_out, price_input=price_input, price_output=price_output),
+        n_cached=n_cached,
+        max_tokens=max_tokens,
+        price_input=price_input,
+        price_output=price_output,
+        method=method,
+    )
+
+
+def estimate_totals(*, tokens_in: int, tokens_out: int, n_requests: int, cost: float | None, **details) -> dict:
+    """An estimate as every run keeps it and ``estimate_text`` reads it, with the threshold it was held to."""
     threshold = float(settings.EVAL_COST_CONFIRM_USD)
     return {
         "tokens_in": tokens_in,
         "tokens_out": tokens_out,
-        "n_requests": len(messages) - n_cached,
-        "n_cached": n_cached,
-        "max_tokens": max_tokens,
-        "price_input": price_input,
-        "price_output": price_output,
+        "n_requests": n_requests,
+        **details,
         "cost": cost,
         "threshold": threshold,
         "needs_confirmation": cost is not None and cost > threshold,
-        "method": method,
     }
+
+
+def estimate_confirmed(estimate: dict, *, confirm_cost: bool) -> dict:
+    """The estimate to keep on a run about to start; CostNotConfirmed when it needs a confirmation it lacks."""
+    if estimate["needs_confirmation"] and not confirm_cost:
+        raise CostNotConfirmed(estimate)
+    return {**estimate, "confirmed": bool(estimate["needs_confirmation"] and confirm_cost)}
 
 
 def _refuse_missing_capabilities(*, model, params: dict | None) -> None:
@@ -123,10 +140,7 @@ def run_start_costed(*, confirm_cost: bool = False, **arguments) -> Run:
         run = run_start(**arguments)
         if getattr(run, "idempotent_repeat", False):
             return run
-        estimate = run_cost_estimate(run=run)
-        if estimate["needs_confirmation"] and not confirm_cost:
-            raise CostNotConfirmed(estimate)
-        estimate["confirmed"] = bool(estimate["needs_confirmation"] and confirm_cost)
+        estimate = estimate_confirmed(run_cost_estimate(run=run), confirm_cost=confirm_cost)
         Run.objects.filter(pk=run.pk).update(estimate=estimate)
         run.estimate = estimate
     return run
