@@ -19,6 +19,7 @@ from ..forms import JudgeRepeatForm
 from ..models import Run, RunKind
 from ..selectors import report as report_selectors
 from ..selectors.exports import human_report_csv
+from ..services.runs.cost import estimate_text
 
 SCORE_MAX = 5
 
@@ -113,14 +114,21 @@ def human_report_repeat(request, pk: int):
     judge = get_object_or_404(report_selectors.judge_runs_of(run=run), pk=form.cleaned_data["judge_run"])
     try:
         repeat = services.run_repeat(
-            judge=judge, user=request.user, idempotency_key=form.cleaned_data["idempotency_key"]
+            judge=judge,
+            user=request.user,
+            idempotency_key=form.cleaned_data["idempotency_key"],
+            confirm_cost=form.cleaned_data["confirm_cost"],
         )
     except ValidationError as exc:
-        messages.error(request, " ".join(exc.messages))
+        # Above the threshold: the estimate and what to do, by the judge run's own button.
+        messages.error(request, _("Judge run #%(id)s: %(error)s") % {"id": judge.pk, "error": " ".join(exc.messages)})
         return redirect("evaluation:human_report", pk=run.pk)
-    messages.success(
-        request,
-        _("Judge run #%(id)s started: a repeat of #%(source)s with seed %(seed)s.")
-        % {"id": repeat.pk, "source": judge.pk, "seed": repeat.params["seed"]},
-    )
+    started = _("Judge run #%(id)s started: a repeat of #%(source)s with seed %(seed)s.") % {
+        "id": repeat.pk,
+        "source": judge.pk,
+        "seed": repeat.params["seed"],
+    }
+    if repeat.estimate and not getattr(repeat, "idempotent_repeat", False):
+        started = f"{started} {estimate_text(repeat.estimate)}"
+    messages.success(request, started)
     return redirect("evaluation:human_report", pk=run.pk)

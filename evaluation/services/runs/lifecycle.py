@@ -187,11 +187,15 @@ def _run_create(*, kind, model, prompt_name, dataset, version, source_run, param
     return run
 
 
-def run_repeat(*, judge: Run, user=None, idempotency_key: str | None = None) -> Run:
-    """Start another judge run like ``judge`` with the next seed of its repeat group, to measure the judge's noise."""
-    from ...selectors.runs import judge_repeat_seed
+def run_repeat(*, judge: Run, user=None, idempotency_key: str | None = None, confirm_cost: bool = False) -> Run:
+    """Start another judge run like ``judge`` with the next seed of its repeat group, to measure the judge's noise.
 
-    return run_start(
+    Estimated like any run (a new seed is a new request: nothing comes from the cache); above
+    EVAL_COST_CONFIRM_USD without ``confirm_cost`` it raises CostNotConfirmed and starts nothing."""
+    from ...selectors.runs import judge_repeat_seed
+    from .cost import run_start_costed  # it builds on run_start, here
+
+    return run_start_costed(
         kind=RunKind.JUDGE,
         model=judge.model,
         prompt_name=judge.strategy,
@@ -200,6 +204,7 @@ def run_repeat(*, judge: Run, user=None, idempotency_key: str | None = None) -> 
         limit=judge.limit,
         user=user,
         idempotency_key=idempotency_key,
+        confirm_cost=confirm_cost,
     )
 
 
