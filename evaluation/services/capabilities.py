@@ -15,6 +15,7 @@ import io
 import logging
 import re
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -179,6 +180,9 @@ def model_probe_queued(*, model_id: int) -> None:
         model_probe(model=model)
     except ProviderError as exc:
         error = _detail(exc)
+    except SoftTimeLimitExceeded:
+        ModelConfig.objects.filter(pk=model_id).update(probe_started_at=None)
+        raise
     except Exception as exc:  # noqa: BLE001 - whatever stopped it is shown on the page, not lost in a log
         logger.exception("probe of model %s failed", model.name)
         error = _detail(f"{type(exc).__name__}: {exc}")
