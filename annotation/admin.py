@@ -7,13 +7,16 @@ from django.utils.translation import gettext_lazy as _
 
 from .models import (
     AnnotationRound,
+    AnnotatorPause,
     Assignment,
+    ControlItem,
     Dataset,
     DatasetVersion,
     DatasetVersionItem,
     Expression,
     ImportJob,
     LabelChange,
+    RecalibrationNote,
     RoundItem,
     Suggestion,
     SuggestionSet,
@@ -229,6 +232,28 @@ class LabelChangeAdmin(_ReadOnlyAdmin):
     list_display = ("item", "field", "old_value", "new_value", "actor", "at")
     list_filter = ("field", "item__round")
     list_select_related = ("item", "actor")
+
+
+# Quality records (controls, pauses, recalibration notes) are kept by the round's Quality tab.
+@admin.register(ControlItem)
+class ControlItemAdmin(_ReadOnlyAdmin):
+    list_display = ("expression", "round", "theme", "source_version")
+    list_filter = ("round",)
+    list_select_related = ("expression", "round", "theme", "source_version")
+
+
+@admin.register(AnnotatorPause)
+class AnnotatorPauseAdmin(_ReadOnlyAdmin):
+    list_display = ("annotator", "round", "paused_by", "paused_at")
+    list_filter = ("round",)
+    list_select_related = ("annotator", "round", "paused_by")
+
+
+@admin.register(RecalibrationNote)
+class RecalibrationNoteAdmin(_ReadOnlyAdmin):
+    list_display = ("annotator", "round", "created_by", "created_at", "seen_at")
+    list_filter = ("round",)
+    list_select_related = ("annotator", "round", "created_by")
 
 
 @admin.register(DatasetVersion)

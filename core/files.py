@@ -42,10 +42,10 @@ DOWNLOAD_CONTENT_TYPES = {
     "application/x-ndjson",
     "application/zip",
     "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-    # Figures the app draws (core.figures); as attachments, under the sandboxing policy below.
-    "image/svg+xml",
-    "application/pdf",
 }
+# Figures the app draws itself (core.figures), kept only on a response the app wrote: an SVG or PDF
+# stored from an upload (an SVG from before rasterising) is an octet-stream all the same.
+DRAWN_CONTENT_TYPES = {"image/svg+xml", "application/pdf"}
 UNTRUSTED_FILE_CSP = "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; sandbox"
 # An SVG is drawn at most this many pixels on its longer side (scaled down to fit).
 RASTER_MAX_SIDE = 4096
@@ -298,12 +298,13 @@ def svg_rasterise(content: bytes) -> bytes:
 # --- Serving stored files ------------------------------------------------------------------------
 
 
-def untrusted_file_response(response, *, filename: str, inline: bool = False):
+def untrusted_file_response(response, *, filename: str, inline: bool = False, drawn: bool = False):
     """Make a response carrying a stored or exported file safe to open, and return it.
 
     With ``inline`` an image whose (validated) extension is on the allowlist is shown as
     that image type; anything else becomes an attachment, typed application/octet-stream
-    unless it is one of the app's own download formats. Every such response gets nosniff
+    unless it is one of the app's own download formats (or, with ``drawn``, a figure the app drew).
+    Every such response gets nosniff
     and a policy that sandboxes it and allows no script, so a file a browser would render
     as a document still cannot run anything on this origin. django-csp leaves a response
     that already has the header as it is.
@@ -314,7 +315,7 @@ def untrusted_file_response(response, *, filename: str, inline: bool = False):
         response["Content-Type"] = IMAGE_CONTENT_TYPES[extension]
         response["Content-Disposition"] = content_disposition_header(False, PurePosixPath(filename).name)
     else:
-        if current not in DOWNLOAD_CONTENT_TYPES:
+        if current not in DOWNLOAD_CONTENT_TYPES and not (drawn and current in DRAWN_CONTENT_TYPES):
             response["Content-Type"] = "application/octet-stream"
         response["Content-Disposition"] = content_disposition_header(True, PurePosixPath(filename).name)
     response["X-Content-Type-Options"] = "nosniff"

@@ -51,7 +51,7 @@ def download(body: str | bytes, *, filename: str, fmt: str) -> HttpResponse:
         content_type=DOWNLOAD_CONTENT_TYPES[fmt],
         headers={"Content-Disposition": content_disposition_header(True, filename)},
     )
-    return untrusted_file_response(response, filename=filename)
+    return untrusted_file_response(response, filename=filename, drawn=fmt in ("svg", "pdf"))
 
 
 def json_text(data) -> str:
