@@ -6,110 +6,211 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('study', '0003_answer_knew_before_optional_translations'),
+        ("study", "0003_answer_knew_before_optional_translations"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='WebhookDelivery',
+            name="WebhookDelivery",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('received_at', models.DateTimeField(auto_now_add=True, db_index=True)),
-                ('signature_valid', models.BooleanField()),
-                ('event_type', models.CharField(blank=True, max_length=100)),
-                ('submission_id', models.CharField(blank=True, max_length=64)),
-                ('status', models.CharField(blank=True, max_length=20)),
-                ('remote_addr', models.CharField(blank=True, max_length=64)),
-                ('body', models.TextField(blank=True)),
-                ('outcome', models.CharField(blank=True, max_length=40)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("received_at", models.DateTimeField(auto_now_add=True, db_index=True)),
+                ("signature_valid", models.BooleanField()),
+                ("event_type", models.CharField(blank=True, max_length=100)),
+                ("submission_id", models.CharField(blank=True, max_length=64)),
+                ("status", models.CharField(blank=True, max_length=20)),
+                ("remote_addr", models.CharField(blank=True, max_length=64)),
+                ("body", models.TextField(blank=True)),
+                ("outcome", models.CharField(blank=True, max_length=40)),
             ],
         ),
         migrations.CreateModel(
-            name='ApiCall',
+            name="ApiCall",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('method', models.CharField(max_length=8)),
-                ('url', models.CharField(max_length=500)),
-                ('request_body', models.JSONField(blank=True, null=True)),
-                ('status_code', models.PositiveSmallIntegerField(blank=True, null=True)),
-                ('response_body', models.TextField(blank=True)),
-                ('error', models.TextField(blank=True)),
-                ('attempt', models.PositiveSmallIntegerField(default=1)),
-                ('duration_ms', models.PositiveIntegerField(default=0)),
-                ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
-                ('study', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='prolific_calls', to='study.study')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("method", models.CharField(max_length=8)),
+                ("url", models.CharField(max_length=500)),
+                ("request_body", models.JSONField(blank=True, null=True)),
+                ("status_code", models.PositiveSmallIntegerField(blank=True, null=True)),
+                ("response_body", models.TextField(blank=True)),
+                ("error", models.TextField(blank=True)),
+                ("attempt", models.PositiveSmallIntegerField(default=1)),
+                ("duration_ms", models.PositiveIntegerField(default=0)),
+                ("created_at", models.DateTimeField(auto_now_add=True, db_index=True)),
+                (
+                    "study",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="prolific_calls",
+                        to="study.study",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='ProlificStudy',
+            name="ProlificStudy",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('group', models.CharField(blank=True, max_length=20)),
-                ('prolific_id', models.CharField(blank=True, max_length=64)),
-                ('status', models.CharField(choices=[('CREATING', 'Being created'), ('UNPUBLISHED', 'Draft on Prolific'), ('PUBLISHING', 'Being published'), ('ACTIVE', 'Live'), ('PAUSED', 'Paused'), ('AWAITING REVIEW', 'Awaiting review'), ('COMPLETED', 'Completed')], default='CREATING', max_length=20)),
-                ('completion_action', models.CharField(choices=[('AUTOMATICALLY_APPROVE', 'Approve automatically'), ('MANUALLY_REVIEW', 'Review manually')], default='MANUALLY_REVIEW', max_length=24)),
-                ('filters', models.JSONField(blank=True, default=list)),
-                ('request_body', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('published_at', models.DateTimeField(blank=True, null=True)),
-                ('last_synced_at', models.DateTimeField(blank=True, null=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('study', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='prolific_studies', to='study.study')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("group", models.CharField(blank=True, max_length=20)),
+                ("prolific_id", models.CharField(blank=True, max_length=64)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("CREATING", "Being created"),
+                            ("UNPUBLISHED", "Draft on Prolific"),
+                            ("PUBLISHING", "Being published"),
+                            ("ACTIVE", "Live"),
+                            ("PAUSED", "Paused"),
+                            ("AWAITING REVIEW", "Awaiting review"),
+                            ("COMPLETED", "Completed"),
+                        ],
+                        default="CREATING",
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "completion_action",
+                    models.CharField(
+                        choices=[
+                            ("AUTOMATICALLY_APPROVE", "Approve automatically"),
+                            ("MANUALLY_REVIEW", "Review manually"),
+                        ],
+                        default="MANUALLY_REVIEW",
+                        max_length=24,
+                    ),
+                ),
+                ("filters", models.JSONField(blank=True, default=list)),
+                ("request_body", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("published_at", models.DateTimeField(blank=True, null=True)),
+                ("last_synced_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "study",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="prolific_studies", to="study.study"
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'Prolific studies',
+                "verbose_name_plural": "Prolific studies",
             },
         ),
         migrations.CreateModel(
-            name='BonusBatch',
+            name="BonusBatch",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('prolific_id', models.CharField(blank=True, max_length=64)),
-                ('rows', models.JSONField(default=list)),
-                ('fingerprint', models.CharField(max_length=64)),
-                ('amount', models.DecimalField(decimal_places=2, default=0, max_digits=12)),
-                ('fees', models.DecimalField(decimal_places=2, default=0, max_digits=12)),
-                ('vat', models.DecimalField(decimal_places=2, default=0, max_digits=12)),
-                ('total_amount', models.DecimalField(decimal_places=2, default=0, max_digits=12)),
-                ('status', models.CharField(choices=[('CREATED', 'Created, not paid'), ('SENDING', 'Pay request sent, answer unknown'), ('SENT', 'Paid'), ('FAILED', 'Refused by Prolific')], default='CREATED', max_length=10)),
-                ('error', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('sent_at', models.DateTimeField(blank=True, null=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('prolific_study', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='bonus_batches', to='prolific.prolificstudy')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("prolific_id", models.CharField(blank=True, max_length=64)),
+                ("rows", models.JSONField(default=list)),
+                ("fingerprint", models.CharField(max_length=64)),
+                ("amount", models.DecimalField(decimal_places=2, default=0, max_digits=12)),
+                ("fees", models.DecimalField(decimal_places=2, default=0, max_digits=12)),
+                ("vat", models.DecimalField(decimal_places=2, default=0, max_digits=12)),
+                ("total_amount", models.DecimalField(decimal_places=2, default=0, max_digits=12)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("CREATED", "Created, not paid"),
+                            ("SENDING", "Pay request sent, answer unknown"),
+                            ("SENT", "Paid"),
+                            ("FAILED", "Refused by Prolific"),
+                        ],
+                        default="CREATED",
+                        max_length=10,
+                    ),
+                ),
+                ("error", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("sent_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "prolific_study",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="bonus_batches",
+                        to="prolific.prolificstudy",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='ProlificSubmission',
+            name="ProlificSubmission",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('submission_id', models.CharField(max_length=64, unique=True)),
-                ('prolific_pid', models.CharField(max_length=64)),
-                ('status', models.CharField(choices=[('RESERVED', 'Reserved'), ('ACTIVE', 'Active'), ('AWAITING REVIEW', 'Awaiting review'), ('APPROVED', 'Approved'), ('REJECTED', 'Rejected'), ('RETURNED', 'Returned'), ('TIMED-OUT', 'Timed out'), ('SCREENED OUT', 'Screened out'), ('PARTIALLY APPROVED', 'Partially approved')], max_length=20)),
-                ('study_code', models.CharField(blank=True, max_length=64)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('completed_at', models.DateTimeField(blank=True, null=True)),
-                ('status_changed_at', models.DateTimeField(auto_now_add=True)),
-                ('last_error', models.TextField(blank=True)),
-                ('participant', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='prolific_submissions', to='study.participant')),
-                ('prolific_study', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='submissions', to='prolific.prolificstudy')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("submission_id", models.CharField(max_length=64, unique=True)),
+                ("prolific_pid", models.CharField(max_length=64)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("RESERVED", "Reserved"),
+                            ("ACTIVE", "Active"),
+                            ("AWAITING REVIEW", "Awaiting review"),
+                            ("APPROVED", "Approved"),
+                            ("REJECTED", "Rejected"),
+                            ("RETURNED", "Returned"),
+                            ("TIMED-OUT", "Timed out"),
+                            ("SCREENED OUT", "Screened out"),
+                            ("PARTIALLY APPROVED", "Partially approved"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("study_code", models.CharField(blank=True, max_length=64)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("completed_at", models.DateTimeField(blank=True, null=True)),
+                ("status_changed_at", models.DateTimeField(auto_now_add=True)),
+                ("last_error", models.TextField(blank=True)),
+                (
+                    "participant",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="prolific_submissions",
+                        to="study.participant",
+                    ),
+                ),
+                (
+                    "prolific_study",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="submissions",
+                        to="prolific.prolificstudy",
+                    ),
+                ),
             ],
         ),
         migrations.AddConstraint(
-            model_name='prolificstudy',
-            constraint=models.UniqueConstraint(fields=('study', 'group'), name='prolific_study_once_per_group'),
+            model_name="prolificstudy",
+            constraint=models.UniqueConstraint(fields=("study", "group"), name="prolific_study_once_per_group"),
         ),
         migrations.AddConstraint(
-            model_name='bonusbatch',
-            constraint=models.UniqueConstraint(fields=('prolific_study', 'fingerprint'), name='prolific_bonus_batch_once'),
+            model_name="bonusbatch",
+            constraint=models.UniqueConstraint(
+                fields=("prolific_study", "fingerprint"), name="prolific_bonus_batch_once"
+            ),
         ),
         migrations.AddIndex(
-            model_name='prolificsubmission',
-            index=models.Index(fields=['prolific_study', 'status'], name='prolific_pr_prolifi_ada7be_idx'),
+            model_name="prolificsubmission",
+            index=models.Index(fields=["prolific_study", "status"], name="prolific_pr_prolifi_ada7be_idx"),
         ),
     ]
