@@ -173,7 +173,7 @@ def test_it_reports_a_forbidden_variable_as_unset_on_the_models_page(researcher_
 
     html = researcher_client.get(reverse("evaluation:model_list")).content.decode()
 
-    row = re.search(r'<tr data-model="old">(.*?)</tr>', html, re.S).group(1)
+    row = re.search(r'<tr data-model="old"[^>]*>(.*?)</tr>', html, re.S).group(1)
     assert "not set on the server" in row
 
 

@@ -169,10 +169,10 @@ def test_it_lists_models_with_the_key_variable_name_but_never_its_value(
     response = researcher_client.get(reverse("evaluation:model_list"))
     html = response.content.decode()
     assert "sk-very-secret-value" not in html
-    remote = re.search(r'<tr data-model="remote">(.*?)</tr>', html, re.S).group(1)
+    remote = re.search(r'<tr data-model="remote"[^>]*>(.*?)</tr>', html, re.S).group(1)
     assert "VIVID_MODEL_KEY_TEST" in remote and ">set<" in remote and "https://llm.example.org/v1" in remote
     assert ">8<" in remote and ">120<" in remote and "30 s" in remote
-    unset = re.search(r'<tr data-model="unset">(.*?)</tr>', html, re.S).group(1)
+    unset = re.search(r'<tr data-model="unset"[^>]*>(.*?)</tr>', html, re.S).group(1)
     assert "VIVID_MODEL_KEY_TEST_MISSING" in unset and "not set on the server" in unset
     assert "smollm2-135m" in html  # the built-in model
 
