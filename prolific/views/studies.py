@@ -63,7 +63,6 @@ def preview(request, form: PublishForm, study) -> dict:
 def page_context(request, study, *, form: PublishForm | None = None, bonus_form=None) -> dict:
     form = form or PublishForm(study=study)
     return {
-        "study": study,
         "configured": selectors.prolific_configured(),
         "secret_configured": selectors.prolific_webhook_secret_configured(),
         "token_env": settings.PROLIFIC_API_TOKEN_ENV,

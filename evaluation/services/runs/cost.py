@@ -68,7 +68,7 @@ def run_cost_estimate(*, run: Run) -> dict:
     """Tokens from the run's rendered prompts (its items' exact messages) and ``max_tokens`` per reply,
     an upper bound; a request the response cache already answered costs nothing."""
     items = list(
-        run.items.select_related("expression__theme", "source_item")
+        run.items.select_related("expression__theme", "source_item", "source_item_b")
         .prefetch_related("expression__traits")
         .order_by("id")
     )
