@@ -282,6 +282,26 @@ SPECTACULAR_SETTINGS = {
     },
 }
 
+# The cache every process shares: computed statistics and the change stamps that key them
+# (core/stamps.py). CACHE_URL=redis://127.0.0.1:6379/1 where Redis runs (production, scale-out);
+# the embedded default is a folder of files under VAR_DIR, which every process on the machine
+# sees; tests keep theirs in memory. locmem:// is per process (one process only).
+_CACHE_URL = env_str("CACHE_URL", "locmem://" if DJANGO_ENV == "test" else f"file://{VAR_DIR / 'cache'}")
+_cache_scheme = urlsplit(_CACHE_URL).scheme
+if _cache_scheme in {"redis", "rediss"}:
+    _cache = {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _CACHE_URL}
+elif _cache_scheme == "file":
+    _cache = {
+        "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+        "LOCATION": urlsplit(_CACHE_URL).path,
+        "OPTIONS": {"MAX_ENTRIES": 2000},
+    }
+elif _cache_scheme == "locmem":
+    _cache = {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "vivid"}
+else:
+    raise ImproperlyConfigured(f"CACHE_URL={_CACHE_URL!r}: use redis://, rediss://, file:// or locmem://.")
+CACHES = {"default": {**_cache, "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", "")}}
+
 # Celery: the embedded default is a SQLite file through kombu's SQLAlchemy
 # transport; CELERY_BROKER_URL=redis://... or amqp://... scales out.
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", f"sqla+sqlite:///{VAR_DIR / 'celery-broker.sqlite3'}")
