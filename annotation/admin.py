@@ -18,12 +18,14 @@ from .models import (
     LabelChange,
     RecalibrationNote,
     RoundItem,
+    RoundQualitySummary,
     Suggestion,
     SuggestionSet,
     Theme,
     Trait,
     normalize_key,
 )
+from .services.changes import dataset_changed
 
 
 class _TaxonomyAdmin(admin.ModelAdmin):
@@ -134,6 +136,20 @@ class ExpressionAdmin(admin.ModelAdmin):
     def save_model(self, request, obj, form, change):
         obj.normalized_key = normalize_key(obj.text)
         super().save_model(request, obj, form, change)
+        # The admin writes around the services: the datasets' stored counts are recounted all the same.
+        dataset_changed(dataset_id=obj.dataset_id)
+        if change and "dataset" in form.changed_data and form.initial.get("dataset"):
+            dataset_changed(dataset_id=form.initial["dataset"])
+
+    def delete_model(self, request, obj):
+        super().delete_model(request, obj)
+        dataset_changed(dataset_id=obj.dataset_id)
+
+    def delete_queryset(self, request, queryset):
+        datasets = set(queryset.values_list("dataset_id", flat=True))
+        super().delete_queryset(request, queryset)
+        for dataset_id in datasets:
+            dataset_changed(dataset_id=dataset_id)
 
 
 @admin.register(ImportJob)
@@ -247,6 +263,12 @@ class AnnotatorPauseAdmin(_ReadOnlyAdmin):
     list_display = ("annotator", "round", "paused_by", "paused_at")
     list_filter = ("round",)
     list_select_related = ("annotator", "round", "paused_by")
+
+
+@admin.register(RoundQualitySummary)
+class RoundQualitySummaryAdmin(_ReadOnlyAdmin):
+    list_display = ("round", "computed_at", "stamp")
+    list_select_related = ("round",)
 
 
 @admin.register(RecalibrationNote)

@@ -302,6 +302,10 @@ else:
     raise ImproperlyConfigured(f"CACHE_URL={_CACHE_URL!r}: use redis://, rediss://, file:// or locmem://.")
 CACHES = {"default": {**_cache, "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", "")}}
 
+# The round page's drift warnings are stored by a Celery task this many seconds after an answer
+# (one task per round however many answers arrive meanwhile; annotation/services/changes.py).
+ROUND_SUMMARY_DELAY_SECONDS = env_int("ROUND_SUMMARY_DELAY_SECONDS", 5, minimum=0)
+
 # Celery: the embedded default is a SQLite file through kombu's SQLAlchemy
 # transport; CELERY_BROKER_URL=redis://... or amqp://... scales out.
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", f"sqla+sqlite:///{VAR_DIR / 'celery-broker.sqlite3'}")

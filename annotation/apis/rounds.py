@@ -111,9 +111,10 @@ class RoundLockSerializer(serializers.Serializer):
 
 def _round_detail(round_: AnnotationRound, user) -> dict:
     if round_overview_visible(round=round_, user=user):
-        progress = round_selectors.round_progress(round=round_)
+        counts = round_selectors.round_counts(round=round_)
+        progress = counts["progress"]
         annotators = round_selectors.round_annotator_names(round=round_)
-        funnel = selectors.round_funnel(round=round_)
+        funnel = counts["funnel"]
     else:
         progress = [{"annotator": user.get_username(), **selectors.annotator_progress(round=round_, user=user)}]
         annotators = [user.get_username()]

@@ -61,6 +61,9 @@ class Dataset(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="datasets"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # How many expressions the dataset holds, recounted by every service that adds or deletes some
+    # (services.changes.dataset_changed): list pages show it without counting the corpus.
+    expression_count = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["name"]

@@ -74,6 +74,11 @@ class AnnotationRound(models.Model):
     quality_window = models.PositiveIntegerField(default=50)
     quality_threshold = models.FloatField(default=0.4)
     fast_seconds = models.FloatField(default=3.0)
+    # The round's regular items (control items left out) and how many of them hide their suggestions:
+    # counted when items are added (services.rounds.round_item_counts_refresh), so the pages that show
+    # them every request never count the round's items.
+    item_count = models.PositiveIntegerField(default=0)
+    hidden_count = models.PositiveIntegerField(default=0)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -84,6 +89,25 @@ class AnnotationRound(models.Model):
 
     def __str__(self):
         return self.name
+
+
+class RoundQualitySummary(models.Model):
+    """What the round page shows of the quality figures on every load (its drift warnings), stored by
+    a Celery task after answers (services.changes) so that no page load recomputes the figures.
+
+    ``stamp`` is the round's change stamp the figures were computed at (core.stamps): a summary
+    whose stamp is not the round's current one is shown as being refreshed.
+    """
+
+    round = models.OneToOneField(
+        AnnotationRound, primary_key=True, on_delete=models.CASCADE, related_name="quality_summary"
+    )
+    stamp = models.CharField(max_length=64)
+    warnings = models.JSONField(default=list)
+    computed_at = models.DateTimeField()
+
+    def __str__(self):
+        return f"quality summary {self.round_id}"
 
 
 class ControlItem(models.Model):
@@ -143,6 +167,10 @@ class RoundItem(models.Model):
     resolution_note = models.TextField(blank=True)
     removal_reason = models.CharField(max_length=30, choices=RemovalReason.choices, blank=True)
     revision = models.PositiveIntegerField(default=0)
+    # The trait codes the round's suggestion set gives this expression, copied when the item is made
+    # (a suggestion set never changes): the review page reads them with the item, not from the set.
+    # Whether an annotator sees them is ``suggestions_hidden``'s to say.
+    suggested = models.JSONField(default=list, blank=True)
     # Set on a control item's stand-in: every read that counts items leaves these out.
     # RESTRICT: a control goes only with its round (which takes these items along).
     control = models.ForeignKey(ControlItem, null=True, blank=True, on_delete=models.RESTRICT, related_name="items")
@@ -174,6 +202,9 @@ class Assignment(models.Model):
     locks, adjudicators and researchers) may read it."""
 
     item = models.ForeignKey(RoundItem, on_delete=models.CASCADE, related_name="assignments")
+    # The item's round, kept on the assignment too: an annotator's queue in a round is read from
+    # their own rows by one index, never by way of the round's items (services set it with the item).
+    round = models.ForeignKey(AnnotationRound, on_delete=models.CASCADE, related_name="assignments")
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="assignments")
     position = models.PositiveIntegerField(help_text=_("Order in the annotator's queue."))
     status = models.CharField(max_length=10, choices=AssignmentStatus.choices, default=AssignmentStatus.PENDING)
@@ -200,7 +231,11 @@ class Assignment(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["item", "annotator"], name="assignment_unique_annotator"),
         ]
-        indexes = [models.Index(fields=["annotator", "status", "position"])]
+        indexes = [
+            models.Index(fields=["annotator", "status", "position"]),
+            models.Index(fields=["round", "annotator", "position"], name="assignment_queue"),
+            models.Index(fields=["round", "status"], name="assignment_round_status"),
+        ]
 
     def __str__(self):
         return f"{self.item_id} by {self.annotator_id}"

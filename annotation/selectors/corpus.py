@@ -4,14 +4,14 @@ import difflib
 import time
 import unicodedata
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import F, Q, QuerySet
 from django.db.models.signals import post_delete, post_migrate, post_save
 
 from ..models import Dataset, Expression, ImportJob, Theme, Trait, normalize_key
 
 
 def dataset_list() -> QuerySet[Dataset]:
-    return Dataset.objects.annotate(n_expressions=Count("expressions")).select_related("created_by").order_by("name")
+    return Dataset.objects.annotate(n_expressions=F("expression_count")).select_related("created_by").order_by("name")
 
 
 def dataset_choices() -> QuerySet[Dataset]:

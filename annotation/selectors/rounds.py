@@ -4,9 +4,11 @@ Imported directly (``from annotation.selectors.rounds import ...``).
 """
 
 from django.contrib.auth.models import User
+from django.core.cache import cache
 from django.db.models import Count, Q, QuerySet
 
 from core.roles import ANNOTATOR
+from core.stamps import cached
 
 from ..models import (
     AnnotationRound,
@@ -18,10 +20,12 @@ from ..models import (
     Expression,
     ItemStatus,
     Provenance,
+    RoundQualitySummary,
     RoundStatus,
     SuggestionSet,
 )
 from .corpus import expression_list
+from .workflow import dataset_stamp, round_funnel, round_percent, round_stamp
 
 # The keys of AnnotationRound.item_filter, in the order a page lists them.
 ITEM_FILTER_KEYS = ("theme", "trait", "kind", "search", "not_in_other_round")
@@ -55,14 +59,42 @@ def round_preview_counts(*, dataset: Dataset, item_filter: dict | None = None) -
 
 
 def round_summary(*, round: AnnotationRound) -> dict:
-    """What a round page shows beside the funnel: versions, annotators and how many items."""
+    """What a round page shows beside the funnel: versions, annotators and how many items (the
+    round's stored counts: control items left out)."""
     return {
         "versions": round.versions.order_by("-created_at"),
         "annotators": round.annotators.order_by("username"),
-        "hidden_count": round.items.filter(suggestions_hidden=True, control__isnull=True).count(),
+        "hidden_count": round.hidden_count,
         # "All items" would hide that expressions added to the dataset later are not in the round.
-        "item_count": round.items.filter(control__isnull=True).count(),
-        "dataset_count": round.dataset.expressions.count(),
+        "item_count": round.item_count,
+        "dataset_count": round_counts(round=round)["funnel"]["imported"],
+    }
+
+
+def round_counts(*, round: AnnotationRound) -> dict:
+    """The round's funnel and everyone's progress, computed once per change of the round (its stamp,
+    services.changes) and read from the shared cache by every page and API call until the next one.
+
+    Only for people allowed to see them (``round_overview_visible``).
+    """
+    stamps = f"{round_stamp(round_id=round.pk)}:{dataset_stamp(dataset_id=round.dataset_id)}"
+    key = f"vivid:round-counts:{round.pk}:{stamps}"
+    return cached(
+        key=key, compute=lambda: {"funnel": round_funnel(round=round), "progress": round_progress(round=round)}
+    )
+
+
+def round_quality_summary_get(*, round: AnnotationRound, answered: bool) -> dict:
+    """The round page's drift warnings as the last refresh stored them (services.changes), and whether
+    answers have come in since (the page then says they are being refreshed). ``answered``: whether
+    the round has any answer (a round without one has no summary and needs none)."""
+    summary = RoundQualitySummary.objects.filter(round=round).first()
+    if summary is None:
+        return {"warnings": [], "computed_at": None, "stale": answered}
+    return {
+        "warnings": summary.warnings,
+        "computed_at": summary.computed_at,
+        "stale": summary.stamp != round_stamp(round_id=round.pk),
     }
 
 
@@ -109,7 +141,7 @@ def round_progress(*, round: AnnotationRound) -> list[dict]:
     an annotator must not learn whether the other annotator has submitted.
     """
     rows = (
-        Assignment.objects.filter(item__round=round)
+        Assignment.objects.filter(round=round)
         .values("annotator_id", "annotator__username")
         .annotate(
             total=Count("id"),
@@ -132,21 +164,55 @@ def round_progress(*, round: AnnotationRound) -> list[dict]:
 
 
 def round_overall_progress(*, rounds: list[AnnotationRound]) -> dict[int, dict]:
-    """{round id: {"done", "total", "percent"}} over all assignments, for the researchers' round list."""
-    rows = (
-        Assignment.objects.filter(item__round__in=rounds)
-        .values("item__round_id")
-        .annotate(total=Count("id"), done=Count("id", filter=Q(status=AssignmentStatus.SUBMITTED)))
-    )
-    result = {}
-    for row in rows:
-        total, done = row["total"], row["done"]
-        result[row["item__round_id"]] = {
-            "total": total,
-            "done": done,
-            "percent": int(100 * done / total) if total else 0,
-        }
+    """{round id: {"done", "total", "percent"}} over all assignments, for the researchers' round list.
+
+    Each round's figure is counted once per change of the round (its stamp) and read from the shared
+    cache until the next; the rounds missing there are counted together in one query.
+    """
+    keys = {round_.pk: f"vivid:round-overall:{round_.pk}:{round_stamp(round_id=round_.pk)}" for round_ in rounds}
+    found = cache.get_many(list(keys.values()))
+    result = {pk: found[key] for pk, key in keys.items() if key in found}
+    missing = [pk for pk in keys if pk not in result]
+    if missing:
+        rows = (
+            Assignment.objects.filter(round__in=missing)
+            .values("round_id")
+            .annotate(total=Count("id"), done=Count("id", filter=Q(status=AssignmentStatus.SUBMITTED)))
+        )
+        counted = {pk: {"total": 0, "done": 0, "percent": 0} for pk in missing}
+        for row in rows:
+            total, done = row["total"], row["done"]
+            counted[row["round_id"]] = {
+                "total": total,
+                "done": done,
+                "percent": int(100 * done / total) if total else 0,
+            }
+        cache.set_many({keys[pk]: value for pk, value in counted.items()}, timeout=24 * 3600)
+        result |= {pk: value for pk, value in counted.items() if value["total"]}
     return result
+
+
+def annotator_progress_by_round(*, user) -> dict[int, dict]:
+    """{round id: the user's own progress} (as ``annotator_progress``) in every round they annotate,
+    in one query over their own assignments."""
+    rows = (
+        Assignment.objects.filter(annotator=user)
+        .values("round_id")
+        .annotate(
+            total=Count("id"),
+            done=Count("id", filter=Q(status=AssignmentStatus.SUBMITTED)),
+            skipped=Count("id", filter=Q(status=AssignmentStatus.SKIPPED)),
+        )
+    )
+    return {
+        row["round_id"]: {
+            "total": row["total"],
+            "done": row["done"],
+            "skipped": row["skipped"],
+            "percent": round_percent(row["done"], row["total"]),
+        }
+        for row in rows
+    }
 
 
 def rounds_to_adjudicate() -> QuerySet[AnnotationRound]:
@@ -164,14 +230,14 @@ def annotator_rounds(*, user) -> list[dict]:
     """The rounds ``user`` annotates, newest first, each with the user's own progress only."""
     rows = (
         Assignment.objects.filter(annotator=user)
-        .values("item__round_id")
+        .values("round_id")
         .annotate(
             total=Count("id"),
             done=Count("id", filter=Q(status=AssignmentStatus.SUBMITTED)),
             skipped=Count("id", filter=Q(status=AssignmentStatus.SKIPPED)),
         )
     )
-    progress = {row["item__round_id"]: row for row in rows}
+    progress = {row["round_id"]: row for row in rows}
     rounds = AnnotationRound.objects.filter(pk__in=progress).select_related("dataset").order_by("-created_at")
     return [
         {
@@ -211,6 +277,8 @@ __all__ = [
     "round_candidates",
     "round_preview_counts",
     "round_summary",
+    "round_counts",
+    "round_quality_summary_get",
     "round_annotator_names",
     "round_choices",
     "version_choices",
@@ -220,6 +288,7 @@ __all__ = [
     "suggestion_set_choices",
     "round_progress",
     "round_overall_progress",
+    "annotator_progress_by_round",
     "rounds_to_adjudicate",
     "annotator_rounds",
     "version_get",

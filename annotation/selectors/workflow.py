@@ -1,9 +1,10 @@
 """Reads of the validation workflow. Every read that shows labels applies the blindness rule."""
 
-from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from core.roles import ADJUDICATOR, RESEARCHER, has_role
+from core.stamps import stamp_get
 
 from ..models import (
     UNDECIDED_STATUSES,
@@ -17,23 +18,47 @@ from ..models import (
     RecalibrationNote,
     RoundItem,
     RoundStatus,
+    Suggestion,
 )
+
+
+def round_scope(round_id: int) -> str:
+    """The scope of a round's change stamp (core.stamps): bumped by services.changes.round_changed."""
+    return f"round:{round_id}"
+
+
+def round_stamp(*, round_id: int) -> str:
+    """The round's change stamp: every cached figure of the round is keyed by it."""
+    return stamp_get(scope=round_scope(round_id))
+
+
+def dataset_scope(dataset_id: int) -> str:
+    """The scope of a dataset's change stamp: bumped when expressions are added or deleted."""
+    return f"dataset:{dataset_id}"
+
+
+def dataset_stamp(*, dataset_id: int) -> str:
+    return stamp_get(scope=dataset_scope(dataset_id))
+
+
+def _with_item_count(rounds: QuerySet[AnnotationRound], *, user) -> QuerySet[AnnotationRound]:
+    """``n_items``: the round's stored count of regular items, plus the control items in the reader's
+    own queue (an annotator comparing the count with their queue must not find them missing).
+
+    The second part reads only the reader's own assignments; nothing here counts the round's items.
+    """
+    own_controls = (
+        Assignment.objects.filter(round=OuterRef("pk"), annotator_id=user.pk, item__control__isnull=False)
+        .values("round")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    return rounds.annotate(n_items=F("item_count") + Coalesce(Subquery(own_controls, output_field=IntegerField()), 0))
 
 
 def round_list(*, user) -> QuerySet[AnnotationRound]:
     """Researchers and adjudicators see every round; annotators see the rounds they are in."""
-    # Control items are no part of a round's count (README "Annotator quality"), except the ones in the
-    # reader's own queue: an annotator comparing the count with their queue must not find them missing.
-    own_controls = (
-        Assignment.objects.filter(item__round=OuterRef("pk"), annotator_id=user.pk, item__control__isnull=False)
-        .values("item__round")
-        .annotate(n=Count("id"))
-        .values("n")
-    )
-    rounds = AnnotationRound.objects.select_related("dataset", "suggestion_set").annotate(
-        n_items=Count("items", filter=Q(items__control__isnull=True), distinct=True)
-        + Coalesce(Subquery(own_controls, output_field=IntegerField()), 0)
-    )
+    rounds = _with_item_count(AnnotationRound.objects.select_related("dataset", "suggestion_set"), user=user)
     if not has_role(user, RESEARCHER, ADJUDICATOR):
         rounds = rounds.filter(annotators=user)
     return rounds.order_by("-created_at")
@@ -41,10 +66,11 @@ def round_list(*, user) -> QuerySet[AnnotationRound]:
 
 def annotated_round_get(*, pk: int, user) -> AnnotationRound | None:
     """A round ``user`` annotates in; any other round does not exist for the review pages and API."""
-    round_ = round_get(pk=pk, user=user)
-    if round_ is None or not round_.annotators.filter(pk=user.pk).exists():
-        return None
-    return round_
+    return (
+        _with_item_count(AnnotationRound.objects.select_related("dataset", "suggestion_set"), user=user)
+        .filter(pk=pk, annotators=user)
+        .first()
+    )
 
 
 def annotated_round_ids(*, user) -> set[int]:
@@ -103,7 +129,7 @@ def version_funnel(*, version: DatasetVersion) -> dict:
 def with_recalibration(assignments: QuerySet[Assignment]) -> QuerySet[Assignment]:
     """``queue_paused`` and ``notes_waiting`` on each assignment, read with it: the review panel
     shows a paused queue and a researcher's note without a query of its own."""
-    mine = {"round_id": OuterRef("item__round_id"), "annotator_id": OuterRef("annotator_id")}
+    mine = {"round_id": OuterRef("round_id"), "annotator_id": OuterRef("annotator_id")}
     return assignments.annotate(
         queue_paused=Exists(AnnotatorPause.objects.filter(**mine)),
         notes_waiting=Exists(RecalibrationNote.objects.filter(seen_at__isnull=True, **mine)),
@@ -112,7 +138,7 @@ def with_recalibration(assignments: QuerySet[Assignment]) -> QuerySet[Assignment
 
 def annotator_queue(*, round: AnnotationRound, user) -> QuerySet[Assignment]:
     return with_recalibration(
-        Assignment.objects.filter(item__round=round, annotator=user)
+        Assignment.objects.filter(round=round, annotator=user)
         .select_related("item__round", "item__expression", "theme")
         .order_by("position")
     )
@@ -120,7 +146,7 @@ def annotator_queue(*, round: AnnotationRound, user) -> QuerySet[Assignment]:
 
 def annotator_progress(*, round: AnnotationRound, user) -> dict:
     counts = dict(
-        Assignment.objects.filter(item__round=round, annotator=user)
+        Assignment.objects.filter(round=round, annotator=user)
         .values_list("status")
         .annotate(n=Count("id"))
         .values_list("status", "n")
@@ -229,41 +255,38 @@ def version_list() -> QuerySet[DatasetVersion]:
     )
 
 
-def suggested_codes_for(*, items) -> dict[int, list[str]]:
-    """The suggested trait codes an annotator decides on, per round item, in one query.
-
-    Empty where the suggestions are hidden (the anchoring control) or the round has none.
-    """
-    from collections import defaultdict
-
-    from ..models import Suggestion
-
-    shown = [i for i in items if not i.suggestions_hidden and i.round.suggestion_set_id is not None]
-    codes: dict[int, list[str]] = {i.pk: [] for i in items}
-    if not shown:
-        return codes
-    by_key = {(i.round.suggestion_set_id, i.expression_id): i.pk for i in shown}
+def round_suggested_codes(*, round: AnnotationRound, expressions: list[int]) -> dict[int, list[str]]:
+    """{expression id: the trait codes the round's suggestion set gives it}, in the traits' order: what
+    a new item of the round copies into ``RoundItem.suggested``."""
+    if round.suggestion_set_id is None:
+        return {}
+    codes: dict[int, list[str]] = {}
     links = (
         Suggestion.traits.through.objects.filter(
-            suggestion__suggestion_set_id__in={k[0] for k in by_key},
-            suggestion__expression_id__in={k[1] for k in by_key},
+            suggestion__suggestion_set_id=round.suggestion_set_id, suggestion__expression_id__in=expressions
         )
         .order_by("trait__number")
-        .values_list("suggestion__suggestion_set_id", "suggestion__expression_id", "trait__code")
+        .values_list("suggestion__expression_id", "trait__code")
     )
-    found = defaultdict(list)
-    for set_id, expression_id, code in links:
-        item_id = by_key.get((set_id, expression_id))
-        if item_id is not None:
-            found[item_id].append(code)
-    codes.update(found)
+    for expression_id, code in links:
+        codes.setdefault(expression_id, []).append(code)
     return codes
+
+
+def suggested_codes_for(*, items) -> dict[int, list[str]]:
+    """The suggested trait codes an annotator decides on, per round item (copied onto the item when it
+    was made: no query). Empty where the suggestions are hidden (the anchoring control) or the round has none.
+    """
+    return {
+        item.pk: [] if item.suggestions_hidden or item.round.suggestion_set_id is None else list(item.suggested)
+        for item in items
+    }
 
 
 def round_submitted_labels(*, round: AnnotationRound) -> list[dict]:
     """Submitted labels, one row per item and annotator, for the agreement statistics."""
     rows = (
-        Assignment.objects.filter(item__round=round, status=AssignmentStatus.SUBMITTED, item__control__isnull=True)
+        Assignment.objects.filter(round=round, status=AssignmentStatus.SUBMITTED, item__control__isnull=True)
         .values(
             "item_id",
             "annotator__username",
@@ -290,7 +313,12 @@ def round_submitted_labels(*, round: AnnotationRound) -> list[dict]:
 
 
 __all__ = [
+    "dataset_scope",
+    "dataset_stamp",
+    "round_scope",
+    "round_stamp",
     "suggested_codes_for",
+    "round_suggested_codes",
     "annotated_round_get",
     "annotated_round_ids",
     "round_list",

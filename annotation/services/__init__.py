@@ -13,6 +13,7 @@ from core.tables import (
     render_message,
 )
 
+from .changes import round_changed, round_quality_summary_refresh, round_quality_summary_schedule
 from .corpus import (
     dataset_create,
     dataset_delete,
@@ -75,6 +76,7 @@ from .review import (
 from .rounds import (
     MAX_HIDDEN_FRACTION,
     round_create,
+    round_item_counts_refresh,
     round_items_distribute,
     round_lock,
     round_reopen,
@@ -84,6 +86,10 @@ from .rounds import (
 from .versions import version_freeze
 
 __all__ = [
+    "round_changed",
+    "round_item_counts_refresh",
+    "round_quality_summary_refresh",
+    "round_quality_summary_schedule",
     "ConflictError",
     "Labels",
     "adjudication_remove",

@@ -18,6 +18,7 @@ from django.db.models import ProtectedError, RestrictedError
 from core.services.idempotency import idempotent_create
 
 from ..models import Dataset, Expression, Theme, Trait, normalize_key
+from .changes import dataset_changed
 
 DATASET_IDEMPOTENCY_SCOPE = "annotation.dataset"
 EXPRESSION_IDEMPOTENCY_SCOPE = "annotation.expression"
@@ -167,6 +168,7 @@ def expression_create(
         model=Expression,
         create=lambda: _expression_save(expression, list(traits)),
     )
+    dataset_changed(dataset_id=dataset.pk)
     return expression
 
 
@@ -188,3 +190,4 @@ def expression_update(*, expression: Expression, data: dict) -> Expression:
 
 def expression_delete(*, expression: Expression) -> None:
     _delete(expression, f"The expression “{expression.text}”")
+    dataset_changed(dataset_id=expression.dataset_id)

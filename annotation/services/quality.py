@@ -33,6 +33,7 @@ from ..models import (
     normalize_key,
 )
 from ..selectors.corpus import theme_ids, trait_codes
+from .changes import round_changed
 from .review import item_status_refresh
 from .rounds import round_items_distribute
 
@@ -77,6 +78,8 @@ def round_quality_update(
         if rate_changed and locked.controls.exists():
             locked.refresh_from_db()
             _queues_rebuild(locked)
+        # The drift window and the threshold decide the round page's warnings.
+        round_changed(round_id=round.pk)
     round.refresh_from_db()
     return round
 
@@ -389,6 +392,8 @@ def assignments_review_again(*, round: AnnotationRound, annotator, user, since: 
             if item.control_id is None:
                 item_status_refresh(item=item)
             sent += 1
+    if sent:
+        round_changed(round_id=round.pk)
     return sent
 
 

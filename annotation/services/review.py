@@ -31,6 +31,7 @@ from ..models import (
     TraitDecision,
 )
 from ..selectors.corpus import theme_ids, trait_codes
+from .changes import round_changed
 
 MAX_ANSWER_SECONDS = 1800.0
 
@@ -123,9 +124,11 @@ def assignment_draft_save(*, assignment: Assignment, user, data: dict) -> Assign
 def assignment_skip(*, assignment: Assignment, user) -> Assignment:
     """Put an item at the back of the queue; its draft is kept."""
     _check_annotator(assignment, user)
-    Assignment.objects.filter(pk=assignment.pk, status__in=[AssignmentStatus.PENDING, AssignmentStatus.DRAFT]).update(
-        status=AssignmentStatus.SKIPPED
-    )
+    skipped = Assignment.objects.filter(
+        pk=assignment.pk, status__in=[AssignmentStatus.PENDING, AssignmentStatus.DRAFT]
+    ).update(status=AssignmentStatus.SKIPPED)
+    if skipped:
+        round_changed(round_id=assignment.item.round_id)
     assignment.refresh_from_db()
     return assignment
 
@@ -249,6 +252,7 @@ def assignment_submit(
     if item.control_id is None:
         # A control item is never decided: its labels are known, and it is no part of the funnel.
         _item_status_derive(item)
+    round_changed(round_id=item.round_id)
     return assignment
 
 
@@ -259,6 +263,7 @@ def item_status_refresh(*, item: RoundItem) -> RoundItem:
     locked = RoundItem.objects.select_for_update(of=("self",)).select_related("round").get(pk=item.pk)
     if locked.control_id is not None:
         return locked
+    # The caller says round_changed once for all the items it refreshes.
     return _item_status_derive(locked)
 
 
@@ -342,6 +347,7 @@ def adjudication_resolve(
     _log(item=item, actor=user, field="status", old=before, new=ItemStatus.ADJUDICATED)
     _log(item=item, actor=user, field="final_theme", old=None, new=theme)
     _log(item=item, actor=user, field="final_traits", old=None, new=sorted(t.code for t in trait_objs))
+    round_changed(round_id=item.round_id)
     return item
 
 
@@ -358,4 +364,5 @@ def adjudication_remove(*, item: RoundItem, user, reason: str, note: str = "", r
     item.save(update_fields=["removal_reason", "resolution_note"])
     _log(item=item, actor=user, field="status", old=before, new=ItemStatus.REMOVED)
     _log(item=item, actor=user, field="removal_reason", old=None, new=reason)
+    round_changed(round_id=item.round_id)
     return item

@@ -11,7 +11,7 @@ import random
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.utils.translation import gettext as _
 
 from core.services.idempotency import idempotent_create
@@ -28,6 +28,8 @@ from ..models import (
     SuggestionSet,
     Trait,
 )
+from ..selectors.workflow import round_suggested_codes
+from .changes import round_changed
 
 ROUND_IDEMPOTENCY_SCOPE = "annotation.round"
 # The largest share of items whose suggestions a person may hide (the form and the API offer no more):
@@ -260,6 +262,9 @@ def round_items_distribute(
     ordered = list(regular)
     for item in control_items:
         ordered.insert(control_rng.randrange(len(ordered) + 1), item)
+    suggested = round_suggested_codes(round=round, expressions=[item.expression_id for item in ordered])
+    for item in ordered:
+        item.suggested = suggested.get(item.expression_id, [])
     RoundItem.objects.bulk_create(ordered)
     schedule = _pair_schedule(annotators, round.annotators_per_item, len(regular), rng)
     queues: dict = {a.pk: [] for a in annotators}
@@ -283,10 +288,21 @@ def round_items_distribute(
         for slot, item in zip(slots, chosen, strict=False):
             queue.insert(slot, item)
         assignments.extend(
-            Assignment(item=item, annotator_id=annotator_id, position=position)
+            Assignment(item=item, round=round, annotator_id=annotator_id, position=position)
             for position, item in enumerate(queue, 1)
         )
     Assignment.objects.bulk_create(assignments, batch_size=2000)
+    round_item_counts_refresh(round=round)
+
+
+def round_item_counts_refresh(*, round: AnnotationRound) -> None:
+    """Store the round's counts of regular items (all, and those hiding their suggestions), after
+    items are added: the pages read them from the round instead of counting its items."""
+    regular = RoundItem.objects.filter(round=round, control__isnull=True)
+    counts = regular.aggregate(n=Count("id"), n_hidden=Count("id", filter=Q(suggestions_hidden=True)))
+    AnnotationRound.objects.filter(pk=round.pk).update(item_count=counts["n"], hidden_count=counts["n_hidden"])
+    round.item_count, round.hidden_count = counts["n"], counts["n_hidden"]
+    round_changed(round_id=round.pk)
 
 
 def round_lock(*, round: AnnotationRound, user=None) -> AnnotationRound:
@@ -295,6 +311,7 @@ def round_lock(*, round: AnnotationRound, user=None) -> AnnotationRound:
     round.refresh_from_db()
     if not changed:
         raise ValidationError(_("the round is %(status)s, not open") % {"status": round.get_status_display().lower()})
+    round_changed(round_id=round.pk)
     return round
 
 
@@ -304,4 +321,5 @@ def round_reopen(*, round: AnnotationRound, user=None) -> AnnotationRound:
     round.refresh_from_db()
     if not changed:
         raise ValidationError(_("the round is %(status)s, not locked") % {"status": round.get_status_display().lower()})
+    round_changed(round_id=round.pk)
     return round

@@ -19,6 +19,7 @@ from ..models import (
     RoundStatus,
 )
 from ..selectors.workflow import round_funnel
+from .changes import round_changed
 
 VERSION_IDEMPOTENCY_SCOPE = "annotation.version"
 
@@ -104,4 +105,5 @@ def _version_freeze(*, round: AnnotationRound, name: str, user) -> DatasetVersio
         batch_size=1000,
     )
     AnnotationRound.objects.filter(pk=round.pk).update(status=RoundStatus.FROZEN)
+    round_changed(round_id=round.pk)
     return version

@@ -26,6 +26,7 @@ from .. import selectors, services
 from ..forms.adjudication import RemoveForm, ResolveForm
 from ..models import UNDECIDED_STATUSES, ItemStatus, RemovalReason, RoundStatus, TraitDecision
 from ..selectors import adjudication as adjudication_selectors
+from ..selectors import rounds as round_selectors
 
 QUEUE_PAGE_SIZE = 50
 ITEM_TEMPLATE = "annotation/adjudication_item.html"
@@ -58,7 +59,7 @@ def queue(request, round_pk: int):
                 for item in page.object_list
             ],
             "first": adjudication_selectors.adjudication_next(round=round_),
-            "funnel": selectors.round_funnel(round=round_),
+            "funnel": round_selectors.round_counts(round=round_)["funnel"],
         }
     return render(request, "annotation/adjudication_queue.html", context)
 

@@ -28,7 +28,7 @@ from .. import selectors, services
 from ..forms.rounds import FreezeForm, RoundForm, SuggestionImportForm
 from ..models import AnnotationRound, DatasetVersion, RoundStatus
 from ..selectors import rounds as round_selectors
-from ..selectors.quality import annotator_control_counts, round_quality
+from ..selectors.quality import annotator_control_counts
 from ..selectors.visibility import blind_round_ids, gold_labels_visible, round_overview_visible
 
 VERSION_ITEMS_PER_PAGE = 50
@@ -126,15 +126,8 @@ def round_list(request):
     overall = (
         round_selectors.round_overall_progress(rounds=[r for r in rounds if r.pk not in blind]) if sees_all else {}
     )
-    mine = selectors.annotated_round_ids(user=request.user) if has_role(request.user, ANNOTATOR) else set()
-    rows = [
-        {
-            "round": round_,
-            "overall": overall.get(round_.pk),
-            "mine": selectors.annotator_progress(round=round_, user=request.user) if round_.pk in mine else None,
-        }
-        for round_ in rounds
-    ]
+    mine = round_selectors.annotator_progress_by_round(user=request.user) if has_role(request.user, ANNOTATOR) else {}
+    rows = [{"round": round_, "overall": overall.get(round_.pk), "mine": mine.get(round_.pk)} for round_ in rounds]
     return render(request, "annotation/round_list.html", {"rows": rows, "sees_all": sees_all})
 
 
@@ -245,14 +238,20 @@ def _render_detail(request, round_: AnnotationRound, freeze_form: FreezeForm, st
         **round_selectors.round_summary(round=round_),
     }
     if overview:
-        funnel = selectors.round_funnel(round=round_)
+        counts = round_selectors.round_counts(round=round_)
+        funnel = counts["funnel"]
+        quality = round_selectors.round_quality_summary_get(
+            round=round_, answered=any(row["done"] for row in counts["progress"])
+        )
         context |= {
             "funnel": funnel,
             "funnel_rows": funnel_rows(funnel),
-            "progress": round_selectors.round_progress(round=round_),
+            "progress": counts["progress"],
             "can_freeze": round_.status == RoundStatus.LOCKED and funnel["undecided"] == 0,
             "waiting": funnel["undecided"],
-            "quality_warnings": round_quality(round=round_)["warnings"],
+            "quality_warnings": quality["warnings"],
+            "quality_computed_at": quality["computed_at"],
+            "quality_stale": quality["stale"],
         }
     else:
         own = annotator_control_counts(round=round_, user=request.user)

@@ -336,7 +336,8 @@ def test_it_imports_through_the_whole_wizard(researcher_client, eager, django_ca
 
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         confirmed = researcher_client.post(reverse("annotation:import_confirm", args=[job.pk]))
-    assert len(callbacks) == 1
+    # The job queued once; the other callbacks retire cached counts of the dataset (core.stamps).
+    assert len([c for c in callbacks if "import_job" in c.__qualname__]) == 1
     assert confirmed.status_code == 302 and confirmed.url == reverse("annotation:import_detail", args=[job.pk])
 
     job.refresh_from_db()
@@ -452,7 +453,7 @@ def test_it_imports_once_when_confirmed_twice(researcher_client, researcher, eag
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         first = researcher_client.post(url)
         second = researcher_client.post(url)
-    assert len(callbacks) == 1
+    assert len([c for c in callbacks if "import_job" in c.__qualname__]) == 1
     assert first.status_code == second.status_code == 302
     assert Expression.objects.filter(dataset__name="Hai lần").count() == 4
     job.refresh_from_db()

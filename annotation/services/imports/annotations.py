@@ -34,7 +34,10 @@ from ...models import (
     Theme,
     normalize_key,
 )
+from ...selectors.workflow import round_suggested_codes
+from ..changes import round_changed
 from ..review import item_status_refresh
+from ..rounds import round_item_counts_refresh
 from .taxonomy import parse_traits, theme_tokens, trait_tokens, unknown_trait_params
 
 REQUIRED_COLUMNS = ("expression", "annotator", "theme", "traits")
@@ -249,7 +252,9 @@ def annotations_import(
 
     items = {i.expression_id: i for i in RoundItem.objects.filter(round=round_, expression_id__in=per_item)}
     missing = [eid for eid in per_item if eid not in items]
-    for item in RoundItem.objects.bulk_create([RoundItem(round=round_, expression_id=eid) for eid in missing]):
+    suggested = round_suggested_codes(round=round_, expressions=missing)
+    new_items = [RoundItem(round=round_, expression_id=eid, suggested=suggested.get(eid, [])) for eid in missing]
+    for item in RoundItem.objects.bulk_create(new_items):
         items[item.expression_id] = item
 
     existing = {
@@ -272,7 +277,7 @@ def annotations_import(
         assignment = existing.get((item.pk, annotator.pk))
         if assignment is None:
             next_position[annotator.pk] += 1
-            assignment = Assignment(item=item, annotator=annotator, position=next_position[annotator.pk])
+            assignment = Assignment(item=item, round=round_, annotator=annotator, position=next_position[annotator.pk])
             to_create.append(assignment)
         else:
             to_update.append(assignment)
@@ -340,6 +345,9 @@ def annotations_import(
         item = item_status_refresh(item=item)
         if item.expression_id in per_item:
             statuses[item.status] += 1
+    if missing:
+        round_item_counts_refresh(round=round_)
+    round_changed(round_id=round_.pk)
     return AnnotationsImportResult(
         round=round_,
         round_created=round_created,

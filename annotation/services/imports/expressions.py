@@ -21,6 +21,7 @@ from core.tables import (
 
 from ...models import Dataset, Expression, ExpressionKind, Trait, normalize_key
 from ...selectors.corpus import dataset_near_matches
+from ..changes import dataset_changed
 from .taxonomy import parse_traits, theme_tokens, trait_tokens, unknown_trait_params
 
 REQUIRED_FIELDS = ("expression", "explanation")
@@ -228,6 +229,7 @@ def expression_import(
                 for t in row_traits
             ]
             Expression.traits.through.objects.bulk_create(links, batch_size=2000)
+            dataset_changed(dataset_id=dataset.pk)
     except IntegrityError:
         # Another import added one of these expressions between our check and
         # our insert; the transaction rolled back, so the caller may retry.
