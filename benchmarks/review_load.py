@@ -11,7 +11,13 @@ headers, the next item's panel read from the response (its form, revision and su
 
 Scenarios: N = 20, 100, 200 answering as fast as the server allows (saturated: the answers per
 second are the capacity), then 200 annotators thinking 5 s per item (offered load 40 answers/s,
-printed next to the saturated capacity). Each prints answers/s, the save's p50/p95/max, errors,
+printed next to the saturated capacity), then the start of a working day: 200 annotators (``--burst``)
+entering a fresh round's queue within one second (GET of the queue, redirected to the first item),
+with the entry's p50/p95/max and the time until the last annotator sees an item.
+
+The server side is the deployment's: gunicorn, PostgreSQL, Redis as the shared cache and the Celery
+broker (``--redis-url``, a db no test uses, flushed), and a real ``celery -A vivid_site worker``
+refreshing the round pages' stored summaries after answers; its CPU is printed per answer too. Each prints answers/s, the save's p50/p95/max, errors,
 server CPU per answer (CPU time of every gunicorn process during the run / answers), and checks
 every answer the server accepted against the database: 0 lost, 0 wrong, 0 stored twice.
 
@@ -24,7 +30,7 @@ in memory and rewrites that annotator's ``user_state.json`` on every save; the c
 files after the run.
 
     .venv/bin/python benchmarks/review_load.py [--annotators 20,100,200] [--think-annotators 200]
-        [--think 5.0] [--duration 30] [--no-peer] [--database-url URL]
+        [--think 5.0] [--duration 30] [--burst 200] [--no-peer] [--database-url URL] [--redis-url URL]
     .venv/bin/python benchmarks/review_load.py --quick     # 10 and 20 annotators, 8 s each, 400 items
 """
 
@@ -58,9 +64,43 @@ from serving import (  # noqa: E402
 )
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/vivid_bench_review"
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/12"
 POTATO_VERSION = "2.12.1"
 POTATO_VENV = ROOT / "var" / "potato-venv"
 PASSWORD = "bench-review-password"
+# The delay before the round page's summary is refreshed (ROUND_SUMMARY_DELAY_SECONDS): short, so that
+# the worker's share of the work falls inside the run it belongs to.
+BENCH_SUMMARY_DELAY = 2
+WORKER = None  # the Celery worker of the VIVID runs
+
+
+def redis_ready(url: str) -> None:
+    import redis
+
+    try:
+        redis.Redis.from_url(url).flushdb()
+    except redis.RedisError as exc:
+        raise SystemExit(f"Redis does not answer at {url} ({exc}): the benchmark runs the deployment's path") from exc
+
+
+class Worker(Server):
+    """``celery -A vivid_site worker`` as the README runs it, in its own process group (its CPU counted)."""
+
+    def __init__(self, env: dict):
+        command = [str(Path(sys.executable).parent / "celery"), "-A", "vivid_site", "worker", "-l", "info",
+                   "-Q", env["CELERY_QUEUE"], "-n", "bench-review@%h"]  # fmt: skip
+        super().__init__(command, cwd=ROOT, env=env, port=0, ready_path="")
+
+    def wait_ready(self, timeout: float = 120) -> None:
+        deadline = time.monotonic() + timeout
+        while "ready." not in self.log_tail(100_000):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"the Celery worker did not start:\n{self.log_tail()}")
+            time.sleep(0.2)
+
+
+def celery_worker(env: dict) -> Worker:
+    return Worker(env)
 
 
 # --- PostgreSQL and the VIVID server ---------------------------------------------------------
@@ -279,6 +319,78 @@ def vivid_scenario(server, corpus, sessions, *, n, think, duration, seed, label)
     )
 
 
+def burst_scenario(server, corpus, sessions, *, n, seed, label) -> dict:
+    """``n`` annotators entering a fresh round's queue within one second, each at a random instant:
+    the queue entry (redirected to the first item's page) under the burst of a working day's start."""
+    from django.urls import reverse
+
+    from annotation.services import round_create
+
+    round_ = round_create(
+        name=f"bench-review-{label}-{int(time.time() * 1000)}",
+        dataset=corpus.dataset,
+        annotators=corpus.annotators[:n],
+        suggestion_set=corpus.suggestions,
+        annotators_per_item=2,
+        seed=seed,
+    )
+    queue_url = server.base + reverse("annotation:review_queue", args=[round_.pk])
+    rng = random.Random(seed)
+    offsets = sorted(rng.uniform(0, 1.0) for _ in range(n))
+    latencies, errors, lock = [], [], threading.Lock()
+    start = threading.Barrier(n + 1)
+
+    def enter(i):
+        import requests
+
+        start.wait()
+        time.sleep(max(0.0, begin + offsets[i] - time.monotonic()))
+        sent = time.perf_counter()
+        try:
+            try:
+                page = sessions[i].get(queue_url, timeout=120)
+            except requests.ConnectionError:  # an idle keep-alive connection closed as it was reused
+                page = sessions[i].get(queue_url, timeout=120)
+            ok = page.status_code == 200 and FORM_ACTION.search(page.text) is not None
+        except Exception as exc:
+            ok, page = False, exc
+        took = time.perf_counter() - sent
+        with lock:
+            if ok:
+                latencies.append(took)
+            else:
+                errors.append(str(getattr(page, "status_code", page)))
+
+    threads = [threading.Thread(target=enter, args=(i,), daemon=True) for i in range(n)]
+    for thread in threads:
+        thread.start()
+    cpu = server.cpu()
+    begin = time.monotonic() + 0.2
+    start.wait()
+    for thread in threads:
+        thread.join()
+    last_in = time.monotonic() - begin
+    entered = len(latencies)
+    return {
+        "entered": entered,
+        "p50": percentile(latencies, 0.50) if entered else float("nan"),
+        "p95": percentile(latencies, 0.95) if entered else float("nan"),
+        "max": max(latencies, default=float("nan")),
+        "last_in": last_in,
+        "errors": len(errors),
+        "error_sample": errors[:3],
+        "cpu_ms": 1000 * (server.cpu() - cpu) / entered if entered else float("nan"),
+    }
+
+
+def burst_row(name: str, result: dict) -> str:
+    return (
+        f"{name:<8} {result['entered']:>4} entered  p50 {result['p50'] * 1000:>6.0f} ms  p95 {result['p95'] * 1000:>6.0f} ms"
+        f"  max {result['max'] * 1000:>6.0f} ms  all in after {result['last_in']:.2f} s  errors {result['errors']}"
+        f"  CPU/entry {result['cpu_ms']:>5.1f} ms"
+    )
+
+
 def run_clients(server, n, work, *, duration, check) -> dict:
     """Start ``n`` clients; the clock and the server's CPU count start once every client is signed in."""
     tally, lock = Tally(), threading.Lock()
@@ -286,6 +398,7 @@ def run_clients(server, n, work, *, duration, check) -> dict:
 
     def go():  # runs once, when the last client reaches the barrier
         window["cpu"] = server.cpu()
+        window["worker_cpu"] = WORKER.cpu() if WORKER else 0.0
         window["deadline"] = time.monotonic() + duration
         tally.first = time.perf_counter()
 
@@ -301,6 +414,10 @@ def run_clients(server, n, work, *, duration, check) -> dict:
         thread.join()
     elapsed = (tally.last or time.perf_counter()) - tally.first
     cpu = server.cpu() - window["cpu"]
+    # The summaries the answers queue are refreshed within ROUND_SUMMARY_DELAY_SECONDS: wait for them.
+    if WORKER:
+        time.sleep(BENCH_SUMMARY_DELAY + 1)
+    worker_cpu = (WORKER.cpu() - window["worker_cpu"]) if WORKER else 0.0
     answers = len(tally.latencies)
     result = {
         "answers": answers,
@@ -311,6 +428,7 @@ def run_clients(server, n, work, *, duration, check) -> dict:
         "errors": len(tally.errors),
         "error_sample": tally.errors[:3],
         "cpu_ms": 1000 * cpu / answers if answers else float("nan"),
+        "worker_cpu_ms": 1000 * worker_cpu / answers if answers else float("nan"),
     }
     result.update(check(tally))
     return result
@@ -458,7 +576,8 @@ def row(name: str, result: dict | None) -> str:
     return (
         f"{name:<8} {result['rate']:>7.1f}/s  p50 {result['p50'] * 1000:>6.0f} ms  p95 {result['p95'] * 1000:>6.0f} ms"
         f"  max {result['max'] * 1000:>6.0f} ms  errors {result['errors']:>3}  CPU/answer {result['cpu_ms']:>5.1f} ms"
-        f"  answers {result['answers']:>5}  lost {result['lost']} wrong {result['wrong']} twice {result['twice']}"
+        + (f" (+ worker {result['worker_cpu_ms']:.1f} ms)" if result.get("worker_cpu_ms") else "")
+        + f"  answers {result['answers']:>5}  lost {result['lost']} wrong {result['wrong']} twice {result['twice']}"
         f" unexpected {result['unexpected']}"
         + (f"  items over the 2-annotator cap {result['over_cap']}" if "over_cap" in result else "")
     )
@@ -472,7 +591,9 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=2000)
     parser.add_argument("--duration", type=float, default=30.0, help="seconds per saturated scenario")
     parser.add_argument("--think-duration", type=float, default=40.0, help="seconds of the thinking scenario")
+    parser.add_argument("--burst", type=int, default=200, help="annotators entering within 1 s (0: none)")
     parser.add_argument("--no-peer", action="store_true", help="skip Potato")
+    parser.add_argument("--redis-url", default=os.environ.get("BENCH_REVIEW_REDIS_URL", DEFAULT_REDIS_URL))
     parser.add_argument("--seed", type=int, default=14)
     parser.add_argument("--database-url", default=os.environ.get("BENCH_REVIEW_DATABASE_URL", DEFAULT_DATABASE_URL))
     parser.add_argument("--quick", action="store_true", help="10 and 20 annotators, 8 s each, 400 items")
@@ -480,6 +601,7 @@ def main() -> None:
     if args.quick:
         args.annotators, args.think_annotators, args.think = "10,20", 20, 0.5
         args.items, args.duration, args.think_duration = 400, 8.0, 8.0
+        args.burst = min(args.burst, 20)
     sizes = [int(n) for n in args.annotators.split(",") if n]
     scenarios = [(f"N={n}", n, 0.0, args.duration) for n in sizes]
     if args.think_annotators:  # 0 skips the thinking scenario
@@ -491,8 +613,30 @@ def main() -> None:
         return
     var_dir = tempfile.mkdtemp(prefix="vivid-bench-review-")
     env = server_env(args.database_url, var_dir)
+    redis_ready(args.redis_url)
+    env.update(
+        {
+            "CACHE_URL": args.redis_url,
+            "CELERY_BROKER_URL": args.redis_url,
+            "CELERY_QUEUE": "vivid-bench-review",
+            "ROUND_SUMMARY_DELAY_SECONDS": str(BENCH_SUMMARY_DELAY),
+        }
+    )
     os.environ.update(
-        {k: env[k] for k in ("DATABASE_URL", "DJANGO_ENV", "DEBUG", "DJANGO_SETTINGS_MODULE", "VIVID_VAR_DIR")}
+        {
+            k: env[k]
+            for k in (
+                "DATABASE_URL",
+                "DJANGO_ENV",
+                "DEBUG",
+                "DJANGO_SETTINGS_MODULE",
+                "VIVID_VAR_DIR",
+                "CACHE_URL",
+                "CELERY_BROKER_URL",
+                "CELERY_QUEUE",
+                "ROUND_SUMMARY_DELAY_SECONDS",
+            )
+        }
     )
     os.environ["DB_CONN_MAX_AGE"] = "0"
     started = time.perf_counter()
@@ -500,7 +644,9 @@ def main() -> None:
     import django
 
     django.setup()
-    corpus = corpus_build(items=args.items, annotators=max(n for _, n, _, _ in scenarios), seed=args.seed)
+    corpus = corpus_build(
+        items=args.items, annotators=max([n for _, n, _, _ in scenarios] + [args.burst]), seed=args.seed
+    )
     print(
         f"database ready, {args.items} items, {len(corpus.annotators)} annotators in {time.perf_counter() - started:.1f} s"
     )
@@ -508,8 +654,12 @@ def main() -> None:
     results: dict[str, dict] = {}
     peer: dict[str, dict] = {}
     server = gunicorn(env)
+    global WORKER
+    WORKER = celery_worker(env)
+    burst = None
     try:
         server.wait_ready()
+        WORKER.wait_ready()
         started = time.perf_counter()
         sessions = sign_in_all(server.base, corpus.annotators, args.database_url)
         print(f"{len(sessions)} annotators signed in through the login page in {time.perf_counter() - started:.1f} s")
@@ -518,8 +668,12 @@ def main() -> None:
                 server, corpus, sessions, n=n, think=think, duration=duration, seed=args.seed, label=label
             )
             print("VIVID  " + row(label, results[label]), *results[label]["error_sample"], sep="\n  ", flush=True)
+        if args.burst:
+            burst = burst_scenario(server, corpus, sessions, n=args.burst, seed=args.seed, label=f"burst{args.burst}")
+            print("VIVID  " + burst_row(f"burst {args.burst}", burst), *burst["error_sample"], sep="\n  ", flush=True)
     finally:
         server.stop()
+        WORKER.stop()
     if not args.no_peer:
         binary = potato_install()
         work_dir = Path(tempfile.mkdtemp(prefix="potato-bench-", dir=ROOT / "var"))
@@ -533,6 +687,12 @@ def main() -> None:
             shutil.rmtree(work_dir, ignore_errors=True)
     shutil.rmtree(var_dir, ignore_errors=True)
     report(results, peer, scenarios)
+    if burst:
+        print(
+            f"burst: {args.burst} annotators entering a fresh round within 1 s: queue entry p95"
+            f" {burst['p95'] * 1000:.0f} ms, the last sees an item {burst['last_in']:.2f} s after the first arrives,"
+            f" {burst['errors']} errors"
+        )
 
 
 SESSIONS_FILE = ROOT / "var" / "bench-review-sessions.json"

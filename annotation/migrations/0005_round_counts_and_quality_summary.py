@@ -34,14 +34,19 @@ def copy_round_and_suggestions(apps, schema_editor):
     for round_id, set_id in AnnotationRound.objects.filter(suggestion_set__isnull=False).values_list(
         "pk", "suggestion_set_id"
     ):
-        codes = {}
+        codes = {
+            expression_id: []
+            for expression_id in apps.get_model("annotation", "Suggestion")
+            .objects.filter(suggestion_set_id=set_id)
+            .values_list("expression_id", flat=True)
+        }
         links = (
             SuggestionTraits.objects.filter(suggestion__suggestion_set_id=set_id)
             .order_by("trait__number")
             .values_list("suggestion__expression_id", "trait__code")
         )
         for expression_id, code in links:
-            codes.setdefault(expression_id, []).append(code)
+            codes[expression_id].append(code)
         items = list(RoundItem.objects.filter(round_id=round_id, expression_id__in=codes))
         for item in items:
             item.suggested = codes[item.expression_id]
@@ -86,7 +91,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="rounditem",
             name="suggested",
-            field=models.JSONField(blank=True, default=list),
+            field=models.JSONField(blank=True, default=None, null=True),
         ),
         migrations.AddField(
             model_name="assignment",

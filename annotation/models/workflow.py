@@ -169,8 +169,9 @@ class RoundItem(models.Model):
     revision = models.PositiveIntegerField(default=0)
     # The trait codes the round's suggestion set gives this expression, copied when the item is made
     # (a suggestion set never changes): the review page reads them with the item, not from the set.
-    # Whether an annotator sees them is ``suggestions_hidden``'s to say.
-    suggested = models.JSONField(default=list, blank=True)
+    # None where the set has no suggestion for it (or the round no set). Whether an annotator sees
+    # them is ``suggestions_hidden``'s to say.
+    suggested = models.JSONField(null=True, blank=True, default=None)
     # Set on a control item's stand-in: every read that counts items leaves these out.
     # RESTRICT: a control goes only with its round (which takes these items along).
     control = models.ForeignKey(ControlItem, null=True, blank=True, on_delete=models.RESTRICT, related_name="items")

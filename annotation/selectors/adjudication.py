@@ -109,17 +109,11 @@ def adjudication_queue_count(*, round: AnnotationRound) -> int:
     return adjudication_queue(round=round).count()
 
 
-def _llm_traits(item: RoundItem) -> list[Trait] | None:
-    if item.round.suggestion_set_id is None:
+def _llm_traits(item: RoundItem, traits: dict[str, Trait]) -> list[Trait] | None:
+    """What the round's suggestion set suggested for the item (copied onto it), None without a suggestion."""
+    if item.round.suggestion_set_id is None or item.suggested is None:
         return None
-    suggestion = (
-        item.expression.suggestions.filter(suggestion_set_id=item.round.suggestion_set_id)
-        .prefetch_related("traits")
-        .first()
-    )
-    if suggestion is None:
-        return None
-    return sorted(suggestion.traits.all(), key=lambda t: t.number)
+    return sorted((traits[code] for code in item.suggested if code in traits), key=lambda t: t.number)
 
 
 def _state(assignment: Assignment, code: str) -> str:
@@ -152,7 +146,7 @@ def item_comparison(*, item: RoundItem, traits: list[Trait] | None = None, with_
                 note=assignment.note,
             )
         )
-    llm = _llm_traits(item) if with_llm else None
+    llm = _llm_traits(item, traits) if with_llm else None
     shown = set() if item.suggestions_hidden else {t.code for t in llm or []}
     rows = []
     for code, trait in traits.items():

@@ -256,11 +256,17 @@ def version_list() -> QuerySet[DatasetVersion]:
 
 
 def round_suggested_codes(*, round: AnnotationRound, expressions: list[int]) -> dict[int, list[str]]:
-    """{expression id: the trait codes the round's suggestion set gives it}, in the traits' order: what
-    a new item of the round copies into ``RoundItem.suggested``."""
+    """{expression id: the trait codes the round's suggestion set gives it}, in the traits' order, for
+    the expressions the set has a suggestion for: what a new item of the round copies into
+    ``RoundItem.suggested``."""
     if round.suggestion_set_id is None:
         return {}
-    codes: dict[int, list[str]] = {}
+    codes: dict[int, list[str]] = {
+        expression_id: []
+        for expression_id in Suggestion.objects.filter(
+            suggestion_set_id=round.suggestion_set_id, expression_id__in=expressions
+        ).values_list("expression_id", flat=True)
+    }
     links = (
         Suggestion.traits.through.objects.filter(
             suggestion__suggestion_set_id=round.suggestion_set_id, suggestion__expression_id__in=expressions
@@ -269,7 +275,7 @@ def round_suggested_codes(*, round: AnnotationRound, expressions: list[int]) -> 
         .values_list("suggestion__expression_id", "trait__code")
     )
     for expression_id, code in links:
-        codes.setdefault(expression_id, []).append(code)
+        codes[expression_id].append(code)
     return codes
 
 
@@ -278,7 +284,7 @@ def suggested_codes_for(*, items) -> dict[int, list[str]]:
     was made: no query). Empty where the suggestions are hidden (the anchoring control) or the round has none.
     """
     return {
-        item.pk: [] if item.suggestions_hidden or item.round.suggestion_set_id is None else list(item.suggested)
+        item.pk: [] if item.suggestions_hidden or item.round.suggestion_set_id is None else list(item.suggested or [])
         for item in items
     }
 

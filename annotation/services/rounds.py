@@ -264,7 +264,7 @@ def round_items_distribute(
         ordered.insert(control_rng.randrange(len(ordered) + 1), item)
     suggested = round_suggested_codes(round=round, expressions=[item.expression_id for item in ordered])
     for item in ordered:
-        item.suggested = suggested.get(item.expression_id, [])
+        item.suggested = suggested.get(item.expression_id)
     RoundItem.objects.bulk_create(ordered)
     schedule = _pair_schedule(annotators, round.annotators_per_item, len(regular), rng)
     queues: dict = {a.pk: [] for a in annotators}

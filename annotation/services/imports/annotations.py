@@ -253,7 +253,7 @@ def annotations_import(
     items = {i.expression_id: i for i in RoundItem.objects.filter(round=round_, expression_id__in=per_item)}
     missing = [eid for eid in per_item if eid not in items]
     suggested = round_suggested_codes(round=round_, expressions=missing)
-    new_items = [RoundItem(round=round_, expression_id=eid, suggested=suggested.get(eid, [])) for eid in missing]
+    new_items = [RoundItem(round=round_, expression_id=eid, suggested=suggested.get(eid)) for eid in missing]
     for item in RoundItem.objects.bulk_create(new_items):
         items[item.expression_id] = item
 
