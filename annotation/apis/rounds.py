@@ -128,9 +128,9 @@ def _round_detail(round_: AnnotationRound, user) -> dict:
     }
 
 
-def _round_data(round_: AnnotationRound, user) -> dict:
+def _round_data(round_: AnnotationRound, user, gold: bool | None = None) -> dict:
     data = RoundSerializer(round_).data
-    return {**data, "item_filter": item_filter_visible(item_filter=round_.item_filter, user=user)}
+    return {**data, "item_filter": item_filter_visible(item_filter=round_.item_filter, user=user, gold=gold)}
 
 
 def _round_or_404(pk: int, user) -> AnnotationRound:
@@ -154,7 +154,8 @@ class RoundListApi(ApiMixin, APIView):
 
     @extend_schema(operation_id="rounds_list", responses={200: RoundSerializer(many=True), **error_responses(401, 403)})
     def get(self, request):
-        return Response([_round_data(round_, request.user) for round_ in selectors.round_list(user=request.user)])
+        gold = gold_labels_visible(user=request.user)
+        return Response([_round_data(round_, request.user, gold) for round_ in selectors.round_list(user=request.user)])
 
     @extend_schema(
         operation_id="rounds_create",

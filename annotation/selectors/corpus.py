@@ -108,25 +108,34 @@ def import_job_list(*, user) -> QuerySet[ImportJob]:
 
 
 def dataset_export_rows(*, dataset: Dataset) -> list[dict]:
-    expressions = (
-        Expression.objects.filter(dataset=dataset).select_related("theme").prefetch_related("traits").order_by("id")
+    """One row per expression, in id order. Plain rows in two queries: a prefetch would build a
+    queryset per expression, which at a corpus's size costs more than the export itself."""
+    traits_of: dict[int, list[str]] = {}
+    links = (
+        Expression.traits.through.objects.filter(expression__dataset=dataset)
+        .order_by("trait__number")
+        .values_list("expression_id", "trait__code")
     )
-    rows = []
-    for expression in expressions:
-        trait_codes = [t.code for t in sorted(expression.traits.all(), key=lambda t: t.number)]
-        rows.append(
-            {
-                "id": expression.external_id,
-                "expression": expression.text,
-                "explanation": expression.explanation,
-                "kind": expression.kind,
-                "source": expression.source,
-                "traits": trait_codes,
-                "theme": expression.theme.code if expression.theme else "",
-                "metadata": expression.metadata,
-            }
+    for expression_id, code in links:
+        traits_of.setdefault(expression_id, []).append(code)
+    fields = ("pk", "external_id", "text", "explanation", "kind", "source", "theme__code", "metadata")
+    return [
+        {
+            "id": external_id,
+            "expression": text,
+            "explanation": explanation,
+            "kind": kind,
+            "source": source,
+            "traits": traits_of.get(pk, []),
+            "theme": theme or "",
+            "metadata": metadata,
+        }
+        for pk, external_id, text, explanation, kind, source, theme, metadata in Expression.objects.filter(
+            dataset=dataset
         )
-    return rows
+        .order_by("id")
+        .values_list(*fields)
+    ]
 
 
 def trait_list() -> QuerySet[Trait]:

@@ -52,10 +52,11 @@ def gold_labels_visible(*, user) -> bool:
     return has_role(user, RESEARCHER, ADJUDICATOR) and not blind_round_ids(user=user)
 
 
-def item_filter_visible(*, item_filter: dict, user) -> dict:
+def item_filter_visible(*, item_filter: dict, user, gold: bool | None = None) -> dict:
     """A round's item filter without the gold-label keys for someone who may not see gold labels:
-    "theme: love" would tell an annotator the gold theme of every item of the round."""
-    if gold_labels_visible(user=user):
+    "theme: love" would tell an annotator the gold theme of every item of the round. ``gold``: the
+    reader's ``gold_labels_visible``, when a list of rounds has read it once for all of them."""
+    if gold_labels_visible(user=user) if gold is None else gold:
         return dict(item_filter or {})
     return {key: value for key, value in (item_filter or {}).items() if key not in GOLD_FILTER_KEYS}
 

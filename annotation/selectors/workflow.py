@@ -58,7 +58,9 @@ def _with_item_count(rounds: QuerySet[AnnotationRound], *, user) -> QuerySet[Ann
 
 def round_list(*, user) -> QuerySet[AnnotationRound]:
     """Researchers and adjudicators see every round; annotators see the rounds they are in."""
-    rounds = _with_item_count(AnnotationRound.objects.select_related("dataset", "suggestion_set"), user=user)
+    rounds = _with_item_count(
+        AnnotationRound.objects.select_related("dataset", "suggestion_set", "created_by"), user=user
+    )
     if not has_role(user, RESEARCHER, ADJUDICATOR):
         rounds = rounds.filter(annotators=user)
     return rounds.order_by("-created_at")
