@@ -1,15 +1,23 @@
 """Inter-annotator agreement, on plain Python and numpy data (no ORM).
 
-The coefficients come from the libraries the field trusts, never from code of
-our own: Cohen's kappa from scikit-learn, Fleiss' kappa from statsmodels,
-Krippendorff's alpha from ``krippendorff``, each through core.statistics.
+The coefficients computed once per label come from the libraries the field
+trusts: Cohen's kappa (two annotators) from scikit-learn, Fleiss' kappa from
+statsmodels, Krippendorff's alpha from ``krippendorff``, each through
+core.statistics. Cohen's kappa, percent agreement and the confusion tables
+are also wanted per annotator pair (and per annotator, against the final
+labels or the LLM): one scikit-learn call each would take seconds with a few
+dozen annotators, so every pair's comes at once from stacked confusion
+matrices (``statistics.stacked_confusions`` and
+``statistics.cohen_kappa_from_confusion``, scikit-learn's own arithmetic;
+tests/annotation/test_agreement_arrays.py holds them to the library).
 
 The intervals come from core.statistics' bootstrap, which resamples *items*:
 an item drawn brings all of its ratings, and every figure of a label set is
 computed on the same resamples. Each resample's coefficient is computed from
-per-item contributions weighted by how often the resample drew the item, in a
-few numpy operations (tests/core/test_statistics.py proves these equal the
-libraries); every point estimate still comes from the library itself.
+per-item sums weighted by how often the resample drew the item
+(``statistics.LinearStatistic``: one matrix product per batch of resamples
+serves every figure; tests/core/test_statistics.py proves these equal the
+libraries).
 
 A ratings matrix is annotators x items, float, holding category indices
 (0..k-1; for a binary trait 0 = absent, 1 = present) and NaN where an
@@ -141,32 +149,88 @@ def alpha(ratings: np.ndarray, n_categories: int) -> float | None:
 # --- One label ------------------------------------------------------------------
 
 
+def trait_bits(trait_sets: list, trait_codes: list[str]) -> np.ndarray:
+    """rows x traits, 1 where the row's set (or list) of trait codes holds the trait: what the
+    per-trait agreement figures compare, for every row and trait at once."""
+    column = {code: t for t, code in enumerate(trait_codes)}
+    bits = np.zeros((len(trait_sets), len(trait_codes)), dtype=np.intp)
+    for row, traits in enumerate(trait_sets):
+        for code in traits:
+            if code in column:
+                bits[row, column[code]] = 1
+    return bits
+
+
+def rater_pairs(ratings: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(first annotator, second annotator, item) of every two annotators who rated the same item,
+    first < second, as three index arrays: what a loop over annotator pairs would visit, without
+    the loop (a pair of annotators costs nothing when they share no item)."""
+    items, annotators = np.nonzero(~np.isnan(np.asarray(ratings, dtype=float).T))
+    # Item-major: each item's annotators are consecutive and ascending, so the rows ``offset`` apart
+    # within an item are its pairs, for offsets up to the most ratings an item has.
+    per_item = np.bincount(items).max(initial=0)
+    firsts, seconds, shared = [np.empty(0, np.intp)], [np.empty(0, np.intp)], [np.empty(0, np.intp)]
+    for offset in range(1, per_item):
+        same = items[offset:] == items[:-offset]
+        firsts.append(annotators[:-offset][same])
+        seconds.append(annotators[offset:][same])
+        shared.append(items[offset:][same])
+    return np.concatenate(firsts), np.concatenate(seconds), np.concatenate(shared)
+
+
+def pair_index(first, second, n_annotators: int) -> np.ndarray:
+    """The position of the pair (first, second), first < second, in ``itertools.combinations(range(n), 2)``."""
+    first = np.asarray(first, dtype=np.intp)
+    return first * n_annotators - first * (first + 1) // 2 + np.asarray(second, dtype=np.intp) - first - 1
+
+
 def pooled_confusion(ratings: np.ndarray, n_categories: int, items: np.ndarray | None = None) -> np.ndarray:
     """k x k counts of (annotator i, annotator j) labels for i < j, summed over annotator pairs."""
-    confusion = np.zeros((n_categories, n_categories), dtype=int)
     columns = ratings if items is None else ratings[:, items]
-    for i, j in itertools.combinations(range(ratings.shape[0]), 2):
-        both = ~np.isnan(columns[i]) & ~np.isnan(columns[j])
-        np.add.at(confusion, (columns[i, both].astype(np.intp), columns[j, both].astype(np.intp)), 1)
-    return confusion
+    first, second, item = rater_pairs(columns)
+    return statistics.stacked_confusions(
+        np.zeros(item.size, dtype=np.intp),
+        columns[first, item],
+        columns[second, item],
+        n_groups=1,
+        n_categories=n_categories,
+    )[0]
+
+
+def pair_agreements(groups, first, second, *, n_groups: int, n_categories: int, binary: bool = False) -> list[dict]:
+    """``pair_agreement`` of each group of rows (0..n_groups-1), all computed at once: row r puts the
+    labels ``first[r]`` and ``second[r]`` (categories 0..k-1) in group ``groups[r]``."""
+    confusions = statistics.stacked_confusions(groups, first, second, n_groups=n_groups, n_categories=n_categories)
+    totals = confusions.sum(axis=(1, 2))
+    agreeing = np.trace(confusions, axis1=1, axis2=2)
+    kappas = statistics.cohen_kappa_from_confusion(confusions)
+    if binary:
+        # Each side's "present" count: a row and a column of the confusion matrix.
+        present = confusions[:, 1, :].sum(axis=1) + confusions[:, :, 1].sum(axis=1)
+    results = []
+    for g in range(int(n_groups)):
+        n = int(totals[g])
+        result = {"n": n, "cohen_kappa": None, "percent_agreement": None, "reasons": {}}
+        if n == 0:
+            result["reasons"] = {"cohen_kappa": NO_ITEMS, "percent_agreement": NO_ITEMS}
+            results.append(result)
+            continue
+        result["percent_agreement"] = float(100 * (agreeing[g] / n))
+        result["cohen_kappa"] = statistics.finite(kappas[g])
+        if result["cohen_kappa"] is None:
+            result["reasons"]["cohen_kappa"] = SINGLE_CATEGORY
+        if binary:
+            result["prevalence"] = float(present[g] / (2 * n))
+        results.append(result)
+    return results
 
 
 def pair_agreement(first, second, n_categories: int, *, binary: bool = False) -> dict:
     """Agreement of two label sequences (an annotator against another, the final labels or the LLM)."""
     first = np.asarray(first, dtype=np.intp)
-    second = np.asarray(second, dtype=np.intp)
-    n = len(first)
-    result = {"n": n, "cohen_kappa": None, "percent_agreement": None, "reasons": {}}
-    if n == 0:
-        result["reasons"] = {"cohen_kappa": NO_ITEMS, "percent_agreement": NO_ITEMS}
-        return result
-    result["percent_agreement"] = float(100 * np.mean(first == second))
-    result["cohen_kappa"] = cohen_kappa(first, second, n_categories)
-    if result["cohen_kappa"] is None:
-        result["reasons"]["cohen_kappa"] = SINGLE_CATEGORY
-    if binary:
-        result["prevalence"] = float(np.mean(np.concatenate([first, second]) == 1))
-    return result
+    return pair_agreements(
+        np.zeros(first.size, dtype=np.intp), first, second, n_groups=1, n_categories=n_categories, binary=binary
+    )[0]
 
 
 def label_agreement(ratings: np.ndarray, *, n_categories: int, binary: bool = False, **options) -> dict:
@@ -264,13 +328,22 @@ def _label_figures(ratings, n_categories, binary, per_item, annotators) -> tuple
     if n_annotators == 2:
         result["cohen_kappa"] = cohen_kappa(codes[:, 0], codes[:, 1], n_categories) if n else None
         if result["cohen_kappa"] is not None:
-            onehot = statistics.pair_one_hot(codes[:, 0], codes[:, 1], n_categories)
-            jobs.append(("cohen_kappa_ci", items, lambda w: statistics.cohen_kappa_weighted(onehot, w, n_categories)))
+            jobs.append(
+                ("cohen_kappa_ci", items, statistics.cohen_kappa_linear(codes[:, 0], codes[:, 1], n_categories))
+            )
     else:
         reasons["cohen_kappa"] = reasons["cohen_kappa_ci"] = NOT_TWO_ANNOTATORS
+        first, second, item = rater_pairs(ratings)
+        pairwise = pair_agreements(
+            pair_index(first, second, n_annotators),
+            ratings[first, item],
+            ratings[second, item],
+            n_groups=n_annotators * (n_annotators - 1) // 2,
+            n_categories=n_categories,
+        )
         result["pairwise"] = [
-            {"annotators": [annotators[i], annotators[j]], **_pair_of(ratings, i, j, n_categories)}
-            for i, j in itertools.combinations(range(n_annotators), 2)
+            {"annotators": [annotators[i], annotators[j]], **pair}
+            for (i, j), pair in zip(itertools.combinations(range(n_annotators), 2), pairwise, strict=True)
         ]
 
     result["fleiss_kappa"] = fleiss(codes, n_categories)
@@ -278,17 +351,15 @@ def _label_figures(ratings, n_categories, binary, per_item, annotators) -> tuple
         # Cohen's kappa carries the interval for two annotators; a second bootstrap would only slow the page.
         reasons["fleiss_kappa_ci"] = COHEN_FOR_TWO
     elif result["fleiss_kappa"] is not None:
-        counts = statistics.category_counts(codes, n_categories)
-        jobs.append(("fleiss_kappa_ci", items, lambda w: statistics.fleiss_kappa_weighted(counts, w)))
+        jobs.append(("fleiss_kappa_ci", items, statistics.fleiss_kappa_linear(codes, n_categories)))
 
     result["krippendorff_alpha"] = alpha(ratings, n_categories)
     if result["krippendorff_alpha"] is not None:
-        contributions = statistics.coincidences(ratings[:, pairable], n_categories)
         jobs.append(
             (
                 "krippendorff_alpha_ci",
                 pairable,
-                lambda w: statistics.krippendorff_alpha_weighted(contributions, w, n_categories),
+                statistics.krippendorff_alpha_linear(ratings[:, pairable], n_categories),
             )
         )
     return result, jobs
@@ -309,11 +380,6 @@ def _explain_missing(result: dict) -> None:
             reasons[key] = reasons.get(key.removesuffix("_ci"), SINGLE_CATEGORY)
         else:
             reasons[key] = SINGLE_CATEGORY
-
-
-def _pair_of(ratings: np.ndarray, i: int, j: int, n_categories: int) -> dict:
-    both = ~np.isnan(ratings[i]) & ~np.isnan(ratings[j])
-    return pair_agreement(ratings[i, both], ratings[j, both], n_categories)
 
 
 # --- Suggestions: annotator vs LLM and the anchoring control --------------------------

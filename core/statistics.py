@@ -9,7 +9,14 @@ that often would take seconds on every report. So the bootstrap hands the statis
 *weights*, how many times each resample drew each row (resamples x rows), and the ``*_weighted``
 coefficients below compute every resample at once from per-row contributions (a confusion
 matrix, Krippendorff's coincidences, Fleiss' category counts, Kendall's concordant pairs).
-tests/core/test_statistics.py proves they equal the libraries on random resamples.
+tests/core/test_statistics.py proves they equal the libraries on random resamples. Cohen's,
+Fleiss' and Krippendorff's coefficients depend on a resample only through a few sums over the rows
+it drew, so they also come as ``LinearStatistic``: the bootstrap multiplies the weights by the sums
+of every such figure side by side, once per batch, instead of once per figure.
+
+Cohen's kappa is also wanted per annotator pair, per drift window, per annotator against the final
+labels: ``stacked_confusions`` counts every group's confusion matrix in one ``bincount`` and
+``cohen_kappa_from_confusion`` takes scikit-learn's arithmetic to all of them at once.
 
 ``bootstrap_interval`` resamples rows, or whole clusters of rows (an item with all its ratings, a
 participant with all their answers), optionally within strata (two groups resampled each on
@@ -19,6 +26,7 @@ row per cluster its percentile intervals equal scipy's.
 
 from __future__ import annotations
 
+import itertools
 import math
 import warnings
 from collections.abc import Callable, Sequence
@@ -29,7 +37,6 @@ import numpy as np
 from scipy import sparse
 from scipy import stats as scipy_stats
 from sklearn.metrics import cohen_kappa_score
-from statsmodels.stats.inter_rater import aggregate_raters
 from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss_kappa
 from statsmodels.stats.proportion import proportion_confint
 
@@ -59,8 +66,12 @@ def cohen_kappa(first, second, *, labels: Sequence, weights: str | None = None) 
 
 
 def fleiss_kappa(codes: np.ndarray, n_categories: int) -> float:
-    """statsmodels' Fleiss' kappa of items x raters category indices; NaN where undefined."""
-    table, _ = aggregate_raters(np.asarray(codes, dtype=np.intp), n_cat=n_categories)
+    """statsmodels' Fleiss' kappa of items x raters category indices; NaN where undefined.
+
+    The items x categories table is ``aggregate_raters``' (with ``n_cat``), counted without its loop
+    over the items, which took longer than the coefficient on a few thousand items.
+    """
+    table = category_counts(codes, n_categories).astype(int)
     with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
         warnings.simplefilter("ignore")
         return float(statsmodels_fleiss_kappa(table, method="fleiss"))
@@ -107,8 +118,15 @@ def wilson_interval(successes: int, n: int, *, confidence: float = CONFIDENCE) -
 def draw_counts(indices: np.ndarray, n: int) -> np.ndarray:
     """resamples x n: how many times each resample (a row of ``indices``) drew each of 0..n-1."""
     flat = np.asarray(indices, dtype=np.intp).reshape(-1, np.shape(indices)[-1])
-    offsets = (np.arange(flat.shape[0])[:, None] * n + flat).ravel()
-    return np.bincount(offsets, minlength=flat.shape[0] * n).reshape(flat.shape[0], n).astype(float)
+    counts = np.empty((flat.shape[0], n))
+    # A few resamples at a time, so the counts being written stay in the cache: twice as fast as
+    # one bincount over every resample (the draws are half of a bootstrap's time on large data).
+    block = max(1, 65_536 // max(1, n))
+    for start in range(0, flat.shape[0], block):
+        part = flat[start : start + block]
+        offsets = (np.arange(part.shape[0])[:, None] * n + part).ravel()
+        counts[start : start + block] = np.bincount(offsets, minlength=part.shape[0] * n).reshape(part.shape[0], n)
+    return counts
 
 
 def sum_by(weights: np.ndarray, groups: np.ndarray, n_groups: int) -> np.ndarray:
@@ -140,6 +158,125 @@ def kappa_from_confusion(confusion: np.ndarray) -> np.ndarray:
         observed_disagreement = total - np.trace(confusion, axis1=-2, axis2=-1)
         kappa = 1 - observed_disagreement / expected_disagreement
     return np.where((total > 0) & (expected_disagreement > 0), kappa, np.nan)
+
+
+def stacked_confusions(groups, first, second, *, n_groups: int, n_categories: int) -> np.ndarray:
+    """(n_groups, k, k) counts: matrix g counts the (first, second) category pairs of the rows in group g.
+
+    One ``bincount`` over every group at once (each row's cell offset by its group's k*k block), so a
+    thousand pairs or windows cost about what one does. Categories are 0..k-1, groups 0..n_groups-1.
+    """
+    k = int(n_categories)
+    cells = (np.asarray(groups, dtype=np.intp) * k + np.asarray(first, dtype=np.intp)) * k + np.asarray(
+        second, dtype=np.intp
+    )
+    return np.bincount(cells.ravel(), minlength=int(n_groups) * k * k).reshape(int(n_groups), k, k)
+
+
+def cohen_kappa_from_confusion(confusions: np.ndarray) -> np.ndarray:
+    """Unweighted Cohen's kappa of each of a stack of (..., k, k) confusion matrices; NaN where undefined.
+
+    The operations of scikit-learn's ``cohen_kappa_score(y1, y2, labels=range(k))`` on its own
+    confusion matrix (expected counts from the outer product of the marginals, kappa = 1 - the
+    observed over the expected off-diagonal counts), so the values agree to the last bits, and it is
+    undefined where scikit-learn's is: no pair, or both sides in one same category. (The bootstrap's
+    ``kappa_from_confusion`` rearranges the same formula and agrees to about 1e-15.)
+    """
+    confusions = np.asarray(confusions, dtype=float)
+    k = confusions.shape[-1]
+    columns = confusions.sum(axis=-2)
+    rows = confusions.sum(axis=-1)
+    total = columns.sum(axis=-1)
+    off_diagonal = 1.0 - np.eye(k)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        expected = columns[..., :, None] * rows[..., None, :] / total[..., None, None]
+        observed_disagreement = (off_diagonal * confusions).sum(axis=(-2, -1))
+        expected_disagreement = (off_diagonal * expected).sum(axis=(-2, -1))
+        kappa = 1 - observed_disagreement / expected_disagreement
+    # scikit-learn tests the expected disagreement for exact zero too: a sum of non-negative terms.
+    return np.where((total > 0) & (expected_disagreement != 0), kappa, np.nan)
+
+
+@dataclass(frozen=True, eq=False)
+class LinearStatistic:
+    """A coefficient that depends on the weights (resamples x rows) only through ``weights @ sums``:
+    ``finish`` turns those resamples x m sums into one value per resample. Called with weights it
+    computes that; ``bootstrap_intervals`` stacks the sums of several such statistics and multiplies
+    once (a matrix product is far cheaper than as many products as there are figures)."""
+
+    sums: np.ndarray
+    finish: Callable[[np.ndarray], np.ndarray]
+
+    def __call__(self, weights: np.ndarray) -> np.ndarray:
+        return self.finish(np.atleast_2d(weights) @ self.sums)
+
+
+def cohen_kappa_linear(first, second, n_categories: int) -> LinearStatistic:
+    """Unweighted Cohen's kappa of the rows' (first, second) categories, as ``cohen_kappa_weighted``
+    computes it: each row adds to a row sum, a column sum and, when both agree, the trace."""
+    k = int(n_categories)
+    first, second = np.asarray(first, dtype=np.intp), np.asarray(second, dtype=np.intp)
+    sums = np.zeros((first.size, 2 * k + 1))
+    rows = np.arange(first.size)
+    sums[rows, first] = 1
+    sums[rows, k + second] = 1
+    sums[:, 2 * k] = first == second
+
+    def finish(totals):
+        rows, cols, trace = totals[:, :k], totals[:, k : 2 * k], totals[:, 2 * k]
+        total = rows.sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            expected_disagreement = total - (rows * cols).sum(axis=-1) / total
+            kappa = 1 - (total - trace) / expected_disagreement
+        return np.where((total > 0) & (expected_disagreement > 0), kappa, np.nan)
+
+    return LinearStatistic(sums, finish)
+
+
+def fleiss_kappa_linear(codes: np.ndarray, n_categories: int) -> LinearStatistic:
+    """Fleiss' kappa of items x raters category indices (the same number of raters per item), as
+    ``fleiss_kappa_weighted`` computes it: per item a one (to count the items drawn), its observed
+    agreement and its category counts."""
+    counts = category_counts(codes, n_categories)
+    raters = np.asarray(codes).shape[1]
+    agreement = ((counts**2).sum(axis=1) - raters) / (raters * (raters - 1))
+
+    def finish(totals):
+        n = totals[:, 0]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            p_mean = totals[:, 1] / n
+            p_category = totals[:, 2:] / (n * raters)[:, None]
+            p_expected = (p_category**2).sum(axis=1)
+            kappa = (p_mean - p_expected) / (1 - p_expected)
+        return np.where(p_expected < 1, kappa, np.nan)
+
+    return LinearStatistic(np.column_stack([np.ones(len(counts)), agreement, counts]), finish)
+
+
+def krippendorff_alpha_linear(ratings: np.ndarray, n_categories: int) -> LinearStatistic:
+    """Nominal Krippendorff's alpha of raters x units (NaN for missing), as ``krippendorff_alpha_weighted``
+    computes it: of a unit's coincidences only the row sums (its category counts, when it has two
+    ratings or more) and the diagonal's total are needed."""
+    k = int(n_categories)
+    counts = np.zeros((ratings.shape[1], k))
+    for row in ratings:
+        rated = ~np.isnan(row)
+        counts[np.flatnonzero(rated), row[rated].astype(np.intp)] += 1
+    m = counts.sum(axis=1)
+    pairable = m >= 2
+    sums = np.zeros((ratings.shape[1], k + 1))
+    sums[pairable, :k] = counts[pairable]
+    sums[pairable, k] = (counts[pairable] * (counts[pairable] - 1)).sum(axis=1) / (m[pairable] - 1)
+
+    def finish(totals):
+        n_c = totals[:, :k]
+        n = n_c.sum(axis=1)
+        expected = n**2 - (n_c**2).sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            alpha = 1 - (n - 1) * (n - totals[:, k]) / expected
+        return np.where(expected > 0, alpha, np.nan)
+
+    return LinearStatistic(sums, finish)
 
 
 def cohen_kappa_weighted(onehot: np.ndarray, weights: np.ndarray, n_categories: int) -> np.ndarray:
@@ -308,10 +445,13 @@ def bootstrap_distribution(
     if len(by_stratum) == 1:
         counts = draw_counts(rng.integers(0, n_clusters, (n_resamples, n_clusters)), n_clusters)
     else:
-        counts = np.zeros((n_resamples, n_clusters))
+        # Every cluster lies in one stratum, so every column is written below.
+        counts = np.empty((n_resamples, n_clusters))
         for members in by_stratum:
             draws = rng.integers(0, members.size, (n_resamples, members.size))
-            counts[:, members] = draw_counts(draws, members.size)
+            # Strata usually come as consecutive runs of rows: a slice writes them without a gather.
+            consecutive = members[-1] - members[0] + 1 == members.size
+            counts[:, slice(members[0], members[-1] + 1) if consecutive else members] = draw_counts(draws, members.size)
     if clusters is None:
         # Every row is its own cluster, in row order: the counts are the row weights already.
         cluster_of_row = slice(None)
@@ -358,8 +498,19 @@ def bootstrap_intervals(
     interval per figure, in order.
     """
 
+    # Every linear statistic from one product per batch: their sums side by side.
+    linear = [i for i, statistic in enumerate(statistics) if isinstance(statistic, LinearStatistic)]
+    widths = np.cumsum([0, *(statistics[i].sums.shape[1] for i in linear)])
+    columns = {i: slice(start, end) for i, (start, end) in zip(linear, itertools.pairwise(widths), strict=True)}
+    stacked = np.column_stack([statistics[i].sums for i in linear]) if linear else None
+
     def all_of(weights):
-        return np.concatenate([np.atleast_2d(np.asarray(statistic(weights), dtype=float)) for statistic in statistics])
+        totals = weights @ stacked if linear else None
+        values = [
+            statistic.finish(totals[:, columns[i]]) if i in columns else statistic(weights)
+            for i, statistic in enumerate(statistics)
+        ]
+        return np.concatenate([np.atleast_2d(np.asarray(value, dtype=float)) for value in values])
 
     distribution = bootstrap_distribution(
         statistic=all_of, n_rows=n_rows, clusters=clusters, strata=strata, n_resamples=n_resamples, seed=seed

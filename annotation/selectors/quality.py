@@ -4,12 +4,13 @@ Everything is computed from submitted answers in submission order. Control items
 and nowhere else among the statistics: agreement between annotators and with the final labels
 uses regular items only; control items are scored against their known labels.
 
-Kappas are scikit-learn's (through annotation.agreement / core.statistics); the theme shift
-between the first and second half of an annotator's answers is scipy's chi2_contingency.
+Kappas are scikit-learn's ``cohen_kappa_score``, computed with its arithmetic for every window,
+pair and label at once from stacked confusion matrices (core.statistics: one scikit-learn call
+each took seconds with a few dozen annotators); the theme shift between the first and second half
+of an annotator's answers is scipy's chi2_contingency.
 Figures that cannot be computed (no item, a single category) are None, never NaN.
 """
 
-import itertools
 from collections import defaultdict
 
 import numpy as np
@@ -17,6 +18,7 @@ from django.core.cache import cache
 from django.db.models import Count, Max
 from scipy.stats import chi2_contingency
 
+from core import statistics
 from core.statistics import finite
 
 from .. import agreement
@@ -129,10 +131,6 @@ def round_quality(*, round: AnnotationRound) -> dict:
     return result
 
 
-def _kappa(first: list, second: list, n_categories: int) -> float | None:
-    return agreement.cohen_kappa(first, second, n_categories) if first else None
-
-
 def _share(values: list[bool]) -> float | None:
     return float(np.mean(values)) if values else None
 
@@ -186,38 +184,69 @@ def _final_labels(round: AnnotationRound) -> dict[int, dict]:
     return final
 
 
-def _agreement(pairs: list[tuple[dict, dict]], theme_index: dict, trait_codes: list[str]) -> dict:
-    """Theme kappa and per-trait kappa of (answer, reference) pairs; a reference has ``theme`` and ``traits``."""
-    kept = [(a, b) for a, b in pairs if a["theme"] in theme_index and b["theme"] in theme_index]
-    return {
-        "theme_kappa": _kappa(
-            [theme_index[a["theme"]] for a, _ in kept], [theme_index[b["theme"]] for _, b in kept], len(theme_index)
-        ),
-        "trait_kappa": {
-            code: _kappa([int(code in a["traits"]) for a, _ in kept], [int(code in b["traits"]) for _, b in kept], 2)
-            for code in trait_codes
-        },
-    }
+def _kappas(groups, first: tuple, second: tuple, n_groups: int, n_themes: int, trait_codes: list[str]) -> list[dict]:
+    """Theme kappa and per-trait kappa of each group of (answer, reference) rows, all groups at once:
+    ``first`` and ``second`` are (theme indices, trait bits) of the rows' two sides. A group without a
+    row, or whose kappa scikit-learn leaves undefined, gets None."""
+    groups = np.asarray(groups, dtype=np.intp)
+    n_traits = len(trait_codes)
+    theme = statistics.cohen_kappa_from_confusion(
+        statistics.stacked_confusions(groups, first[0], second[0], n_groups=n_groups, n_categories=n_themes)
+    )
+    traits = statistics.cohen_kappa_from_confusion(
+        statistics.stacked_confusions(
+            (groups[:, None] * n_traits + np.arange(n_traits)).ravel(),
+            first[1].ravel(),
+            second[1].ravel(),
+            n_groups=n_groups * n_traits,
+            n_categories=2,
+        )
+    ).reshape(n_groups, n_traits)
+    return [
+        {
+            "theme_kappa": finite(theme[g]),
+            "trait_kappa": {code: finite(traits[g, t]) for t, code in enumerate(trait_codes)},
+        }
+        for g in range(n_groups)
+    ]
 
 
-def _control_scores(answers: list[dict], controls: dict[int, dict], trait_codes: list[str]) -> dict:
-    """Accuracy on control items: exact (theme and every trait right), theme, and each trait."""
-    scored = [(a, controls[a["control"]]) for a in answers if a["control"] in controls]
-    return {
-        "n_controls": len(scored),
-        "control_accuracy": _share([a["theme"] == c["theme"] and a["traits"] == c["traits"] for a, c in scored]),
-        "control_theme_accuracy": _share([a["theme"] == c["theme"] for a, c in scored]),
-        "control_traits": {
-            code: _share([(code in a["traits"]) == (code in c["traits"]) for a, c in scored]) for code in trait_codes
-        },
-    }
+def _control_scores(groups, scored, answers: list[dict], controls, n_groups: int, trait_codes: list[str]) -> list[dict]:
+    """Accuracy on control items per group of answers (``groups[i]`` is answer i's): exact (theme and
+    every trait right), theme, and each trait."""
+    rows = np.flatnonzero(scored)
+    right = np.zeros((rows.size, 2 + len(trait_codes)))
+    for r, i in enumerate(rows):
+        answer, control = answers[i], controls[answers[i]["control"]]
+        right[r, 0] = answer["theme"] == control["theme"] and answer["traits"] == control["traits"]
+        right[r, 1] = answer["theme"] == control["theme"]
+        right[r, 2:] = [(code in answer["traits"]) == (code in control["traits"]) for code in trait_codes]
+    group = np.asarray(groups, dtype=np.intp)[rows]
+    counts = np.bincount(group, minlength=n_groups)
+    sums = np.stack([np.bincount(group, weights=column, minlength=n_groups) for column in right.T], axis=1)
+    results = []
+    for g in range(n_groups):
+        n = int(counts[g])
+        # The share exactly as numpy's mean of the booleans: an exact count over n.
+        shares = [float(value / n) if n else None for value in sums[g]]
+        results.append(
+            {
+                "n_controls": n,
+                "control_accuracy": shares[0],
+                "control_theme_accuracy": shares[1],
+                "control_traits": dict(zip(trait_codes, shares[2:], strict=True)),
+            }
+        )
+    return results
 
 
-def _theme_shift(regular: list[dict], theme_codes: list[str]) -> dict:
-    """Theme counts in the first and second half of an annotator's answers, and scipy's chi-square test."""
-    half = len(regular) // 2
-    halves = [regular[:half], regular[half:]]
-    counts = [[sum(1 for a in part if a["theme"] == code) for code in theme_codes] for part in halves]
+def _theme_shift(themes: np.ndarray, theme_codes: list[str]) -> dict:
+    """Theme counts in the first and second half of an annotator's answers (theme indices, -1 for
+    a theme outside the taxonomy), and scipy's chi-square test."""
+    half = len(themes) // 2
+    counts = [
+        np.bincount(part[part >= 0], minlength=len(theme_codes)).tolist() for part in (themes[:half], themes[half:])
+    ]
     result = {
         "first": dict(zip(theme_codes, counts[0], strict=True)),
         "second": dict(zip(theme_codes, counts[1], strict=True)),
@@ -236,80 +265,154 @@ def _theme_shift(regular: list[dict], theme_codes: list[str]) -> dict:
     return result
 
 
-def _windows(sequence: list, size: int) -> list[tuple[int, int, list]]:
-    """(start, end, items) for consecutive windows of ``size`` items, 1-based and inclusive; the last may be shorter."""
-    return [
-        (start + 1, min(start + size, len(sequence)), sequence[start : start + size])
-        for start in range(0, len(sequence), size)
-    ]
-
-
 def _round_quality(*, round: AnnotationRound) -> dict:
-    trait_codes = list(Trait.objects.order_by("number").values_list("code", flat=True))
-    theme_codes = list(Theme.objects.order_by("number").values_list("code", flat=True))
-    theme_index = {code: i for i, code in enumerate(theme_codes)}
-    size = max(int(round.quality_window), 1)
-    fast = float(round.fast_seconds)
-    threshold = float(round.quality_threshold)
+    return quality_figures(
+        answers=_answers(round),
+        final=_final_labels(round),
+        controls={
+            c["id"]: {"theme": c["theme__code"], "traits": set(c["traits"])}
+            for c in ControlItem.objects.filter(round=round).values("id", "theme__code", "traits")
+        },
+        round_annotators=list(round.annotators.values_list("username", flat=True)),
+        theme_codes=list(Theme.objects.order_by("number").values_list("code", flat=True)),
+        trait_codes=list(Trait.objects.order_by("number").values_list("code", flat=True)),
+        name=round.name,
+        window=round.quality_window,
+        threshold=round.quality_threshold,
+        fast_seconds=round.fast_seconds,
+        control_rate=round.control_rate,
+    )
 
-    answers = _answers(round)
-    final = _final_labels(round)
-    controls = {
-        c["id"]: {"theme": c["theme__code"], "traits": set(c["traits"])}
-        for c in ControlItem.objects.filter(round=round).values("id", "theme__code", "traits")
-    }
-    usernames = sorted(set(round.annotators.values_list("username", flat=True)) | {a["annotator"] for a in answers})
+
+def quality_figures(
+    *,
+    answers: list[dict],
+    final: dict[int, dict],
+    controls: dict[int, dict],
+    round_annotators: list[str],
+    theme_codes: list[str],
+    trait_codes: list[str],
+    name: str,
+    window: int,
+    threshold: float,
+    fast_seconds: float,
+    control_rate: float,
+) -> dict:
+    """The figures of ``round_quality`` from what it read: the submitted answers in submission order
+    (``_answers``), the final labels, the controls' known labels and the round's annotators. No
+    database: the benchmark calls it on synthetic answers.
+
+    Every kappa of every window and pair comes from one confusion-matrix stack per label set
+    (``_kappas``), and each item's answers are paired once, not once per pair of annotators.
+    """
+    theme_index = {code: i for i, code in enumerate(theme_codes)}
+    size = max(int(window), 1)
+    fast = float(fast_seconds)
+    threshold = float(threshold)
+    usernames = sorted(set(round_annotators) | {a["annotator"] for a in answers})
+    position = {username: u for u, username in enumerate(usernames)}
+
+    # Per answer: its annotator, its place in that annotator's sequence, its labels and references.
     by_annotator = defaultdict(list)
-    for answer in answers:
-        by_annotator[answer["annotator"]].append(answer)
+    place = np.zeros(len(answers), dtype=np.intp)
+    for i, answer in enumerate(answers):
+        sequence = by_annotator[answer["annotator"]]
+        place[i] = len(sequence)
+        sequence.append(i)
+    annotator = np.array([position[a["annotator"]] for a in answers], dtype=np.intp)
+    theme = np.array([theme_index.get(a["theme"], -1) for a in answers], dtype=np.intp)
+    bits = agreement.trait_bits([a["traits"] for a in answers], trait_codes)
+    regular = np.array([a["control"] is None for a in answers], dtype=bool)
+    scored = np.array([a["control"] in controls for a in answers], dtype=bool)
+    references = [final.get(a["item"]) if a["control"] is None else None for a in answers]
+    with_final = np.array([reference is not None for reference in references], dtype=bool)
+    final_theme = np.array(
+        [theme_index.get(reference["theme"], -1) if reference is not None else -1 for reference in references],
+        dtype=np.intp,
+    )
+    final_bits = agreement.trait_bits(
+        [reference["traits"] if reference else () for reference in references], trait_codes
+    )
+    # Kappas need both themes in the taxonomy (the trait kappas too: the same answers for every label).
+    kept = with_final & (theme >= 0) & (final_theme >= 0)
+
+    # Windows of each annotator's answers, numbered across annotators.
+    lengths = np.array([len(by_annotator.get(u, ())) for u in usernames], dtype=np.intp)
+    n_windows = -(-lengths // size)
+    first_window = np.concatenate([[0], np.cumsum(n_windows)[:-1]]).astype(np.intp)
+    window_of = first_window[annotator] + place // size if answers else np.zeros(0, dtype=np.intp)
+    total_windows = int(n_windows.sum())
+
+    def kappas(groups, rows, n_groups):
+        return _kappas(
+            groups[rows],
+            (theme[rows], bits[rows]),
+            (final_theme[rows], final_bits[rows]),
+            n_groups,
+            len(theme_codes),
+            trait_codes,
+        )
+
+    vs_final = kappas(annotator, kept, len(usernames))
+    window_vs_final = kappas(window_of, kept, total_windows)
+    window_scores = _control_scores(window_of, scored, answers, controls, total_windows, trait_codes)
+    overall_scores = _control_scores(annotator, scored, answers, controls, len(usernames), trait_codes)
+    window_n_final = np.bincount(window_of[with_final], minlength=total_windows)
+    n_vs_final = np.bincount(annotator[with_final], minlength=len(usernames))
 
     annotators, details, warnings, fast_items = {}, {}, [], []
-    for name in usernames:
-        sequence = by_annotator.get(name, [])
-        regular = [a for a in sequence if a["control"] is None]
+    for u, username in enumerate(usernames):
+        sequence = [answers[i] for i in by_annotator.get(username, [])]
         timed = [a["seconds"] for a in sequence if a["seconds"] is not None]
-        vs_final = _agreement([(a, final[a["item"]]) for a in regular if a["item"] in final], theme_index, trait_codes)
         windows = []
-        for start, end, part in _windows(sequence, size):
-            with_final = [(a, final[a["item"]]) for a in part if a["control"] is None and a["item"] in final]
+        for w, start in enumerate(range(0, len(sequence), size)):
+            g = first_window[u] + w
+            part_end = min(start + size, len(sequence))
             window = {
-                "start": start,
-                "end": end,
+                "start": start + 1,
+                "end": part_end,
                 "theme_kappa": None,
-                "from": part[0]["submitted_at"].isoformat(),
-                "to": part[-1]["submitted_at"].isoformat(),
-                "n_final": len(with_final),
-                **_agreement(with_final, theme_index, trait_codes),
-                **_control_scores(part, controls, trait_codes),
+                "from": sequence[start]["submitted_at"].isoformat(),
+                "to": sequence[part_end - 1]["submitted_at"].isoformat(),
+                "n_final": int(window_n_final[g]),
+                **window_vs_final[g],
+                **window_scores[g],
             }
             windows.append(window)
             if window["theme_kappa"] is not None and window["theme_kappa"] < threshold:
                 warnings.append(
-                    {"kind": "final", "annotator": name, "start": start, "end": end, "value": window["theme_kappa"]}
+                    {
+                        "kind": "final",
+                        "annotator": username,
+                        "start": start + 1,
+                        "end": part_end,
+                        "value": window["theme_kappa"],
+                    }
                 )
-        scores = _control_scores(sequence, controls, trait_codes)
-        annotators[name] = {
-            "n": len(regular),
+        scores = overall_scores[u]
+        own = np.asarray(by_annotator.get(username, []), dtype=np.intp)
+        annotators[username] = {
+            "n": int(regular[own].sum()),
             "median_seconds": float(np.median(timed)) if timed else None,
             "fast_share": _share([s < fast for s in timed]),
             "control_accuracy": scores["control_accuracy"],
-            "kappa_vs_final": vs_final["theme_kappa"],
+            "kappa_vs_final": vs_final[u]["theme_kappa"],
             "windows": [{key: w[key] for key in ("start", "end", "theme_kappa")} for w in windows],
         }
-        details[name] = {
+        details[username] = {
             "n_answers": len(sequence),
             "n_timed": len(timed),
             "fastest_seconds": float(np.percentile(timed, FASTEST_PERCENTILE)) if timed else None,
             "n_fast": sum(1 for s in timed if s < fast),
-            "n_vs_final": sum(1 for a in regular if a["item"] in final),
-            "trait_kappa_vs_final": vs_final["trait_kappa"],
+            "n_vs_final": int(n_vs_final[u]),
+            "trait_kappa_vs_final": vs_final[u]["trait_kappa"],
             **scores,
-            "theme_shift": _theme_shift(regular, theme_codes),
+            "theme_shift": _theme_shift(theme[own[regular[own]]], theme_codes),
             "windows": windows,
         }
         fast_items.extend(
             {
-                "annotator": name,
+                "annotator": username,
                 "assignment": a["assignment"],
                 "item": a["item"],
                 "text": a["text"],
@@ -321,53 +424,18 @@ def _round_quality(*, round: AnnotationRound) -> dict:
             if a["seconds"] is not None and a["seconds"] < fast
         )
 
-    pairs, pair_details = [], []
-    regular_by_item = defaultdict(dict)
-    for answer in answers:
-        if answer["control"] is None:
-            regular_by_item[answer["item"]][answer["annotator"]] = answer
-    for a, b in itertools.combinations(usernames, 2):
-        shared = [(item[a], item[b]) for item in regular_by_item.values() if a in item and b in item]
-        # A shared item counts when its second answer arrives.
-        shared.sort(key=lambda pair: max(pair[0]["submitted_at"], pair[1]["submitted_at"]))
-        if not shared:
-            continue
-        overall = _agreement(shared, theme_index, trait_codes)
-        windows = []
-        for start, end, part in _windows(shared, size):
-            window = {"start": start, "end": end, "n": len(part), **_agreement(part, theme_index, trait_codes)}
-            windows.append(window)
-            if window["theme_kappa"] is not None and window["theme_kappa"] < threshold:
-                warnings.append(
-                    {
-                        "kind": "pair",
-                        "annotator": a,
-                        "other": b,
-                        "start": start,
-                        "end": end,
-                        "value": window["theme_kappa"],
-                    }
-                )
-        pairs.append(
-            {
-                "a": a,
-                "b": b,
-                "n": len(shared),
-                "theme_kappa": overall["theme_kappa"],
-                "windows": [{key: w[key] for key in ("start", "end", "theme_kappa")} for w in windows],
-            }
-        )
-        pair_details.append({"a": a, "b": b, "trait_kappa": overall["trait_kappa"], "windows": windows})
-
+    pairs, pair_details = _pairs(
+        answers, usernames, annotator, regular, theme, bits, size, threshold, warnings, len(theme_codes), trait_codes
+    )
     return {
         "annotators": annotators,
         "pairs": pairs,
-        "round": round.name,
+        "round": name,
         "settings": {
             "window": size,
             "threshold": threshold,
             "fast_seconds": fast,
-            "control_rate": float(round.control_rate),
+            "control_rate": float(control_rate),
         },
         "categories": {"theme": theme_codes, "traits": trait_codes},
         "n_controls": len(controls),
@@ -376,6 +444,92 @@ def _round_quality(*, round: AnnotationRound) -> dict:
         "fast_items": fast_items,
         "warnings": warnings,
     }
+
+
+def _pairs(answers, usernames, annotator, regular, theme, bits, size, threshold, warnings, n_themes, trait_codes):
+    """Per pair of annotators, the theme and per-trait kappa of their shared regular items, overall
+    and per window of ``size`` shared items in the order their second answer came; appends the
+    windows below ``threshold`` to ``warnings``. Returns the pairs and their details.
+
+    The items' answers are paired once, every pair of annotators at a time, instead of one scan of
+    every item per pair of annotators."""
+    n_users = len(usernames)
+    answered = np.flatnonzero(regular)
+    # Items numbered in the order of their first regular answer.
+    number = {}
+    item = np.array([number.setdefault(answers[i]["item"], len(number)) for i in answered], dtype=np.intp)
+    # One answer per item and annotator, the last one, sorted by item and then annotator.
+    keys, last = np.unique((item * n_users + annotator[answered])[::-1], return_index=True)
+    chosen = answered[answered.size - 1 - last]
+    item, user = keys // max(n_users, 1), keys % max(n_users, 1)
+    # Each item's annotators are consecutive: the entries ``offset`` apart within an item are its pairs.
+    first, second = [np.empty(0, np.intp)], [np.empty(0, np.intp)]
+    for offset in range(1, np.bincount(item).max(initial=0)):
+        same = item[offset:] == item[:-offset]
+        first.append(np.flatnonzero(same))
+        second.append(first[-1] + offset)
+    first, second = np.concatenate(first), np.concatenate(second)
+    pair = agreement.pair_index(user[first], user[second], n_users)
+    order, users, first, second = item[first], (user[first], user[second]), chosen[first], chosen[second]
+    # A shared item counts when its second answer arrives: rank the answers by time, equal times equal.
+    moment = {value: rank for rank, value in enumerate(sorted({a["submitted_at"] for a in answers}))}
+    when = np.array([moment[a["submitted_at"]] for a in answers], dtype=np.intp)
+    latest = np.maximum(when[first], when[second])
+    # Within a pair, by the later answer's time, and in item order where times are equal (a stable sort).
+    ordering = np.lexsort((order, latest, pair))
+    pair, first, second = pair[ordering], first[ordering], second[ordering]
+    users = (users[0][ordering], users[1][ordering])
+
+    present, starts, counts = np.unique(pair, return_index=True, return_counts=True)
+    compact = np.repeat(np.arange(present.size), counts)
+    n_windows = -(-counts // size)
+    first_window = np.concatenate([[0], np.cumsum(n_windows)[:-1]]).astype(np.intp)
+    window_of = first_window[compact] + (np.arange(pair.size) - starts[compact]) // size
+    kept = (theme[first] >= 0) & (theme[second] >= 0)
+
+    def kappas(groups, n_groups):
+        return _kappas(
+            groups[kept],
+            (theme[first][kept], bits[first][kept]),
+            (theme[second][kept], bits[second][kept]),
+            n_groups,
+            n_themes,
+            trait_codes,
+        )
+
+    overall = kappas(compact, present.size)
+    per_window = kappas(window_of, int(n_windows.sum()))
+    pairs, pair_details = [], []
+    for p, start in enumerate(starts):
+        a, b = usernames[users[0][start]], usernames[users[1][start]]
+        n = int(counts[p])
+        windows = []
+        for w, offset in enumerate(range(0, n, size)):
+            end = min(offset + size, n)
+            window = {"start": offset + 1, "end": end, "n": end - offset, **per_window[first_window[p] + w]}
+            windows.append(window)
+            if window["theme_kappa"] is not None and window["theme_kappa"] < threshold:
+                warnings.append(
+                    {
+                        "kind": "pair",
+                        "annotator": a,
+                        "other": b,
+                        "start": offset + 1,
+                        "end": end,
+                        "value": window["theme_kappa"],
+                    }
+                )
+        pairs.append(
+            {
+                "a": a,
+                "b": b,
+                "n": n,
+                "theme_kappa": overall[p]["theme_kappa"],
+                "windows": [{key: w[key] for key in ("start", "end", "theme_kappa")} for w in windows],
+            }
+        )
+        pair_details.append({"a": a, "b": b, "trait_kappa": overall[p]["trait_kappa"], "windows": windows})
+    return pairs, pair_details
 
 
 def quality_summary(report: dict) -> dict:

@@ -6,8 +6,6 @@ before adjudication; the agreement of each annotator with the final
 (unanimous or adjudicated) labels is reported beside them.
 """
 
-from collections import defaultdict
-
 import numpy as np
 from django.core.cache import cache
 from django.db.models import Count, Max
@@ -54,27 +52,57 @@ def round_agreement_stats(
 def _round_agreement_stats(*, round: AnnotationRound, n_resamples: int, seed: int) -> dict:
     trait_codes = list(Trait.objects.order_by("number").values_list("code", flat=True))
     theme_codes = list(Theme.objects.order_by("number").values_list("code", flat=True))
-    theme_index = {code: i for i, code in enumerate(theme_codes)}
-
     rows = round_submitted_labels(round=round)
-    annotators = sorted(set(round.annotators.values_list("username", flat=True)) | {r["annotator"] for r in rows})
     item_rows = list(
         RoundItem.objects.filter(round=round, control__isnull=True)
         .order_by("id")
         .values_list("id", "expression_id", "suggestions_hidden", "status", "final_theme__code")
     )
-    items = [row[0] for row in item_rows]
-    per_item = min(round.annotators_per_item, len(annotators)) if annotators else 0
+    return agreement_figures(
+        rows=rows,
+        item_rows=item_rows,
+        final=_final_labels(round, item_rows),
+        suggestions=_suggested_traits(round),
+        round_annotators=list(round.annotators.values_list("username", flat=True)),
+        theme_codes=theme_codes,
+        trait_codes=trait_codes,
+        name=round.name,
+        status=round.status,
+        annotators_per_item=round.annotators_per_item,
+        hide_suggestions_fraction=round.hide_suggestions_fraction,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
 
-    themes = {(r["annotator"], r["item"]): theme_index.get(r["theme"]) for r in rows}
-    theme_ratings = agreement.ratings_matrix(themes, annotators=annotators, items=items)
-    trait_sets = {(r["annotator"], r["item"]): set(r["traits"]) for r in rows}
-    trait_ratings = {
-        code: agreement.ratings_matrix(
-            {key: int(code in traits) for key, traits in trait_sets.items()}, annotators=annotators, items=items
-        )
-        for code in trait_codes
-    }
+
+def agreement_figures(
+    *,
+    rows: list[dict],
+    item_rows: list[tuple],
+    final: dict[int, dict],
+    suggestions: dict[int, set[str]] | None,
+    round_annotators: list[str],
+    theme_codes: list[str],
+    trait_codes: list[str],
+    name: str,
+    status: str,
+    annotators_per_item: int,
+    hide_suggestions_fraction: float,
+    n_resamples: int,
+    seed: int,
+) -> dict:
+    """The figures of ``round_agreement_stats`` from what it read: the submitted labels
+    (``round_submitted_labels``), the regular items (id, expression id, suggestions hidden, status,
+    final theme), the final labels, the LLM's traits per expression (None without a suggestion set)
+    and the round's annotators. No database: the benchmark calls it on synthetic rows."""
+    theme_index = {code: i for i, code in enumerate(theme_codes)}
+    annotators = sorted(set(round_annotators) | {r["annotator"] for r in rows})
+    items = [row[0] for row in item_rows]
+    per_item = min(annotators_per_item, len(annotators)) if annotators else 0
+
+    # Each row's traits as bits, read once for the ratings, the final labels, the LLM and the anchoring.
+    bits = agreement.trait_bits([r["traits"] for r in rows], trait_codes)
+    theme_ratings, trait_ratings = _ratings(rows, bits, annotators, items, theme_index, trait_codes)
     labelled = agreement.labels_agreement(
         {"theme": (theme_ratings, len(theme_codes), False)}
         | {code: (trait_ratings[code], 2, True) for code in trait_codes},
@@ -84,11 +112,9 @@ def _round_agreement_stats(*, round: AnnotationRound, n_resamples: int, seed: in
         seed=seed,
     )
 
-    final = _final_labels(round, item_rows)
-    suggestions = _suggested_traits(round)
     return {
-        "round": round.name,
-        "status": round.status,
+        "round": name,
+        "status": status,
         "n_items": len(items),
         "n_labelled": len({r["item"] for r in rows}),
         "annotators": annotators,
@@ -114,11 +140,41 @@ def _round_agreement_stats(*, round: AnnotationRound, n_resamples: int, seed: in
             "pooled_over_pairs": len(annotators) > 2,
             "counts": agreement.pooled_confusion(theme_ratings, len(theme_codes)).tolist(),
         },
-        "vs_final": _vs_final(rows, final, theme_index, trait_codes, annotators),
-        "vs_llm": _vs_llm(rows, item_rows, suggestions, trait_codes, annotators),
-        "anchoring": _anchoring(rows, item_rows, suggestions, trait_codes, round, n_resamples=n_resamples, seed=seed),
+        "vs_final": _vs_final(rows, bits, final, theme_index, trait_codes, annotators),
+        "vs_llm": _vs_llm(rows, bits, item_rows, suggestions, trait_codes, annotators),
+        "anchoring": _anchoring(
+            rows,
+            bits,
+            item_rows,
+            suggestions,
+            trait_codes,
+            hide_suggestions_fraction,
+            n_resamples=n_resamples,
+            seed=seed,
+        ),
         "distributions": _distributions(rows, final, theme_codes, trait_codes),
     }
+
+
+def _ratings(rows, bits, annotators, items, theme_index, trait_codes) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The annotators x items ratings of the theme and of each trait (``agreement.ratings_matrix``'s)."""
+    row_of = {a: i for i, a in enumerate(annotators)}
+    column_of = {item: j for j, item in enumerate(items)}
+    kept = [n for n, r in enumerate(rows) if r["annotator"] in row_of and r["item"] in column_of]
+    where = (
+        np.array([row_of[rows[n]["annotator"]] for n in kept], dtype=np.intp),
+        np.array([column_of[rows[n]["item"]] for n in kept], dtype=np.intp),
+    )
+    theme = np.array([theme_index.get(rows[n]["theme"], -1) for n in kept], dtype=np.intp)
+    theme_ratings = np.full((len(annotators), len(items)), np.nan)
+    rated = theme >= 0
+    theme_ratings[where[0][rated], where[1][rated]] = theme[rated]
+    bits = bits[np.array(kept, dtype=np.intp)]
+    trait_ratings = {}
+    for t, code in enumerate(trait_codes):
+        trait_ratings[code] = np.full((len(annotators), len(items)), np.nan)
+        trait_ratings[code][where] = bits[:, t]
+    return theme_ratings, trait_ratings
 
 
 def _final_labels(round: AnnotationRound, item_rows: list[tuple]) -> dict[int, dict]:
@@ -151,59 +207,80 @@ def _suggested_traits(round: AnnotationRound) -> dict[int, set[str]] | None:
     return suggested
 
 
-def _vs_final(rows, final, theme_index, trait_codes, annotators) -> dict:
-    """Each annotator's agreement with the final labels (after adjudication)."""
-    by_annotator = defaultdict(list)
-    for row in rows:
-        if row["item"] in final:
-            by_annotator[row["annotator"]].append((row, final[row["item"]]))
+def _vs_final(rows, bits, final, theme_index, trait_codes, annotators) -> dict:
+    """Each annotator's agreement with the final labels (after adjudication), every annotator and
+    label from one confusion-matrix stack."""
+    position = {a: i for i, a in enumerate(annotators)}
+    final_row = {item: n for n, item in enumerate(final)}
+    final_bits = agreement.trait_bits([f["traits"] for f in final.values()], trait_codes)
+    kept = [n for n, r in enumerate(rows) if r["item"] in final]
+    group = np.array([position[rows[n]["annotator"]] for n in kept], dtype=np.intp)
+    themes = agreement.pair_agreements(
+        group,
+        np.array([theme_index[rows[n]["theme"]] for n in kept], dtype=np.intp),
+        np.array([theme_index[final[rows[n]["item"]]["theme"]] for n in kept], dtype=np.intp),
+        n_groups=len(annotators),
+        n_categories=len(theme_index),
+    )
+    n_traits, n_annotators = len(trait_codes), len(annotators)
+    # Group t * annotators + a: annotator a on trait t.
+    traits = agreement.pair_agreements(
+        (np.arange(n_traits) * n_annotators + group[:, None]).ravel(),
+        bits[np.array(kept, dtype=np.intp)].ravel(),
+        final_bits[np.array([final_row[rows[n]["item"]] for n in kept], dtype=np.intp)].ravel(),
+        n_groups=n_traits * n_annotators,
+        n_categories=2,
+        binary=True,
+    )
     result = {"n_items": len(final), "annotators": {}}
-    for annotator in annotators:
-        pairs = by_annotator.get(annotator, [])
+    for a, annotator in enumerate(annotators):
         result["annotators"][annotator] = {
-            "theme": agreement.pair_agreement(
-                [theme_index[r["theme"]] for r, _ in pairs],
-                [theme_index[f["theme"]] for _, f in pairs],
-                len(theme_index),
-            ),
-            "traits": {
-                code: agreement.pair_agreement(
-                    [int(code in r["traits"]) for r, _ in pairs],
-                    [int(code in f["traits"]) for _, f in pairs],
-                    2,
-                    binary=True,
-                )
-                for code in trait_codes
-            },
+            "theme": themes[a],
+            "traits": {code: traits[t * n_annotators + a] for t, code in enumerate(trait_codes)},
         }
     return result
 
 
-def _vs_llm(rows, item_rows, suggestions, trait_codes, annotators) -> dict:
+def _llm_bits(suggestions: dict[int, set[str]], trait_codes: list[str]) -> tuple[dict[int, int], np.ndarray]:
+    """Each expression's row in the LLM's trait bits, and those bits."""
+    return {expression: n for n, expression in enumerate(suggestions)}, agreement.trait_bits(
+        list(suggestions.values()), trait_codes
+    )
+
+
+def _vs_llm(rows, bits, item_rows, suggestions, trait_codes, annotators) -> dict:
     """Annotator-vs-LLM agreement per trait, on the items where the suggestions were shown."""
     if suggestions is None:
         return {"available": False, "reason": agreement.NO_SUGGESTIONS, "traits": {}}
     expression_of = {item_id: expression_id for item_id, expression_id, hidden, *_ in item_rows if not hidden}
-    shown = [(r, suggestions[expression_of[r["item"]]]) for r in rows if expression_of.get(r["item"]) in suggestions]
-    result = {"available": True, "n_items": len({r["item"] for r, _ in shown}), "traits": {}}
-    for code in trait_codes:
-        entry = agreement.pair_agreement(
-            [int(code in llm) for _, llm in shown], [int(code in r["traits"]) for r, _ in shown], 2, binary=True
-        )
-        entry["annotators"] = {
-            annotator: agreement.pair_agreement(
-                [int(code in llm) for r, llm in shown if r["annotator"] == annotator],
-                [int(code in r["traits"]) for r, _ in shown if r["annotator"] == annotator],
-                2,
-                binary=True,
-            )
-            for annotator in annotators
-        }
+    shown = [n for n, r in enumerate(rows) if expression_of.get(r["item"]) in suggestions]
+    result = {"available": True, "n_items": len({rows[n]["item"] for n in shown}), "traits": {}}
+    position = {a: i for i, a in enumerate(annotators)}
+    llm_row, llm_bits = _llm_bits(suggestions, trait_codes)
+    llm = llm_bits[np.array([llm_row[expression_of[rows[n]["item"]]] for n in shown], dtype=np.intp)]
+    theirs = bits[np.array(shown, dtype=np.intp)]
+    # Per trait, group 0 holds every row and group 1 + a annotator a's: each row is in both.
+    per_trait = len(annotators) + 1
+    own = np.array([1 + position[rows[n]["annotator"]] for n in shown], dtype=np.intp)
+    offsets = np.arange(len(trait_codes)) * per_trait
+    entries = agreement.pair_agreements(
+        np.concatenate([np.broadcast_to(offsets, llm.shape).ravel(), (offsets + own[:, None]).ravel()]),
+        np.concatenate([llm.ravel(), llm.ravel()]),
+        np.concatenate([theirs.ravel(), theirs.ravel()]),
+        n_groups=len(trait_codes) * per_trait,
+        n_categories=2,
+        binary=True,
+    )
+    for t, code in enumerate(trait_codes):
+        entry = entries[t * per_trait]
+        entry["annotators"] = {annotator: entries[t * per_trait + 1 + a] for a, annotator in enumerate(annotators)}
         result["traits"][code] = entry
     return result
 
 
-def _anchoring(rows, item_rows, suggestions, trait_codes, round, *, n_resamples, seed) -> dict:
+def _anchoring(
+    rows, bits, item_rows, suggestions, trait_codes, hide_suggestions_fraction, *, n_resamples, seed
+) -> dict:
     """How much the suggestions shifted labels: the rate at which annotators' traits match the
     LLM's on items where the suggestions were shown, minus the same rate where they were hidden.
 
@@ -213,13 +290,13 @@ def _anchoring(rows, item_rows, suggestions, trait_codes, round, *, n_resamples,
     if suggestions is None:
         return {"available": False, "reason": agreement.NO_SUGGESTIONS, "traits": {}, "overall": None}
     info = {item_id: (expression_id, hidden) for item_id, expression_id, hidden, *_ in item_rows}
-    kept = [r for r in rows if info[r["item"]][0] in suggestions]
+    kept = [n for n, r in enumerate(rows) if info[r["item"]][0] in suggestions]
+    llm_row, llm_bits = _llm_bits(suggestions, trait_codes)
     # One row per review: does the annotator agree with the LLM on each trait?
-    matches = np.array(
-        [[(code in r["traits"]) == (code in suggestions[info[r["item"]][0]]) for code in trait_codes] for r in kept],
-        dtype=float,
-    ).reshape(len(kept), len(trait_codes))
-    items, position = np.unique([r["item"] for r in kept], return_inverse=True)
+    kept_rows = np.array(kept, dtype=np.intp)
+    llm = llm_bits[np.array([llm_row[info[rows[n]["item"]][0]] for n in kept], dtype=np.intp)]
+    matches = (bits[kept_rows] == llm).astype(float).reshape(len(kept), len(trait_codes))
+    items, position = np.unique(np.array([rows[n]["item"] for n in kept], dtype=np.intp), return_inverse=True)
     reviews = np.bincount(position, minlength=items.size)
     # Items x traits: each item's match rate, averaged over its annotators.
     per_item = np.stack(
@@ -231,7 +308,7 @@ def _anchoring(rows, item_rows, suggestions, trait_codes, round, *, n_resamples,
     results = agreement.rate_differences(figures[:, ~hidden], figures[:, hidden], n_resamples=n_resamples, seed=seed)
     return {
         "available": True,
-        "hide_suggestions_fraction": round.hide_suggestions_fraction,
+        "hide_suggestions_fraction": hide_suggestions_fraction,
         "overall": results[0],
         "traits": dict(zip(trait_codes, results[1:], strict=True)),
     }

@@ -4,6 +4,7 @@ the cluster bootstrap reduces to it with one row per cluster, and on clustered d
 and covers the true value at about the nominal rate where the row bootstrap does not."""
 
 import math
+import warnings
 
 import krippendorff
 import numpy as np
@@ -160,6 +161,94 @@ def test_it_computes_bootstrap_fleiss_exactly_as_statsmodels():
             with np.errstate(all="ignore"):
                 expected = fleiss_kappa(table, method="fleiss")
             assert value == pytest.approx(expected, abs=1e-12) or (np.isnan(value) and not np.isfinite(expected))
+
+
+def test_it_computes_the_linear_coefficients_as_the_libraries_on_random_resamples():
+    """Cohen's, Fleiss' and Krippendorff's coefficients from a few sums per row, one product for all."""
+    rng = np.random.default_rng(17)
+    compared = undefined = 0
+    for trial in range(40):
+        k = int(rng.choice([2, 3, 7]))
+        raters, n = int(rng.integers(2, 5)), int(rng.integers(2, 40))
+        truth = rng.integers(0, k if trial % 5 else 1, n)
+        codes = np.where(rng.random((raters, n)) < 0.7, truth, rng.integers(0, k if trial % 5 else 1, (raters, n))).T
+        ratings = codes.T.astype(float)
+        ratings[rng.random(ratings.shape) < 0.2] = np.nan
+        indices = rng.integers(0, n, (12, n))
+        weights = statistics.draw_counts(indices, n)
+        kappas = statistics.cohen_kappa_linear(codes[:, 0], codes[:, 1], k)(weights)
+        fleiss = statistics.fleiss_kappa_linear(codes, k)(weights)
+        alphas = statistics.krippendorff_alpha_linear(ratings, k)(weights)
+        for row, kappa, fleiss_value, alpha in zip(indices, kappas, fleiss, alphas, strict=True):
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                expected_kappa = cohen_kappa_score(
+                    codes[row, 0], codes[row, 1], labels=list(range(k)), replace_undefined_by=np.nan
+                )
+                expected_fleiss = fleiss_kappa(aggregate_raters(codes[row], n_cat=k)[0], method="fleiss")
+                rated = (~np.isnan(ratings[:, row])).sum(axis=0) >= 2
+                expected_alpha = (
+                    krippendorff.alpha(
+                        reliability_data=ratings[:, row][:, rated],
+                        value_domain=list(range(k)),
+                        level_of_measurement="nominal",
+                    )
+                    if rated.any()
+                    else np.nan
+                )
+            for value, expected in ((kappa, expected_kappa), (fleiss_value, expected_fleiss), (alpha, expected_alpha)):
+                if np.isfinite(expected):
+                    assert value == pytest.approx(expected, abs=1e-10)
+                else:
+                    assert np.isnan(value)
+                    undefined += 1
+                compared += 1
+    assert compared == 40 * 12 * 3 and undefined > 0
+
+
+def test_it_multiplies_the_linear_statistics_once_and_gives_each_its_interval():
+    rng = np.random.default_rng(19)
+    codes = rng.integers(0, 3, (60, 2))
+    kappa = statistics.cohen_kappa_linear(codes[:, 0], codes[:, 1], 3)
+    alpha = statistics.krippendorff_alpha_linear(codes.T.astype(float), 3)
+    onehot = statistics.pair_one_hot(codes[:, 0], codes[:, 1], 3)
+    contributions = statistics.coincidences(codes.T.astype(float), 3)
+    together = statistics.bootstrap_intervals(
+        statistics=[kappa, mean_of(codes[:, 0]), alpha], n_rows=60, n_resamples=300, seed=4
+    )
+    alone = [
+        statistics.bootstrap_interval(statistic=statistic, n_rows=60, n_resamples=300, seed=4)
+        for statistic in (
+            lambda w: statistics.cohen_kappa_weighted(onehot, w, 3),
+            mean_of(codes[:, 0]),
+            lambda w: statistics.krippendorff_alpha_weighted(contributions, w, 3),
+        )
+    ]
+    # Integer sums: the very same values, whichever way they were added.
+    assert [interval.pair() for interval in together] == [interval.pair() for interval in alone]
+
+
+def test_it_counts_the_draws_a_few_resamples_at_a_time():
+    rng = np.random.default_rng(23)
+    for n, resamples in ((1, 3), (7, 20_000), (5_000, 40)):
+        indices = rng.integers(0, n, (resamples, n))
+        expected = np.zeros((resamples, n))
+        np.add.at(expected, (np.repeat(np.arange(resamples), n), indices.ravel()), 1)
+        assert (statistics.draw_counts(indices, n) == expected).all()
+
+
+def test_it_draws_strata_that_are_not_consecutive_rows_as_consecutive_ones():
+    values = np.arange(10, dtype=float)
+    seen = []
+
+    def record(weights):
+        seen.append(weights.copy())
+        return weights @ values
+
+    statistics.bootstrap_distribution(statistic=record, n_rows=10, strata=[0, 1] * 5, n_resamples=50, seed=6)
+    statistics.bootstrap_distribution(statistic=record, n_rows=10, strata=[0] * 5 + [1] * 5, n_resamples=50, seed=6)
+    interleaved, consecutive = seen
+    assert (interleaved[:, 0::2] == consecutive[:, :5]).all() and (interleaved[:, 1::2] == consecutive[:, 5:]).all()
 
 
 def _check_tau(x, y, counts):
