@@ -5,24 +5,36 @@ and the round page read, so a file shows the page's figures. Who may download th
 pages' rule (the view asks ``round_stats_visible``, the same as the round page's overview).
 """
 
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from core.figures import Bar, Chart, Group, Line, LinePanel, Panel, UnknownFigure, chart_file
 from core.localization import localized_name
+from core.stamps import cached
 
 from ..models import AnnotationRound, Theme, Trait
 from .quality import round_quality
 from .stats import round_agreement_stats
-from .workflow import round_funnel
+from .workflow import dataset_stamp, round_funnel, round_stamp
 
 ROUND_FIGURES = ("traits", "themes", "funnel")
 QUALITY_FIGURES = ("drift-pairs", "drift-final")
+
+
+def _figure_key(round: AnnotationRound, name: str, fmt: str) -> str:
+    """A drawn file is kept until the round (or its dataset) changes: drawing costs far more than reading it."""
+    stamps = f"{round_stamp(round_id=round.pk)}:{dataset_stamp(dataset_id=round.dataset_id)}"
+    return f"vivid:round-figure:{round.pk}:{stamps}:{name}:{fmt}:{get_language()}"
 
 
 def round_figure(*, round: AnnotationRound, name: str, fmt: str) -> bytes:
     """One chart of the round's pages as an SVG or PDF file."""
     if name not in ROUND_FIGURES:
         raise UnknownFigure(name)
+    return cached(key=_figure_key(round, name, fmt), compute=lambda: _round_figure(round, name, fmt))
+
+
+def _round_figure(round: AnnotationRound, name: str, fmt: str) -> bytes:
     if name == "funnel":
         return chart_file(_funnel_chart(round, round_funnel(round=round)), fmt=fmt)
     distributions = round_agreement_stats(round=round)["distributions"]
@@ -108,6 +120,14 @@ def round_quality_figure(*, round: AnnotationRound, name: str, fmt: str) -> byte
     """A drift chart of the round's Quality tab: theme kappa per window, with the warning threshold."""
     if name not in QUALITY_FIGURES:
         raise UnknownFigure(name)
+    # The drift window and the threshold change the drawing: they are part of the key.
+    settings_key = f"{round.quality_window}:{round.quality_threshold}:{round.fast_seconds}:{round.control_rate}"
+    return cached(
+        key=_figure_key(round, f"{name}:{settings_key}", fmt), compute=lambda: _round_quality_figure(round, name, fmt)
+    )
+
+
+def _round_quality_figure(round: AnnotationRound, name: str, fmt: str) -> bytes:
     report = round_quality(round=round)
     settings = report["settings"]
     if name == "drift-pairs":

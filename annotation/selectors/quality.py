@@ -14,11 +14,11 @@ Figures that cannot be computed (no item, a single category) are None, never NaN
 from collections import defaultdict
 
 import numpy as np
-from django.core.cache import cache
-from django.db.models import Count, Max
+from django.db.models import Count
 from scipy.stats import chi2_contingency
 
 from core import statistics
+from core.stamps import cached
 from core.statistics import finite
 
 from .. import agreement
@@ -29,13 +29,13 @@ from ..models import (
     AssignmentStatus,
     ControlItem,
     ItemStatus,
-    LabelChange,
     RecalibrationNote,
     RoundItem,
     Theme,
     Trait,
 )
 from .visibility import round_overview_visible
+from .workflow import round_stamp
 
 FINAL_STATUSES = (ItemStatus.UNANIMOUS, ItemStatus.ADJUDICATED)
 # The fastest answers are reported as this percentile of an annotator's answer times.
@@ -68,7 +68,7 @@ def round_annotator_get(*, round: AnnotationRound, pk: int):
 def annotator_control_counts(*, round: AnnotationRound, user) -> dict[str, int]:
     """The control items in ``user``'s own queue, and how many of them hide their suggestions: a page that
     counts a round's items for someone who annotates it adds these, so the counts match their queue."""
-    rows = Assignment.objects.filter(item__round=round, annotator_id=user.pk, item__control__isnull=False)
+    rows = Assignment.objects.filter(round=round, annotator_id=user.pk, item__control__isnull=False)
     return {"items": rows.count(), "hidden": rows.filter(item__suggestions_hidden=True).count()}
 
 
@@ -102,33 +102,22 @@ def recalibration_notes(*, round: AnnotationRound):
 
 def round_quality(*, round: AnnotationRound) -> dict:
     """Every figure of the quality tab, JSON-ready (the API's answer; the CLI keeps ``annotators`` and
-    ``pairs`` with their documented keys). Cached under a fingerprint of the answers, the decisions
-    and the settings, like the agreement statistics."""
-    answers = Assignment.objects.filter(item__round=round).aggregate(last=Max("updated_at"), n=Count("id"))
-    changes = LabelChange.objects.filter(item__round=round).aggregate(last=Max("id"), n=Count("id"))
+    ``pairs`` with their documented keys). Computed once per change of the round's answers (its
+    change stamp, as for the agreement statistics: a draft changes nothing here) and of its quality
+    settings, which are read fresh and are part of the key."""
     fresh = AnnotationRound.objects.filter(pk=round.pk).values(
         "status", "quality_window", "quality_threshold", "fast_seconds", "control_rate"
     )[0]
     key = ":".join(
-        str(part)
-        for part in (
-            "vivid:round-quality",
-            round.pk,
-            round.created_at.timestamp(),
-            answers["last"] and answers["last"].timestamp(),
-            answers["n"],
-            changes["last"],
-            changes["n"],
-            *fresh.values(),
-        )
+        str(part) for part in ("vivid:round-quality", round.pk, round_stamp(round_id=round.pk), *fresh.values())
     )
-    result = cache.get(key)
-    if result is None:
+
+    def compute() -> dict:
         for name, value in fresh.items():
             setattr(round, name, value)
-        result = _round_quality(round=round)
-        cache.set(key, result, timeout=24 * 3600)
-    return result
+        return _round_quality(round=round)
+
+    return cached(key=key, compute=compute)
 
 
 def _share(values: list[bool]) -> float | None:

@@ -7,15 +7,14 @@ before adjudication; the agreement of each annotator with the final
 """
 
 import numpy as np
-from django.core.cache import cache
-from django.db.models import Count, Max
 
 from core import statistics
+from core.stamps import cached
 
 from .. import agreement
-from ..models import AnnotationRound, ItemStatus, LabelChange, RoundItem, Suggestion, Theme, Trait
+from ..models import AnnotationRound, ItemStatus, RoundItem, Suggestion, Theme, Trait
 from .visibility import round_overview_visible
-from .workflow import round_submitted_labels
+from .workflow import round_stamp, round_submitted_labels
 
 FINAL_STATUSES = (ItemStatus.UNANIMOUS, ItemStatus.ADJUDICATED)
 
@@ -35,18 +34,14 @@ def round_agreement_stats(
 ) -> dict:
     """Every agreement figure of a round, as JSON-ready data (see the CLI contract in the README).
 
-    Cached under a fingerprint of everything the figures depend on: every label
-    or decision change writes a LabelChange row, so a new row (or a new round
-    status) makes a new key and a stale result is never served.
+    Computed once per change of the round's labels and kept in the shared cache under the round's
+    change stamp (services.changes bumps it on every answer, decision and lock; a draft does not),
+    so every process serves the same figures and none is stale. The status is read fresh as well:
+    a caller's round object may predate a lock.
     """
-    fingerprint = LabelChange.objects.filter(item__round=round).aggregate(last=Max("id"), n=Count("id"))
     status = AnnotationRound.objects.filter(pk=round.pk).values_list("status", flat=True).get()
-    key = f"vivid:round-stats:{round.pk}:{round.created_at.timestamp()}:{status}:{fingerprint['last']}:{fingerprint['n']}:{n_resamples}:{seed}"
-    stats = cache.get(key)
-    if stats is None:
-        stats = _round_agreement_stats(round=round, n_resamples=n_resamples, seed=seed)
-        cache.set(key, stats, timeout=24 * 3600)
-    return stats
+    key = f"vivid:round-stats:{round.pk}:{round_stamp(round_id=round.pk)}:{status}:{n_resamples}:{seed}"
+    return cached(key=key, compute=lambda: _round_agreement_stats(round=round, n_resamples=n_resamples, seed=seed))
 
 
 def _round_agreement_stats(*, round: AnnotationRound, n_resamples: int, seed: int) -> dict:

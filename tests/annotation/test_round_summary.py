@@ -1,0 +1,175 @@
+"""Cached figures are keyed by the round's change stamp, and the round page's drift warnings come
+from a summary a Celery task stores after answers (issue 29): a draft retires nothing, an answer
+retires everything, a burst of answers queues one refresh, and a real worker over Redis writes it."""
+
+import os
+import time
+import uuid
+from unittest import mock
+
+import pytest
+from django.urls import reverse
+
+from annotation.models import RoundQualitySummary
+from annotation.selectors.workflow import round_stamp
+from annotation.services import (
+    assignment_draft_save,
+    assignment_skip,
+    round_lock,
+    round_quality_summary_refresh,
+    round_quality_summary_schedule,
+)
+from annotation.tasks import round_quality_summary_refresh_task
+from tests.conftest import celery_overrides, skip_or_fail, start_worker, stop_worker, worker_log
+
+from .factories import (
+    alternating_traits,
+    client_for,
+    make_dataset,
+    make_round,
+    make_suggestions,
+    numbered_csv,
+    queue_of,
+    submit,
+)
+
+REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+
+
+@pytest.fixture
+def world(db, annotator_a, annotator_b, researcher):
+    dataset = make_dataset(name="Summary corpus", csv=numbered_csv(10))
+    suggestions = make_suggestions(dataset, traits=alternating_traits)
+    round_ = make_round(dataset, [annotator_a, annotator_b], suggestion_set=suggestions, user=researcher, seed=4)
+    round_.quality_window, round_.quality_threshold = 5, 0.99
+    round_.save(update_fields=["quality_window", "quality_threshold"])
+    return round_, researcher, annotator_a, annotator_b
+
+
+def _disagree(round_, a, b):
+    themes = ["love", "criticism", "other", "virtues"]
+    for n, assignment in enumerate(queue_of(round_, a)):
+        submit(assignment, a, theme=themes[n % 4])
+    for n, assignment in enumerate(queue_of(round_, b)):
+        submit(assignment, b, theme=themes[(n * 3) % 4])
+
+
+def test_it_keeps_the_stamp_through_a_draft_and_changes_it_on_an_answer(world):
+    round_, _researcher, a, _b = world
+    first = queue_of(round_, a)[0]
+    before = round_stamp(round_id=round_.pk)
+    assignment_draft_save(assignment=first, user=a, data={"theme": "love", "note": "nháp"})
+    assert round_stamp(round_id=round_.pk) == before
+    submit(first, a, theme="love")
+    after_answer = round_stamp(round_id=round_.pk)
+    assert after_answer != before
+    assignment_skip(assignment=queue_of(round_, a)[1], user=a)
+    assert round_stamp(round_id=round_.pk) != after_answer
+
+
+def test_it_serves_the_statistics_from_the_cache_until_an_answer(world, django_assert_num_queries):
+    from annotation.selectors.stats import round_agreement_stats
+
+    round_, _researcher, a, b = world
+    _disagree(round_, a, b)
+    first = round_agreement_stats(round=round_)
+    with django_assert_num_queries(1):  # the round's status; the figures come from the cache
+        assert round_agreement_stats(round=round_) == first
+    assignment_draft_save(assignment=queue_of(round_, a)[0], user=a, data={"note": "a draft changes no figure"})
+    with django_assert_num_queries(1):
+        round_agreement_stats(round=round_)
+    submit(queue_of(round_, a)[0], a, theme="virtues")
+    assert round_agreement_stats(round=round_) != first
+
+
+def test_it_queues_one_refresh_for_a_burst_of_answers(world, settings):
+    round_, *_ = world
+    with mock.patch.object(round_quality_summary_refresh_task, "apply_async") as queued:
+        assert [round_quality_summary_schedule(round_id=round_.pk) for _ in range(5)] == [True] + [False] * 4
+        assert queued.call_count == 1
+        assert queued.call_args.kwargs["countdown"] == settings.ROUND_SUMMARY_DELAY_SECONDS
+        # The task clears the flag before it reads: an answer during the refresh queues the next one.
+        round_quality_summary_refresh(round_id=round_.pk)
+        assert round_quality_summary_schedule(round_id=round_.pk) is True
+        assert queued.call_count == 2
+
+
+def test_it_forgets_the_flag_when_the_broker_refuses(world):
+    round_, *_ = world
+    with mock.patch.object(round_quality_summary_refresh_task, "apply_async", side_effect=OSError("broker down")):
+        assert round_quality_summary_schedule(round_id=round_.pk) is False
+    with mock.patch.object(round_quality_summary_refresh_task, "apply_async") as queued:
+        assert round_quality_summary_schedule(round_id=round_.pk) is True
+        assert queued.call_count == 1
+
+
+def test_it_shows_stored_warnings_and_says_when_answers_came_since(world):
+    round_, researcher, a, b = world
+    _disagree(round_, a, b)
+    page = client_for(researcher)
+    url = reverse("annotation:round_detail", args=[round_.pk])
+    assert "Drift warnings are being computed" in page.get(url).content.decode()
+    summary = round_quality_summary_refresh(round_id=round_.pk)
+    assert summary.warnings and summary.stamp == round_stamp(round_id=round_.pk)
+    html = page.get(url).content.decode()
+    assert 'data-testid="round-quality-warning"' in html and 'data-testid="round-quality-stale"' not in html
+    round_lock(round=round_, user=researcher)
+    html = page.get(url).content.decode()
+    # Still the stored warnings, said to be from before the latest change.
+    assert 'data-testid="round-quality-warning"' in html and "Drift warnings as of" in html
+
+
+def test_it_reads_no_quality_figure_on_the_round_page(world):
+    round_, researcher, a, b = world
+    _disagree(round_, a, b)
+    round_quality_summary_refresh(round_id=round_.pk)
+    client = client_for(researcher)
+    url = reverse("annotation:round_detail", args=[round_.pk])
+    client.get(url)
+    with mock.patch("annotation.selectors.quality._round_quality") as computed:
+        client.get(url)
+        assert computed.call_count == 0
+
+
+@pytest.mark.services
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_it_refreshes_the_summary_in_a_real_worker_over_redis(annotator_a, annotator_b, researcher, settings):
+    import redis
+
+    cache_url = REDIS_URL.rsplit("/", 1)[0] + "/14"
+    try:
+        redis.Redis.from_url(cache_url, socket_connect_timeout=2).flushdb()
+    except redis.exceptions.ConnectionError:
+        skip_or_fail(f"Redis is not reachable at {cache_url}")
+    # The test process and the worker share the cache (stamps, the queued flag), as gunicorn and
+    # the workers of a deployment do.
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": cache_url}}
+    settings.ROUND_SUMMARY_DELAY_SECONDS = 0
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    queue = f"test-{uuid.uuid4().hex[:8]}"
+    with celery_overrides(broker_url=REDIS_URL, task_default_queue=queue, task_always_eager=False):
+        worker = start_worker(broker_url=REDIS_URL, queue=queue, env={"CACHE_URL": cache_url})
+        try:
+            dataset = make_dataset(name="Worker summary corpus", csv=numbered_csv(10))
+            suggestions = make_suggestions(dataset, traits=alternating_traits)
+            round_ = make_round(dataset, [annotator_a, annotator_b], suggestion_set=suggestions, user=researcher)
+            round_.quality_window, round_.quality_threshold = 5, 0.99
+            round_.save(update_fields=["quality_window", "quality_threshold"])
+            _disagree(round_, annotator_a, annotator_b)
+            deadline = time.monotonic() + 90
+            while time.monotonic() < deadline:
+                summary = RoundQualitySummary.objects.filter(round=round_).first()
+                if summary is not None and summary.stamp == round_stamp(round_id=round_.pk):
+                    break
+                if worker.poll() is not None:
+                    pytest.fail(f"worker exited early:\n{worker_log(worker)}")
+                time.sleep(0.3)
+            else:
+                pytest.fail(f"the worker did not store the summary in time:\n{worker_log(worker)}")
+        finally:
+            stop_worker(worker)
+    assert summary.warnings
+    html = client_for(researcher).get(reverse("annotation:round_detail", args=[round_.pk])).content.decode()
+    assert 'data-testid="round-quality-warning"' in html and 'data-testid="round-quality-stale"' not in html
+    # A burst of 20 answers queued a handful of refreshes, not one each.
+    assert worker_log(worker).count("annotation.round_quality_summary_refresh") < 20 * 2
