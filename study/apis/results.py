@@ -10,11 +10,11 @@ from rest_framework.views import APIView
 
 from core.apis.common import ApiMixin, IgnoreFormatParamNegotiation, error_responses
 from core.apis.pagination import PageNumberPagination
-from core.http import download
 from core.permissions import IsResearcher
 
 from ..models import Study
-from ..selectors.results import EXPORT_COLUMNS, study_export_csv, study_export_rows, study_results
+from ..selectors.results import EXPORT_COLUMNS, StudyExportRows, study_export_chunks, study_results
+from ..views.results import streamed_download
 
 TRUE_VALUES = {"1", "true", "yes", "on"}
 
@@ -95,9 +95,10 @@ class StudyResponsesApi(ApiMixin, APIView):
             raise ValidationError({"format": ["json or csv."]})
         include_test, raw_pid = _flag(request, "include_test"), _flag(request, "raw_pid")
         if fmt == "csv":
-            body = study_export_csv(study=study, include_test=include_test, raw_pid=raw_pid)
-            return download(body, filename=f"{study.slug}-responses.csv", fmt="csv")
-        rows = study_export_rows(study=study, include_test=include_test, raw_pid=raw_pid)
+            chunks = study_export_chunks(study=study, include_test=include_test, raw_pid=raw_pid)
+            return streamed_download(chunks, filename=f"{study.slug}-responses.csv", fmt="csv")
+        # Counted in the database; only the rows of the page asked for are made.
+        rows = StudyExportRows(study=study, include_test=include_test, raw_pid=raw_pid)
         paginator = ResponsePagination()
         page = paginator.paginate_queryset(rows, request, view=self)
         return paginator.get_paginated_response(page)

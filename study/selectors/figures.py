@@ -6,9 +6,12 @@ pragmatic description, for all participants and for each group, with the bootstr
 and n of each. Researchers only, as the page (the view asks).
 """
 
+import hashlib
+
 from django.utils.translation import gettext as _
 
-from core.figures import Bar, Chart, Group, Panel, UnknownFigure, chart_file
+from core.figures import FORMATS, Bar, Chart, Group, Panel, UnknownFigure, chart_file
+from core.stamps import cached
 
 from ..models import Culture, Study
 from .results import CRITERIA, study_results
@@ -17,10 +20,15 @@ STUDY_FIGURES = ("preferences",)
 
 
 def study_figure(*, study: Study, name: str, fmt: str, include_test: bool = False) -> bytes:
-    if name not in STUDY_FIGURES:
+    if name not in STUDY_FIGURES or fmt not in FORMATS:
         raise UnknownFigure(name)
     results = study_results(study=study, include_test=include_test)
-    return chart_file(_preferences_chart(study, results), fmt=fmt)
+    chart = _preferences_chart(study, results)
+    # Keyed by what is drawn (every label, value and interval, in the language asked for), not by
+    # the study's stamp: an answer that leaves the preference rates as they were (a QA answer, a
+    # page seen) finds the drawing already made, and drawing is most of a figure's time.
+    digest = hashlib.sha256(repr(chart).encode()).hexdigest()
+    return cached(key=f"study:figure:{fmt}:{digest}", compute=lambda: chart_file(chart, fmt=fmt))
 
 
 def _bar(share: dict, series: int) -> Bar:

@@ -181,6 +181,15 @@ def participant_abandon_cutoff():
     return timezone.now() - timedelta(minutes=settings.STUDY_ABANDON_MINUTES)
 
 
+def participant_counted_returned(*, participant: Participant) -> bool:
+    """Whether the results count this unfinished session as returned (idle past STUDY_ABANDON_MINUTES)."""
+    return (
+        participant.status in UNFINISHED
+        and participant.last_seen_at is not None
+        and participant.last_seen_at < participant_abandon_cutoff()
+    )
+
+
 def participant_places_taken(*, study: Study, group: str, exclude_pk: int | None = None) -> int:
     """Valid completions plus live sessions of a group: a failed or returned session takes no place."""
     taken = Participant.objects.filter(study=study, group=group, is_preview=False, is_test=False).filter(

@@ -1,25 +1,48 @@
 """The results of a study (Pragmatics Meets Culture §6.2, A.2) and its long-format export.
 
-Four queries load everything (participants, assignments, answers, preferences, each with
-``values()``); pandas and ``study.analysis`` do the rest, so the cost does not grow with
-the number of rows in queries. Previews never count; test participants count only on request.
+Results: a few queries whose number does not grow with the study, and whose rows grow with its
+assignments, never with its answers (answers and preferences are counted per assignment in the
+database); numpy and ``study.analysis`` do the rest, every figure's bootstrap on draws made once
+per number of participants (``analysis.Draws``). They are kept in the shared cache under the
+study's change stamp (``core.stamps``, scope ``study_results_scope``): every service that writes
+something read here bumps it (``study.services.results.study_results_changed``), so a result is
+computed once per change, in whichever process asks first.
+
+Export: the rows come from the database in chunks (``.iterator``), in the order they are
+written, and leave as they are made (CSV text chunks for a streamed download, dicts for a page
+of the API): nothing holds the whole study in memory. Previews never count; test participants
+count only on request.
 """
 
+import csv
 import io
+from collections import defaultdict
+from datetime import timedelta
+from itertools import islice
 
-import pandas as pd
+import numpy as np
+from django.conf import settings
+from django.core.cache import cache
+from django.db.models import Count, IntegerField, OuterRef, Q, Subquery, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
+
+from core.stamps import stamp_get
 
 from .. import analysis
 from ..models import (
     Answer,
+    Artwork,
     Assignment,
     Criterion,
+    Description,
     PageVisit,
     Participant,
     ParticipantStatus,
     Phase,
     Preference,
+    Question,
+    Side,
     Speaker,
     Study,
 )
@@ -28,6 +51,9 @@ from .participants import UNFINISHED, participant_abandon_cutoff
 CRITERIA = [choice.value for choice in Criterion]
 SPEAKERS = [choice.value for choice in Speaker]
 UNASSIGNED = "unassigned"
+# Who is analysed (valid, QC excluded) and whose QC answers are scored: statuses the abandon rule
+# never changes, so the figures do not depend on the time they are computed at; the counts do.
+ANALYSED = (ParticipantStatus.COMPLETED, ParticipantStatus.EXCLUDED_QC)
 
 EXPORT_COLUMNS = [
     "participant",
@@ -60,9 +86,15 @@ EXPORT_COLUMNS = [
     "page_seconds",
 ]
 MEASURE_ORDER = {"symbols_pre": 0, "qa_pre": 1, "symbols_post": 2, "qa_post": 3, "preference": 4}
+# Rows fetched per round trip by the export's streams, and CSV rows per chunk sent.
+EXPORT_CHUNK = 2000
+# A cached result nobody reads again goes after a day; a change makes a new key long before.
+RESULTS_TIMEOUT = 24 * 3600
 
 
-# Loading ---------------------------------------------------------------------------------
+def study_results_scope(study_id: int) -> str:
+    """The change stamp's scope of everything a study's results and exports read."""
+    return f"study:{study_id}"
 
 
 def _effective_status(status: str, last_seen_at, cutoff) -> str:
@@ -80,179 +112,117 @@ def _participant_filter(study: Study, include_test: bool, prefix: str = "") -> d
     return lookups
 
 
-def _load(*, study: Study, include_test: bool) -> dict[str, pd.DataFrame]:
-    cutoff = participant_abandon_cutoff()
-    participants = pd.DataFrame.from_records(
-        list(
-            Participant.objects.filter(**_participant_filter(study, include_test)).values(
-                "id",
-                "prolific_pid",
-                "pseudonym",
-                "group",
-                "status",
-                "is_test",
-                "consented_at",
-                "last_seen_at",
-                "entered_at",
-            )
-        ),
-        columns=[
-            "id",
-            "prolific_pid",
-            "pseudonym",
-            "group",
-            "status",
-            "is_test",
-            "consented_at",
-            "last_seen_at",
-            "entered_at",
-        ],
-    )
-    if len(participants):
-        participants["status"] = [
-            _effective_status(status, seen, cutoff)
-            for status, seen in zip(participants["status"], participants["last_seen_at"], strict=True)
-        ]
-    participants["group"] = participants["group"].fillna("").replace("", UNASSIGNED)
-
-    owner = _participant_filter(study, include_test, "participant__")
-    assignment_fields = [
-        "id",
-        "participant_id",
-        "order",
-        "is_qc",
-        "artwork__key",
-        "artwork__culture",
-        "artwork__elements",
-        "shown_id",
-        "shown__key",
-        "shown__speaker",
-        "shown__model",
-        "shown__self_eval_score",
-        "left_id",
-        "left__key",
-        "left__speaker",
-        "left__self_eval_score",
-        "right_id",
-        "right__key",
-        "right__speaker",
-        "right__self_eval_score",
-        "symbols_pre",
-        "symbols_post",
-    ]
-    assignments = pd.DataFrame.from_records(
-        list(Assignment.objects.filter(**owner).values(*assignment_fields)), columns=assignment_fields
-    )
-
-    answer_fields = [
-        "id",
-        "assignment_id",
-        "phase",
-        "question__key",
-        "question__type",
-        "question__symbol",
-        "choice",
-        "is_correct",
-        "confidence",
-        "knew_before",
-        "answered_at",
-    ]
-    answers = pd.DataFrame.from_records(
-        list(
-            Answer.objects.filter(**_participant_filter(study, include_test, "assignment__participant__")).values(
-                *answer_fields
-            )
-        ),
-        columns=answer_fields,
-    )
-
-    preference_fields = [
-        "id",
-        "assignment_id",
-        "criterion",
-        "side",
-        "chosen_id",
-        "chosen__key",
-        "chosen__speaker",
-        "chosen__model",
-        "answered_at",
-    ]
-    preferences = pd.DataFrame.from_records(
-        list(
-            Preference.objects.filter(**_participant_filter(study, include_test, "assignment__participant__")).values(
-                *preference_fields
-            )
-        ),
-        columns=preference_fields,
-    )
-
-    # Every assignment row carries its participant's group and status, and whether the
-    # artwork's culture is the participant's own.
-    assignments = assignments.merge(
-        participants[["id", "group", "status", "is_test", "pseudonym", "prolific_pid", "entered_at"]].rename(
-            columns={"id": "participant_id"}
-        ),
-        on="participant_id",
-        how="inner",
-    )
-    assignments["familiar"] = assignments["artwork__culture"] == assignments["group"]
-    return {"participants": participants, "assignments": assignments, "answers": answers, "preferences": preferences}
+def _group(group: str | None) -> str:
+    return group or UNASSIGNED
 
 
-# Results ----------------------------------------------------------------------------------
-
-
-def _groups(study: Study, participants: pd.DataFrame) -> list[str]:
+def _groups(study: Study, participant_groups) -> list[str]:
+    """The study's groups, then any other group participants have, in the order they arrived."""
     groups = [group for group in (study.groups or []) if isinstance(group, str)]
-    for group in participants["group"].unique():
+    for group in participant_groups:
         if group not in groups:
             groups.append(group)
     return groups
 
 
-def _participant_counts(frame: pd.DataFrame) -> dict:
-    status = frame["status"]
+# Results ----------------------------------------------------------------------------------
+
+
+def study_results(*, study: Study, include_test: bool = False) -> dict:
+    """Counts, preference rates, position bias, QA accuracy and Kendall's tau of one study.
+
+    Analyses use completed (valid) participants' non-QC artworks only; QC items count
+    only towards ``qc_accuracy``. Every interval resamples participants (``interval_method``):
+    rates and accuracies through ``analysis.shares``, Kendall's tau through ``analysis.kendall``.
+
+    Read from the shared cache, computed on a miss: the figures once per change of the study's
+    stamp; the counts also when an open session passes the abandon time (``_counts_cached``).
+    """
+    # The stamp is read before anything is computed: a write meanwhile bumps it, and what this
+    # call stores under the old stamp is never read again.
+    stamp = stamp_get(scope=study_results_scope(study.pk))
+    # The creation time beside the id: a study given the id of a deleted one (SQLite reuses the
+    # highest) never reads what was cached for the other.
+    created = study.created_at.timestamp() if study.created_at else ""
+    key = f"study:results:{study.pk}:{created}:{int(bool(include_test))}:{stamp}"
+    figures = cache.get(f"{key}:figures")
+    if figures is None:
+        figures = _figures_compute(study=study, include_test=include_test)
+        cache.set(f"{key}:figures", figures, timeout=RESULTS_TIMEOUT)
+    counts = _counts_cached(study=study, include_test=include_test, key=f"{key}:counts")
     return {
-        "started": int(frame["consented_at"].notna().sum()),
-        "completed": int((status == ParticipantStatus.COMPLETED).sum()),
-        # Valid and completed coincide: a failed QC check ends with its own status.
-        "valid": int((status == ParticipantStatus.COMPLETED).sum()),
-        "excluded_qc": int((status == ParticipantStatus.EXCLUDED_QC).sum()),
-        "returned": int((status == ParticipantStatus.RETURNED).sum()),
-        "in_progress": int((status == ParticipantStatus.IN_PROGRESS).sum()),
-        "no_consent": int((status == ParticipantStatus.NO_CONSENT).sum()),
+        "study": {"slug": study.slug, "title": study.title},
+        "include_test": bool(include_test),
+        "generated_at": max(figures["computed_at"], counts["computed_at"]).isoformat(),
+        "groups": figures["groups"],
+        "participants": counts["participants"],
+        "preferences": figures["preferences"],
+        "position_bias": figures["position_bias"],
+        "qa_accuracy": figures["qa_accuracy"],
+        "qc_accuracy": figures["qc_accuracy"],
+        "kendall": figures["kendall"],
+        "interval_method": analysis.interval_method(),
     }
 
 
-def _figure(successes: pd.Series, rows: pd.DataFrame) -> tuple[list[bool], list]:
-    """A share for ``analysis.shares``: each row's success and the participant who gave it."""
-    return successes.astype(bool).tolist(), rows["participant_id"].tolist()
+def _counts_cached(*, study: Study, include_test: bool, key: str) -> dict:
+    """The participant counts, under the stamp but also until the next open session goes idle.
+
+    They are the only part of the results that depends on the time: an unfinished session not
+    seen for STUDY_ABANDON_MINUTES counts as returned without any write. So the entry carries the
+    moment the earliest open session crosses that line (from the rows it was computed from) and
+    is computed again from then on. Not a time bucket in the key: that would recompute every
+    bucket whether or not anyone is open, and still be up to a bucket late; this is never late,
+    and never expires while nobody is mid-session. A session seen again meanwhile only moves its
+    own crossing later, so the entry at worst expires early.
+    """
+    entry = cache.get(key)
+    now = timezone.now()
+    if entry is None or (entry["valid_until"] is not None and now >= entry["valid_until"]):
+        entry = _counts_compute(study=study, include_test=include_test)
+        timeout = RESULTS_TIMEOUT
+        if entry["valid_until"] is not None:
+            timeout = max(1, min(timeout, int((entry["valid_until"] - now).total_seconds()) + 1))
+        cache.set(key, entry, timeout=timeout)
+    return entry
 
 
-def _preference_figures(rows: pd.DataFrame) -> dict:
-    """Per question: which choices went to the pragmatic description."""
-    figures = {}
-    for criterion in CRITERIA:
-        picked = rows[rows["criterion"] == criterion]
-        figures[criterion] = _figure(picked["chosen__speaker"] == Speaker.PRAGMATIC, picked)
-    return figures
+def _counts(rows: list[tuple]) -> dict:
+    """``rows``: (status, consented) of the participants counted, status as the abandon rule makes it."""
+    statuses = [status for status, _ in rows]
+    completed = statuses.count(ParticipantStatus.COMPLETED)
+    return {
+        "started": sum(1 for _, consented in rows if consented),
+        "completed": completed,
+        # Valid and completed coincide: a failed QC check ends with its own status.
+        "valid": completed,
+        "excluded_qc": statuses.count(ParticipantStatus.EXCLUDED_QC),
+        "returned": statuses.count(ParticipantStatus.RETURNED),
+        "in_progress": statuses.count(ParticipantStatus.IN_PROGRESS),
+        "no_consent": statuses.count(ParticipantStatus.NO_CONSENT),
+    }
 
 
-def _qa_figures(rows: pd.DataFrame) -> dict:
-    """``familiar``/``unfamiliar`` × ``without`` (pre) / ``with`` (post), as in the paper's Table 3."""
-    figures = {}
-    for key, familiar in (("familiar", True), ("unfamiliar", False)):
-        subset = rows[rows["familiar"] == familiar]
-        for phase_key, phase in (("without", Phase.PRE), ("with", Phase.POST)):
-            answered = subset[subset["phase"] == phase]
-            figures[key, phase_key] = _figure(answered["is_correct"], answered)
-    return figures
-
-
-def _shares(figures: dict) -> dict:
-    """Every figure's share with its interval over participants, in one call so that figures over
-    the same participants share their resamples."""
-    return dict(zip(figures, analysis.shares(list(figures.values())), strict=True))
+def _counts_compute(*, study: Study, include_test: bool) -> dict:
+    now = timezone.now()
+    cutoff = participant_abandon_cutoff()
+    idle = timedelta(minutes=settings.STUDY_ABANDON_MINUTES)
+    rows, by_group, valid_until = [], defaultdict(list), None
+    for group, status, consented_at, last_seen_at in (
+        Participant.objects.filter(**_participant_filter(study, include_test))
+        .order_by("entered_at", "id")
+        .values_list("group", "status", "consented_at", "last_seen_at")
+    ):
+        effective = _effective_status(status, last_seen_at, cutoff)
+        if effective in UNFINISHED and last_seen_at is not None:
+            crossing = last_seen_at + idle
+            valid_until = crossing if valid_until is None else min(valid_until, crossing)
+        row = (effective, consented_at is not None)
+        rows.append(row)
+        by_group[_group(group)].append(row)
+    counts = _counts(rows)
+    counts["by_group"] = {group: _counts(by_group.get(group, [])) for group in _groups(study, by_group)}
+    return {"participants": counts, "valid_until": valid_until, "computed_at": now}
 
 
 def _rate(share: dict, key: str) -> dict:
@@ -270,111 +240,159 @@ def _qa_table(shares: dict, scope: tuple) -> dict:
     }
 
 
-def _pair_scores(assignments: pd.DataFrame) -> pd.DataFrame:
-    """For each compared pair: the pragmatic and base description and their self-evaluation scores."""
-    frame = assignments[
-        [
-            "id",
-            "left_id",
-            "left__speaker",
-            "left__self_eval_score",
-            "right_id",
-            "right__speaker",
-            "right__self_eval_score",
-        ]
-    ].copy()
-    left_pragmatic = frame["left__speaker"] == Speaker.PRAGMATIC
-    right_pragmatic = frame["right__speaker"] == Speaker.PRAGMATIC
-    # A pair of two descriptions of one speaker has no difference to correlate with.
-    frame = frame[left_pragmatic ^ right_pragmatic].copy()
-    left_pragmatic = frame["left__speaker"] == Speaker.PRAGMATIC
-    frame["pragmatic_score"] = frame["left__self_eval_score"].where(left_pragmatic, frame["right__self_eval_score"])
-    frame["base_score"] = frame["right__self_eval_score"].where(left_pragmatic, frame["left__self_eval_score"])
-    return frame[["id", "pragmatic_score", "base_score"]].rename(columns={"id": "assignment_id"})
+class _Assignments:
+    """The analysed assignments as columns (numpy arrays, one entry per assignment), with what was
+    answered on each counted in the database: answers right and given per phase, preferences given
+    and how many went to the pragmatic description or the left side per criterion."""
 
-
-def _kendall(assignments: pd.DataFrame, answers: pd.DataFrame, preferences: pd.DataFrame) -> dict:
-    """Kendall's tau per question and for the QA gain; the intervals resample participants (each
-    pair carries its ``participant_id``), as one person's choices are not independent."""
-    result = {}
-    scored = preferences.merge(_pair_scores(assignments), on="assignment_id", how="inner")
-    scored = scored.dropna(subset=["pragmatic_score", "base_score"])
-    for criterion in CRITERIA:
-        rows = scored[scored["criterion"] == criterion]
-        x = (rows["pragmatic_score"] - rows["base_score"]).astype(float).tolist()
-        y = (rows["chosen__speaker"] == Speaker.PRAGMATIC).astype(int).tolist()
-        result[criterion] = analysis.kendall(x, y, clusters=rows["participant_id"].tolist())
-
-    # QA gain: per assignment, post accuracy minus pre accuracy, against the shown description's score.
-    if len(answers):
-        per_phase = (
-            answers.assign(correct=answers["is_correct"].astype(float))
-            .pivot_table(index="assignment_id", columns="phase", values="correct", aggfunc="mean")
-            .reindex(columns=[Phase.PRE.value, Phase.POST.value])
+    def __init__(self, *, study: Study, include_test: bool):
+        owner = _participant_filter(study, include_test, "participant__")
+        participants = list(
+            Participant.objects.filter(**_participant_filter(study, include_test))
+            .order_by("entered_at", "id")
+            .values_list("id", "group", "status")
         )
-        gains = (per_phase[Phase.POST.value] - per_phase[Phase.PRE.value]).dropna().rename("gain").reset_index()
-    else:
-        gains = pd.DataFrame(columns=["assignment_id", "gain"])
-    shown = assignments[["id", "participant_id", "shown__self_eval_score"]].rename(columns={"id": "assignment_id"})
-    gained = gains.merge(shown, on="assignment_id", how="inner").dropna(subset=["shown__self_eval_score", "gain"])
-    result["qa_gain"] = analysis.kendall(
-        gained["shown__self_eval_score"].astype(float).tolist(),
-        gained["gain"].astype(float).tolist(),
-        clusters=gained["participant_id"].tolist(),
-    )
-    return result
+        self.groups = _groups(study, [_group(group) for _, group, _ in participants])
+        group_of = {pk: _group(group) for pk, group, _ in participants}
+        valid_of = {pk: status == ParticipantStatus.COMPLETED for pk, _, status in participants}
+        culture_of = dict(Artwork.objects.filter(study=study).values_list("id", "culture"))
+        speaker_of, score_of = {None: None}, {None: np.nan}
+        for pk, speaker, score in Description.objects.filter(artwork__study=study).values_list(
+            "id", "speaker", "self_eval_score"
+        ):
+            speaker_of[pk], score_of[pk] = speaker, np.nan if score is None else score
+        rows = [
+            row
+            for row in Assignment.objects.filter(**owner, participant__status__in=ANALYSED)
+            .order_by("id")
+            .values_list("id", "participant_id", "is_qc", "artwork_id", "shown_id", "left_id", "right_id")
+            # Participants read after their assignments (a new one meanwhile) are left out, as a join would.
+            if row[1] in group_of
+        ]
+        ids, participant, is_qc, artwork, shown, left, right = (
+            list(column) for column in (zip(*rows, strict=True) if rows else [()] * 7)
+        )
+        self.participant = np.array(participant, dtype=np.int64)
+        self.is_qc = np.array(is_qc, dtype=bool)
+        groups = [group_of[pk] for pk in participant]
+        self.group = np.array(groups, dtype=object)
+        self.valid = np.array([valid_of[pk] for pk in participant], dtype=bool)
+        self.familiar = np.array(
+            [culture_of.get(pk) == group for pk, group in zip(artwork, groups, strict=True)], dtype=bool
+        )
+        self.shown_speaker = np.array([speaker_of[pk] for pk in shown], dtype=object)
+        self.shown_score = np.array([score_of[pk] for pk in shown], dtype=float)
+        left_pragmatic = np.array([speaker_of[pk] == Speaker.PRAGMATIC for pk in left], dtype=bool)
+        right_pragmatic = np.array([speaker_of[pk] == Speaker.PRAGMATIC for pk in right], dtype=bool)
+        left_score = np.array([score_of[pk] for pk in left], dtype=float)
+        right_score = np.array([score_of[pk] for pk in right], dtype=float)
+        # A pair of two descriptions of one speaker has no difference to correlate with.
+        self.paired = left_pragmatic ^ right_pragmatic
+        self.pragmatic_score = np.where(left_pragmatic, left_score, right_score)
+        self.base_score = np.where(left_pragmatic, right_score, left_score)
+
+        position = {pk: index for index, pk in enumerate(ids)}
+        answered = (
+            Answer.objects.filter(assignment_id__in=_analysed(owner))
+            .values("assignment_id")
+            .order_by()
+            .annotate(
+                n_pre=Count("id", filter=Q(phase=Phase.PRE)),
+                k_pre=Count("id", filter=Q(phase=Phase.PRE, is_correct=True)),
+                n_post=Count("id", filter=Q(phase=Phase.POST)),
+                k_post=Count("id", filter=Q(phase=Phase.POST, is_correct=True)),
+            )
+            .values_list("assignment_id", "n_pre", "k_pre", "n_post", "k_post")
+        )
+        self.answers = self._columns(("n_pre", "k_pre", "n_post", "k_post"), answered, position)
+
+        names = [f"{part}_{criterion}" for criterion in CRITERIA for part in ("n", "pragmatic", "left")]
+        aggregates = {}
+        for criterion in CRITERIA:
+            aggregates[f"n_{criterion}"] = Count("id", filter=Q(criterion=criterion))
+            aggregates[f"pragmatic_{criterion}"] = Count(
+                "id", filter=Q(criterion=criterion, chosen__speaker=Speaker.PRAGMATIC)
+            )
+            aggregates[f"left_{criterion}"] = Count("id", filter=Q(criterion=criterion, side=Side.LEFT))
+        chosen = (
+            Preference.objects.filter(assignment_id__in=_analysed(owner))
+            .values("assignment_id")
+            .order_by()
+            .annotate(**aggregates)
+            .values_list("assignment_id", *names)
+        )
+        self.preferences = self._columns(names, chosen, position)
+
+    @staticmethod
+    def _columns(names, rows, position: dict) -> dict[str, np.ndarray]:
+        """Counts per assignment, in the assignments' order (zero where nothing was counted)."""
+        table = np.array(list(rows), dtype=np.int64).reshape(-1, len(names) + 1)
+        where = np.array([position.get(pk, -1) for pk in table[:, 0].tolist()], dtype=np.int64)
+        known = where >= 0
+        columns = np.zeros((len(position), len(names)))
+        columns[where[known]] = table[known, 1:]
+        return {name: columns[:, index] for index, name in enumerate(names)}
 
 
-def study_results(*, study: Study, include_test: bool = False) -> dict:
-    """Counts, preference rates, position bias, QA accuracy and Kendall's tau of one study.
+def _analysed(owner: dict):
+    return Assignment.objects.filter(**owner, participant__status__in=ANALYSED).values("id")
 
-    Analyses use completed (valid) participants' non-QC artworks only; QC items count
-    only towards ``qc_accuracy``. Every interval resamples participants (``interval_method``):
-    rates and accuracies through ``analysis.shares``, Kendall's tau through ``analysis.kendall``.
-    """
-    data = _load(study=study, include_test=include_test)
-    participants, assignments = data["participants"], data["assignments"]
-    answers = data["answers"].merge(
-        assignments[["id", "participant_id", "group", "status", "is_qc", "familiar", "shown__speaker"]].rename(
-            columns={"id": "assignment_id"}
-        ),
-        on="assignment_id",
-        how="inner",
-    )
-    preferences = data["preferences"].merge(
-        assignments[["id", "participant_id", "group", "status", "is_qc"]].rename(columns={"id": "assignment_id"}),
-        on="assignment_id",
-        how="inner",
-    )
-    valid = ParticipantStatus.COMPLETED
-    valid_assignments = assignments[(assignments["status"] == valid) & ~assignments["is_qc"].astype(bool)]
-    valid_answers = answers[(answers["status"] == valid) & ~answers["is_qc"].astype(bool)]
-    valid_preferences = preferences[(preferences["status"] == valid) & ~preferences["is_qc"].astype(bool)]
-    groups = _groups(study, participants)
 
-    counts = _participant_counts(participants)
-    counts["by_group"] = {group: _participant_counts(participants[participants["group"] == group]) for group in groups}
+def _per_participant(participant: np.ndarray, hits: np.ndarray, rows: np.ndarray) -> tuple:
+    """A figure for ``analysis.shares_counted``: the participants who gave rows, each one's successes and rows."""
+    ids, of_row = np.unique(participant, return_inverse=True)
+    of_row = of_row.ravel()
+    total = np.bincount(of_row, rows, ids.size)
+    successes = np.bincount(of_row, hits, ids.size)
+    present = total > 0
+    return ids[present], successes[present], total[present]
 
-    checked = answers[
-        answers["is_qc"].astype(bool)
-        & answers["status"].isin([ParticipantStatus.COMPLETED, ParticipantStatus.EXCLUDED_QC])
-    ]
-    # Every share of the results, keyed by where it goes.
-    figures = {("preferences", key): figure for key, figure in _preference_figures(valid_preferences).items()}
-    for group in groups:
-        by_group = _preference_figures(valid_preferences[valid_preferences["group"] == group])
-        figures.update({("preferences", group, key): figure for key, figure in by_group.items()})
-    figures[("position_bias",)] = _figure(valid_preferences["side"] == "left", valid_preferences)
-    figures.update({("qa", *key): figure for key, figure in _qa_figures(valid_answers).items()})
-    for speaker in SPEAKERS:
-        by_speaker = _qa_figures(valid_answers[valid_answers["shown__speaker"] == speaker])
-        figures.update({("qa_speaker", speaker, *key): figure for key, figure in by_speaker.items()})
-    for group in groups:
-        by_group = _qa_figures(valid_answers[valid_answers["group"] == group])
-        figures.update({("qa_group", group, *key): figure for key, figure in by_group.items()})
-    figures[("qc",)] = _figure(checked["is_correct"], checked)
-    shares = _shares(figures)
 
+def _figures_compute(*, study: Study, include_test: bool) -> dict:
+    """Everything of the results but the counts: the same figures as the answers one by one would
+    give (every sum here is of whole numbers, and tau depends on no order)."""
+    computed_at = timezone.now()
+    with analysis.one_thread():
+        return _figures(_Assignments(study=study, include_test=include_test), computed_at)
+
+
+def _figures(data: "_Assignments", computed_at) -> dict:
+    groups = data.groups
+    valid = data.valid & ~data.is_qc
+    answers, preferences = data.answers, data.preferences
+
+    figures: dict = {}
+
+    def add(key, mask, hits, rows):
+        figures[key] = _per_participant(data.participant[mask], hits[mask], rows[mask])
+
+    for criterion in CRITERIA:
+        n, pragmatic = preferences[f"n_{criterion}"], preferences[f"pragmatic_{criterion}"]
+        add(("preferences", criterion), valid, pragmatic, n)
+        for group in groups:
+            add(("preferences", group, criterion), valid & (data.group == group), pragmatic, n)
+    left = sum(preferences[f"left_{criterion}"] for criterion in CRITERIA)
+    chosen = sum(preferences[f"n_{criterion}"] for criterion in CRITERIA)
+    add(("position_bias",), valid, left, chosen)
+    scopes = [("qa",), *(("qa_speaker", speaker) for speaker in SPEAKERS), *(("qa_group", group) for group in groups)]
+    for scope in scopes:
+        mask = valid
+        if scope[0] == "qa_speaker":
+            mask = mask & (data.shown_speaker == scope[1])
+        elif scope[0] == "qa_group":
+            mask = mask & (data.group == scope[1])
+        for key, familiar in (("familiar", True), ("unfamiliar", False)):
+            for phase_key, phase in (("without", "pre"), ("with", "post")):
+                add(
+                    (*scope, key, phase_key),
+                    mask & (data.familiar == familiar),
+                    answers[f"k_{phase}"],
+                    answers[f"n_{phase}"],
+                )
+    add(("qc",), data.is_qc, answers["k_pre"] + answers["k_post"], answers["n_pre"] + answers["n_post"])
+
+    draws = analysis.Draws()
+    shares = dict(zip(figures, analysis.shares_counted(list(figures.values()), draws=draws), strict=True))
     preference_rates = {criterion: _rate(shares["preferences", criterion], "pragmatic_rate") for criterion in CRITERIA}
     preference_rates["by_group"] = {
         group: {criterion: _rate(shares["preferences", group, criterion], "pragmatic_rate") for criterion in CRITERIA}
@@ -383,29 +401,49 @@ def study_results(*, study: Study, include_test: bool = False) -> dict:
     qa = _qa_table(shares, ("qa",))
     qa["by_speaker"] = {speaker: _qa_table(shares, ("qa_speaker", speaker)) for speaker in SPEAKERS}
     qa["by_group"] = {group: _qa_table(shares, ("qa_group", group)) for group in groups}
-
     return {
-        "study": {"slug": study.slug, "title": study.title},
-        "include_test": bool(include_test),
-        "generated_at": timezone.now().isoformat(),
+        "computed_at": computed_at,
         "groups": groups,
-        "participants": counts,
         "preferences": preference_rates,
         "position_bias": _rate(shares[("position_bias",)], "left_rate"),
         "qa_accuracy": qa,
         "qc_accuracy": _accuracy(shares[("qc",)]),
-        "kendall": _kendall(valid_assignments, valid_answers, valid_preferences),
-        "interval_method": analysis.interval_method(),
+        "kendall": _kendall(data, valid, draws),
     }
+
+
+def _kendall(data: _Assignments, valid: np.ndarray, draws: analysis.Draws) -> dict:
+    """Kendall's tau per question and for the QA gain; the intervals resample participants (each
+    pair carries its participant), as one person's choices are not independent."""
+    result = {}
+    scored = valid & data.paired & ~np.isnan(data.pragmatic_score) & ~np.isnan(data.base_score)
+    difference = (data.pragmatic_score - data.base_score)[scored]
+    participant = data.participant[scored]
+    for criterion in CRITERIA:
+        # Each choice is a pair: the score difference, and 1 where it went to the pragmatic description.
+        given = data.preferences[f"n_{criterion}"][scored].astype(np.int64)
+        pragmatic = data.preferences[f"pragmatic_{criterion}"][scored].astype(np.int64)
+        x = np.concatenate([np.repeat(difference, pragmatic), np.repeat(difference, given - pragmatic)])
+        y = np.concatenate([np.ones(pragmatic.sum(), dtype=int), np.zeros((given - pragmatic).sum(), dtype=int)])
+        clusters = np.concatenate([np.repeat(participant, pragmatic), np.repeat(participant, given - pragmatic)])
+        result[criterion] = analysis.kendall(x.tolist(), y.tolist(), clusters=clusters.tolist(), draws=draws)
+
+    # QA gain: per assignment, post accuracy minus pre accuracy, against the shown description's score.
+    answers = data.answers
+    both = valid & (answers["n_pre"] > 0) & (answers["n_post"] > 0) & ~np.isnan(data.shown_score)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gain = answers["k_post"] / answers["n_post"] - answers["k_pre"] / answers["n_pre"]
+    result["qa_gain"] = analysis.kendall(
+        data.shown_score[both].tolist(), gain[both].tolist(), clusters=data.participant[both].tolist(), draws=draws
+    )
+    return result
 
 
 # Long-format export -----------------------------------------------------------------------
 
 
-def _iso(value) -> str | None:
-    if value is None or value is pd.NaT or (isinstance(value, float) and pd.isna(value)):
-        return None
-    return value.isoformat()
+def export_columns(*, raw_pid: bool = False) -> list[str]:
+    return [*EXPORT_COLUMNS, "prolific_pid"] if raw_pid else list(EXPORT_COLUMNS)
 
 
 def _symbols(elements) -> set[str]:
@@ -414,157 +452,353 @@ def _symbols(elements) -> set[str]:
     }
 
 
-def _none(value):
-    """pandas turns missing values into NaN/NaT; the rows carry None."""
-    if value is None:
-        return None
-    try:
-        return None if pd.isna(value) else value
-    except (TypeError, ValueError):
-        return value
+def _iso(value) -> str | None:
+    return None if value is None else value.isoformat()
+
+
+def _grouped(rows):
+    """Consecutive rows with the same participant key (their first two values) as (key, rows)."""
+    key, group = None, []
+    for row in rows:
+        if row[:2] != key:
+            if group:
+                yield key, group
+            key, group = row[:2], []
+        group.append(row)
+    if group:
+        yield key, group
+
+
+class _Follower:
+    """One of the streams ordered by participant, read up to the participant the assignments are at."""
+
+    def __init__(self, rows):
+        self._groups = _grouped(rows)
+        self._next = next(self._groups, None)
+
+    def take(self, key) -> list:
+        # Rows of participants the assignments never reached (written meanwhile) are passed over.
+        while self._next is not None and self._next[0] < key:
+            self._next = next(self._groups, None)
+        if self._next is not None and self._next[0] == key:
+            rows = self._next[1]
+            self._next = next(self._groups, None)
+            return rows
+        return []
+
+
+def _export_lists(*, study: Study, include_test: bool, raw_pid: bool, participant_ids: list[int] | None = None):
+    """Every row of the export as a list of values in ``export_columns`` order, in its order.
+
+    Four streams, each ordered by participant (arrival, id): the assignments with their participant,
+    the answers, the preferences and the submitted page visits; one participant at a time is
+    assembled from them. Nothing in Python grows with the study but the three lookups of its
+    artworks, questions and descriptions.
+    """
+    owner = _participant_filter(study, include_test, "participant__")
+    through = _participant_filter(study, include_test, "assignment__participant__")
+    if participant_ids is not None:
+        owner["participant_id__in"] = participant_ids
+        through["assignment__participant_id__in"] = participant_ids
+    artworks = {
+        pk: (key, culture, _symbols(elements))
+        for pk, key, culture, elements in Artwork.objects.filter(study=study).values_list(
+            "id", "key", "culture", "elements"
+        )
+    }
+    questions = {
+        pk: (key, kind, symbol or None)
+        for pk, key, kind, symbol in Question.objects.filter(artwork__study=study).values_list(
+            "id", "key", "type", "symbol"
+        )
+    }
+    descriptions = {
+        pk: (key, speaker, model)
+        for pk, key, speaker, model in Description.objects.filter(artwork__study=study).values_list(
+            "id", "key", "speaker", "model"
+        )
+    }
+    cutoff = participant_abandon_cutoff()
+    chunk = EXPORT_CHUNK
+    assignments = (
+        Assignment.objects.filter(**owner)
+        .order_by("participant__entered_at", "participant_id", "order")
+        .values_list(
+            "participant__entered_at",
+            "participant_id",
+            "id",
+            "order",
+            "is_qc",
+            "artwork_id",
+            "shown_id",
+            "left_id",
+            "right_id",
+            "symbols_pre",
+            "symbols_post",
+            "participant__pseudonym",
+            "participant__group",
+            "participant__status",
+            "participant__is_test",
+            "participant__last_seen_at",
+            "participant__prolific_pid",
+        )
+        .iterator(chunk_size=chunk)
+    )
+    answers = _Follower(
+        Answer.objects.filter(**through)
+        .order_by("assignment__participant__entered_at", "assignment__participant_id", "assignment_id", "id")
+        .values_list(
+            "assignment__participant__entered_at",
+            "assignment__participant_id",
+            "assignment_id",
+            "phase",
+            "question_id",
+            "choice",
+            "is_correct",
+            "confidence",
+            "knew_before",
+            "answered_at",
+        )
+        .iterator(chunk_size=chunk)
+    )
+    preferences = _Follower(
+        Preference.objects.filter(**through)
+        .order_by("assignment__participant__entered_at", "assignment__participant_id", "assignment_id", "id")
+        .values_list(
+            "assignment__participant__entered_at",
+            "assignment__participant_id",
+            "assignment_id",
+            "criterion",
+            "side",
+            "chosen_id",
+            "answered_at",
+        )
+        .iterator(chunk_size=chunk)
+    )
+    visits = _Follower(
+        PageVisit.objects.filter(**owner, submitted_at__isnull=False)
+        .order_by("participant__entered_at", "participant_id")
+        .values_list("participant__entered_at", "participant_id", "step", "shown_at", "submitted_at")
+        .iterator(chunk_size=chunk)
+    )
+    none = (None, None, None)
+    for key, rows in _grouped(assignments):
+        # Time on the page where each answer was given (first shown to submitted).
+        seconds = {step: (submitted - shown).total_seconds() for _, _, step, shown, submitted in visits.take(key)}
+        answered = defaultdict(list)
+        for row in answers.take(key):
+            answered[row[2]].append(row)
+        chosen = defaultdict(list)
+        for row in preferences.take(key):
+            chosen[row[2]].append(row)
+        for (
+            _entered,
+            _participant,
+            assignment_id,
+            order,
+            is_qc,
+            artwork_id,
+            shown_id,
+            left_id,
+            right_id,
+            symbols_pre,
+            symbols_post,
+            pseudonym,
+            group,
+            status,
+            is_test,
+            last_seen_at,
+            prolific_pid,
+        ) in rows:
+            artwork_key, culture, expected = artworks[artwork_id]
+            group = _group(group)
+            status = _effective_status(status, last_seen_at, cutoff)
+            shown_key, shown_speaker, shown_model = descriptions.get(shown_id, none)
+            side = None
+            if shown_id is not None:
+                side = "left" if shown_id == left_id else "right" if shown_id == right_id else None
+            base = [
+                str(pseudonym),
+                group,
+                status,
+                status != ParticipantStatus.COMPLETED,
+                bool(is_test),
+                artwork_key,
+                culture,
+                culture == group,
+                bool(is_qc),
+                order,
+                None,  # measure
+                None,  # phase
+                None,  # question_id
+                None,  # question_type
+                None,  # symbol
+                None,  # criterion
+                None,  # value
+                None,  # correct
+                None,  # confidence
+                None,  # knew_before
+                shown_key,
+                shown_speaker,
+                shown_model,
+                side,
+                descriptions.get(left_id, none)[0],
+                descriptions.get(right_id, none)[0],
+                None,  # answered_at
+                None,  # page_seconds
+            ]
+            if raw_pid:
+                base.append(prolific_pid)
+            made = []
+            for rank, field, phase, page in (
+                (0, symbols_pre, Phase.PRE.value, "symbols"),
+                (2, symbols_post, Phase.POST.value, "post_symbols"),
+            ):
+                if not isinstance(field, list):
+                    continue
+                row = base.copy()
+                row[10:12] = ("symbols_pre" if rank == 0 else "symbols_post", phase)
+                row[16] = "|".join(str(name) for name in field)
+                row[17] = set(field) == expected
+                row[27] = seconds.get(f"{order}:{page}")
+                made.append((rank, "", row))
+            for _, _, _, phase, question_id, choice, is_correct, confidence, knew_before, answered_at in answered.get(
+                assignment_id, ()
+            ):
+                question_key, question_type, symbol = questions[question_id]
+                row = base.copy()
+                row[10:20] = (
+                    "qa",
+                    phase,
+                    question_key,
+                    question_type,
+                    symbol,
+                    None,
+                    choice,
+                    bool(is_correct),
+                    int(confidence),
+                    # Null where the question named no symbol: not asked, which is not "no".
+                    None if knew_before is None else bool(knew_before),
+                )
+                row[26] = _iso(answered_at)
+                row[27] = seconds.get(f"{order}:{'qa' if phase == Phase.PRE else 'post_qa'}")
+                made.append((MEASURE_ORDER[f"qa_{phase}"], question_key, row))
+            for _, _, _, criterion, side_chosen, chosen_id, answered_at in chosen.get(assignment_id, ()):
+                key_chosen, speaker_chosen, model_chosen = descriptions.get(chosen_id, none)
+                row = base.copy()
+                row[10:12] = ("preference", "compare")
+                row[15:17] = (criterion, side_chosen)
+                row[20:24] = (key_chosen, speaker_chosen, model_chosen, side_chosen)
+                row[26] = _iso(answered_at)
+                row[27] = seconds.get(f"{order}:compare")
+                tiebreak = str(CRITERIA.index(criterion)) if criterion in CRITERIA else "9"
+                made.append((MEASURE_ORDER["preference"], tiebreak, row))
+            made.sort(key=lambda item: item[:2])
+            for _, _, row in made:
+                yield row
+
+
+def study_export_iter(*, study: Study, include_test: bool = False, raw_pid: bool = False):
+    """One dict per answer, in order: each symbol selection, each multiple-choice answer (with its
+    confidence and prior knowledge), each preference. Excluded sessions are kept and marked;
+    previews never appear. The participant is the pseudonym unless ``raw_pid``."""
+    columns = export_columns(raw_pid=raw_pid)
+    for row in _export_lists(study=study, include_test=include_test, raw_pid=raw_pid):
+        yield dict(zip(columns, row, strict=True))
 
 
 def study_export_rows(*, study: Study, include_test: bool = False, raw_pid: bool = False) -> list[dict]:
-    """One row per answer: each symbol selection, each multiple-choice answer (with its
-    confidence and prior knowledge), each preference. Excluded sessions are kept and
-    marked; previews never appear. The participant is the pseudonym unless ``raw_pid``."""
-    data = _load(study=study, include_test=include_test)
-    assignments = data["assignments"]
-    by_assignment = {row["id"]: row for row in assignments.to_dict("records")}
-    rows = []
-    # Time on the page where each answer was given (first shown to submitted).
-    page_seconds = {}
-    participant_ids = {row["participant_id"] for row in by_assignment.values()}
-    if participant_ids:
-        for participant_id, step, shown_at, submitted_at in PageVisit.objects.filter(
-            participant_id__in=participant_ids, submitted_at__isnull=False
-        ).values_list("participant_id", "step", "shown_at", "submitted_at"):
-            page_seconds[(participant_id, step)] = (submitted_at - shown_at).total_seconds()
-
-    def seconds_on(assignment: dict, kind: str):
-        return page_seconds.get((assignment["participant_id"], f"{int(assignment['order'])}:{kind}"))
-
-    def base_row(assignment: dict) -> dict:
-        shown_id, left_id = _none(assignment["shown_id"]), _none(assignment["left_id"])
-        right_id = _none(assignment["right_id"])
-        side = None
-        if shown_id is not None:
-            side = "left" if shown_id == left_id else "right" if shown_id == right_id else None
-        row = {
-            "participant": str(assignment["pseudonym"]),
-            "group": assignment["group"],
-            "participant_status": assignment["status"],
-            "excluded": assignment["status"] != ParticipantStatus.COMPLETED,
-            "is_test": bool(assignment["is_test"]),
-            "artwork_id": assignment["artwork__key"],
-            "artwork_culture": assignment["artwork__culture"],
-            "familiar": bool(assignment["familiar"]),
-            "is_qc": bool(assignment["is_qc"]),
-            "order": int(assignment["order"]),
-            "measure": None,
-            "phase": None,
-            "question_id": None,
-            "question_type": None,
-            "symbol": None,
-            "criterion": None,
-            "value": None,
-            "correct": None,
-            "confidence": None,
-            "knew_before": None,
-            "description_id": _none(assignment["shown__key"]),
-            "speaker": _none(assignment["shown__speaker"]),
-            "description_model": _none(assignment["shown__model"]),
-            "side": side,
-            "left_description_id": _none(assignment["left__key"]),
-            "right_description_id": _none(assignment["right__key"]),
-            "answered_at": None,
-            "page_seconds": None,
-        }
-        if raw_pid:
-            row["prolific_pid"] = assignment["prolific_pid"]
-        # Sort keys, dropped before the rows leave.
-        row["_entered"] = assignment["entered_at"]
-        row["_participant"] = assignment["participant_id"]
-        return row
-
-    for assignment in by_assignment.values():
-        expected = _symbols(assignment["artwork__elements"])
-        for phase, field in ((Phase.PRE, "symbols_pre"), (Phase.POST, "symbols_post")):
-            selected = assignment[field]
-            if not isinstance(selected, list):
-                continue
-            row = base_row(assignment)
-            row.update(
-                measure=field,
-                phase=phase.value,
-                value="|".join(str(name) for name in selected),
-                correct=set(selected) == expected,
-                page_seconds=seconds_on(assignment, "symbols" if phase == Phase.PRE else "post_symbols"),
-                _rank=MEASURE_ORDER[field],
-                _tiebreak="",
-            )
-            rows.append(row)
-
-    for answer in data["answers"].to_dict("records"):
-        assignment = by_assignment.get(answer["assignment_id"])
-        if assignment is None:
-            continue
-        row = base_row(assignment)
-        row.update(
-            measure="qa",
-            phase=answer["phase"],
-            question_id=answer["question__key"],
-            question_type=answer["question__type"],
-            symbol=answer["question__symbol"] or None,
-            value=answer["choice"],
-            correct=bool(answer["is_correct"]),
-            confidence=int(answer["confidence"]),
-            # Null where the question named no symbol: not asked, which is not "no".
-            knew_before=None if _none(answer["knew_before"]) is None else bool(answer["knew_before"]),
-            answered_at=_iso(answer["answered_at"]),
-            page_seconds=seconds_on(assignment, "qa" if answer["phase"] == Phase.PRE else "post_qa"),
-            _rank=MEASURE_ORDER[f"qa_{answer['phase']}"],
-            _tiebreak=answer["question__key"],
-        )
-        rows.append(row)
-
-    for preference in data["preferences"].to_dict("records"):
-        assignment = by_assignment.get(preference["assignment_id"])
-        if assignment is None:
-            continue
-        row = base_row(assignment)
-        row.update(
-            measure="preference",
-            phase="compare",
-            criterion=preference["criterion"],
-            value=preference["side"],
-            description_id=preference["chosen__key"],
-            speaker=preference["chosen__speaker"],
-            description_model=preference["chosen__model"],
-            side=preference["side"],
-            answered_at=_iso(preference["answered_at"]),
-            page_seconds=seconds_on(assignment, "compare"),
-            _rank=MEASURE_ORDER["preference"],
-            _tiebreak=str(CRITERIA.index(preference["criterion"])) if preference["criterion"] in CRITERIA else "9",
-        )
-        rows.append(row)
-
-    rows.sort(key=lambda row: (row["_entered"], row["_participant"], row["order"], row["_rank"], row["_tiebreak"]))
-    for row in rows:
-        for key in ("_entered", "_participant", "_rank", "_tiebreak"):
-            del row[key]
-    return rows
+    """``study_export_iter``'s rows as a list (small studies, tests)."""
+    return list(study_export_iter(study=study, include_test=include_test, raw_pid=raw_pid))
 
 
-def export_columns(*, raw_pid: bool = False) -> list[str]:
-    return [*EXPORT_COLUMNS, "prolific_pid"] if raw_pid else list(EXPORT_COLUMNS)
+def study_export_chunks(*, study: Study, include_test: bool = False, raw_pid: bool = False):
+    """The long-format CSV as text chunks, the header first (even when there is no row): the
+    text pandas' ``to_csv`` wrote for these rows (empty for None, ``True``/``False``, minimal quoting)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(export_columns(raw_pid=raw_pid))
+    rows = _export_lists(study=study, include_test=include_test, raw_pid=raw_pid)
+    while True:
+        batch = list(islice(rows, EXPORT_CHUNK))
+        writer.writerows(batch)
+        text = out.getvalue()
+        if text:
+            yield text
+        out.seek(0)
+        out.truncate()
+        if len(batch) < EXPORT_CHUNK:
+            return
 
 
 def study_export_csv(*, study: Study, include_test: bool = False, raw_pid: bool = False) -> str:
     """The long-format rows as CSV text (header even when there is no row)."""
-    rows = study_export_rows(study=study, include_test=include_test, raw_pid=raw_pid)
-    # object dtype keeps integers integers (confidence would become 4.0 next to blanks).
-    frame = pd.DataFrame(rows, columns=export_columns(raw_pid=raw_pid), dtype=object)
-    out = io.StringIO()
-    frame.to_csv(out, index=False, lineterminator="\n")
-    return out.getvalue()
+    return "".join(study_export_chunks(study=study, include_test=include_test, raw_pid=raw_pid))
+
+
+class StudyExportRows:
+    """The export's rows as a sequence a paginator can count and slice without making them all.
+
+    ``count()`` adds up each participant's rows in the database (a symbol row per stored
+    selection, one per answer and per preference); a slice makes only the rows of the
+    participants it spans.
+    """
+
+    def __init__(self, *, study: Study, include_test: bool = False, raw_pid: bool = False):
+        self.study, self.include_test, self.raw_pid = study, include_test, raw_pid
+        self._spans: list[tuple[int, int]] | None = None
+
+    def _participant_rows(self) -> list[tuple[int, int]]:
+        if self._spans is None:
+
+            def count(queryset, by: str, rows):
+                return Coalesce(
+                    Subquery(
+                        queryset.filter(**{by: OuterRef("pk")}).order_by().values(by).annotate(n=rows).values("n"),
+                        output_field=IntegerField(),
+                    ),
+                    Value(0),
+                )
+
+            symbols = count(
+                Assignment.objects.all(),
+                "participant",
+                Count("id", filter=Q(symbols_pre__isnull=False)) + Count("id", filter=Q(symbols_post__isnull=False)),
+            )
+            answers = count(Answer.objects.all(), "assignment__participant", Count("id"))
+            chosen = count(Preference.objects.all(), "assignment__participant", Count("id"))
+            self._spans = list(
+                Participant.objects.filter(**_participant_filter(self.study, self.include_test))
+                .order_by("entered_at", "id")
+                .annotate(rows=symbols + answers + chosen)
+                .filter(rows__gt=0)
+                .values_list("id", "rows")
+            )
+        return self._spans
+
+    def count(self) -> int:
+        return sum(rows for _, rows in self._participant_rows())
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def __getitem__(self, index):
+        if not isinstance(index, slice) or index.step not in (None, 1):
+            raise TypeError("StudyExportRows takes a slice")
+        start, stop, _ = index.indices(self.count())
+        if stop <= start:
+            return []
+        ids, first, position = [], None, 0
+        for participant_id, rows in self._participant_rows():
+            if position + rows > start and position < stop:
+                ids.append(participant_id)
+                if first is None:
+                    first = position
+            position += rows
+            if position >= stop:
+                break
+        columns = export_columns(raw_pid=self.raw_pid)
+        lists = _export_lists(
+            study=self.study, include_test=self.include_test, raw_pid=self.raw_pid, participant_ids=ids
+        )
+        return [dict(zip(columns, row, strict=True)) for row in islice(lists, start - first, stop - first)]

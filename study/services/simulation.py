@@ -3,18 +3,34 @@ test responses, marked as test data.
 
 A participant reads each page's form (the hidden step, the radio groups, the checkboxes)
 and answers it, so it exercises exactly what a person's browser sends. The transport is
-anything with ``get(url)`` and ``post(url, data)`` returning a ``Page``: Django's test
-client in-process, or HTTP against a running server (the load benchmark).
+anything with ``get(url)`` and ``post(url, data)`` returning a ``Page``: the participant
+pages' own services in-process (``ServiceTransport``, what ``generate_test_responses`` uses),
+Django's test client through every middleware and template, or HTTP against a running server
+(the load benchmark).
 """
 
+import multiprocessing
 import random
 import time
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
-from urllib.parse import urlencode, urljoin
+from urllib.parse import parse_qs, urlencode, urljoin, urlsplit
 
-from ..models import Question, Study, StudyStatus
+from django.db import connection, connections
+
+from ..models import Criterion, Participant, Question, Study, StudyStatus
+from ..selectors.participants import (
+    CONFIDENCE_SCALE,
+    Step,
+    assignment_for_step,
+    element_order,
+    participant_current,
+    question_options,
+    study_entry_find,
+)
+from . import participants as flow
 from .participants import synthetic_entry_token
+from .results import study_results_changes_deferred
 
 
 @dataclass
@@ -23,6 +39,8 @@ class Page:
     url: str
     html: str
     location: str = ""
+    # The page's form, when the transport knows it without HTML (ServiceTransport).
+    spec: "FormSpec | None" = None
 
 
 @dataclass
@@ -124,7 +142,7 @@ class SyntheticParticipant:
             if page.status >= 400 and page.status != 422:
                 outcome.errors.append(f"{page.status} at {page.url}")
                 return outcome
-            spec = parse_form(page.html)
+            spec = page.spec if page.spec is not None else parse_form(page.html)
             if spec is None:
                 outcome.final_url = page.location or page.url
                 return outcome
@@ -217,6 +235,98 @@ class DjangoClientTransport:
         return self._page(self.client.post(url, data), url)
 
 
+def form_spec(*, participant: Participant, step: Step) -> FormSpec:
+    """The form of a step's page as ``parse_form`` reads it from the page drawn (tests check they
+    agree for every kind of page): the same names, values and order, without drawing anything."""
+    spec = FormSpec(step=step.key)
+    if step.kind == "consent":
+        spec.buttons = [("consent", "yes"), ("consent", "no")]
+    elif step.kind == "group":
+        spec.radios["group"] = list(participant.study.groups)
+    elif step.kind in ("symbols", "post_symbols"):
+        assignment = assignment_for_step(participant=participant, order=step.order)
+        spec.checkboxes["symbols"] = element_order(participant=participant, artwork=assignment.artwork)
+        spec.checkboxes["none"] = ["1"]
+    elif step.kind in ("qa", "post_qa"):
+        assignment = assignment_for_step(participant=participant, order=step.order)
+        confidence = [value for value, _ in CONFIDENCE_SCALE]
+        for question in assignment.artwork.questions.all():
+            spec.radios[f"q{question.pk}-choice"] = question_options(participant=participant, question=question)
+            spec.radios[f"q{question.pk}-confidence"] = list(confidence)
+            if question.symbol:
+                spec.radios[f"q{question.pk}-knew"] = ["yes", "no"]
+    elif step.kind == "compare":
+        for criterion in Criterion.values:
+            spec.radios[criterion] = ["left", "right"]
+    return spec
+
+
+class ServiceTransport:
+    """In-process, without HTTP or templates: each request runs what the participant view runs
+    (``participant_enter`` for the entry link; ``participant_page_show`` and
+    ``participant_page_submit`` for the run page), and the page comes back as its form
+    (``form_spec``) instead of HTML. The rows written are the ones a browser's requests write;
+    only the drawing of each page, which stores nothing, is left out.
+
+    A GET reads the session as the view does. Between two POSTs the session stays the one the
+    last request ended with (the services keep its step, plan and status current) instead of
+    being read again, with the assignment the last page read: two queries less per page.
+    """
+
+    def __init__(self):
+        self.participant: Participant | None = None
+        self.slug = ""
+
+    def _page(self, outcome, url: str) -> Page:
+        participant = self.participant = outcome.participant
+        run = f"/s/{self.slug}/run/"
+        if outcome.again:
+            return Page(303, url, "", location=run)
+        if outcome.message:
+            return Page(outcome.status, url, "")
+        if outcome.finished:
+            finish = flow.participant_finish_url(participant=participant)
+            return Page(303, url, "", location=finish or run)
+        return Page(outcome.status, run, "", spec=form_spec(participant=participant, step=outcome.step))
+
+    def get(self, url: str) -> Page:
+        parts = urlsplit(url)
+        if not parts.path.rstrip("/").endswith("/run"):
+            return self._enter(url)
+        if self.participant is not None:
+            self.participant = participant_current(slug=self.slug, pk=self.participant.pk)
+        if self.participant is None:
+            return Page(400, url, "")
+        return self._page(flow.participant_page_show(participant=self.participant), url)
+
+    def post(self, url: str, data: dict) -> Page:
+        if self.participant is None:
+            return Page(400, url, "")
+        form = {name: value if isinstance(value, list) else [value] for name, value in data.items()}
+        return self._page(flow.participant_page_submit(participant=self.participant, data=form), url)
+
+    def _enter(self, url: str) -> Page:
+        parts = urlsplit(url)
+        self.slug = parts.path.strip("/").split("/")[1]
+        query = {name: values[0] for name, values in parse_qs(parts.query).items()}
+        study = study_entry_find(slug=self.slug)
+        if study is None:
+            return Page(404, url, "")
+        try:
+            self.participant = flow.participant_enter(
+                study=study,
+                pid=query.get("PROLIFIC_PID", "").strip(),
+                prolific_study_id=query.get("STUDY_ID", "").strip(),
+                session_id=query.get("SESSION_ID", "").strip(),
+                group=query.get("group", ""),
+                is_test=flow.synthetic_entry_token_valid(query.get("test_token", ""), self.slug),
+            )
+        except flow.EntryError as exc:
+            self.participant = None
+            return Page(403 if exc.reason in ("full", "other_session") else 400, url, "")
+        return Page(302, url, "", location=f"/s/{self.slug}/run/")
+
+
 class HttpTransport:
     """Real HTTP with a cookie session, for a server started elsewhere (gunicorn in the load benchmark)."""
 
@@ -247,34 +357,107 @@ def answer_key(*, study: Study) -> AnswerKey:
     return AnswerKey(answers={pk: (answer, is_qc) for pk, answer, is_qc in rows})
 
 
+@dataclass(frozen=True)
+class _Planned:
+    """One synthetic participant, decided before any of them runs (so the same seed gives the same
+    participants whatever the number of processes)."""
+
+    pid: str
+    group: str
+    seed: int
+    fail_qc: bool
+
+
+def _take_part(planned: _Planned, *, slug: str, key: AnswerKey, token: str, make_transport) -> Outcome:
+    participant = SyntheticParticipant(
+        make_transport(), key=key, rng=random.Random(planned.seed), fail_qc=planned.fail_qc
+    )
+    # One bump of the study's results per participant, not one per page.
+    with study_results_changes_deferred():
+        return participant.run(
+            entry_url("", slug, pid=planned.pid, group=planned.group, synthetic_token=token), planned.pid
+        )
+
+
+# What the worker processes of a run share: set before they are forked, read in each.
+_run: dict = {}
+
+
+def _take_part_in_worker(planned: _Planned) -> Outcome:
+    return _take_part(planned, slug=_run["slug"], key=_run["key"], token=_run["token"], make_transport=ServiceTransport)
+
+
 def synthetic_responses_generate(
-    *, study: Study, n: int, seed: int | None = None, qc_fail_rate: float = 0.0, transport_factory=None, progress=None
+    *,
+    study: Study,
+    n: int,
+    seed: int | None = None,
+    qc_fail_rate: float = 0.0,
+    transport_factory=None,
+    progress=None,
+    workers: int = 1,
 ) -> list[Outcome]:
     """Send ``n`` synthetic participants through the study, alternating groups.
 
-    Each is a fresh browser (its own cookie session) that enters with a signed test token,
-    so its rows carry ``is_test`` and never count towards quotas or default results.
+    Each is a fresh browser (its own session) that enters with a signed test token, so its rows
+    carry ``is_test`` and never count towards quotas or default results. By default the pages
+    run in-process through the participant pages' services (``ServiceTransport``);
+    ``transport_factory`` gives each participant another transport (the test client, HTTP).
+    The study's results are marked changed once per participant rather than once per page.
+
+    ``workers`` > 1 runs the participants in as many forked processes, each with its own database
+    connection, as a crowd of browsers would arrive; not inside a transaction (a test's), whose
+    rows the other processes could not see, nor with another transport: then one at a time.
     """
     if n < 1:
         raise SimulationError("--n must be at least 1.")
     if not 0 <= qc_fail_rate <= 1:
         raise SimulationError("--qc-fail-rate must be between 0 and 1.")
+    if workers < 1:
+        raise SimulationError("--workers must be at least 1.")
     if study.status == StudyStatus.CLOSED:
         raise SimulationError(f"Study {study.slug} is closed.")
     rng = random.Random(seed)
     key = answer_key(study=study)
     token = synthetic_entry_token(study.slug)
-    make_transport = transport_factory or DjangoClientTransport
     run_tag = f"{rng.getrandbits(32):08x}"
-    outcomes = []
     fails = set(rng.sample(range(n), round(n * qc_fail_rate)))
-    for index in range(n):
-        group = study.groups[index % len(study.groups)]
-        pid = f"TEST-{run_tag}-{index + 1:04d}"
-        participant = SyntheticParticipant(
-            make_transport(), key=key, rng=random.Random(rng.getrandbits(64)), fail_qc=index in fails
+    planned = [
+        _Planned(
+            pid=f"TEST-{run_tag}-{index + 1:04d}",
+            group=study.groups[index % len(study.groups)],
+            seed=rng.getrandbits(64),
+            fail_qc=index in fails,
         )
-        outcomes.append(participant.run(entry_url("", study.slug, pid=pid, group=group, synthetic_token=token), pid))
+        for index in range(n)
+    ]
+    workers = min(workers, n)
+    if workers > 1 and transport_factory is None and not connection.in_atomic_block:
+        return _generate_in_processes(
+            planned, slug=study.slug, key=key, token=token, workers=workers, progress=progress
+        )
+    outcomes = []
+    for one in planned:
+        outcomes.append(
+            _take_part(one, slug=study.slug, key=key, token=token, make_transport=transport_factory or ServiceTransport)
+        )
         if progress:
             progress(1)
+    return outcomes
+
+
+def _generate_in_processes(planned: list[_Planned], *, slug: str, key, token: str, workers: int, progress):
+    # A forked child must not share the parent's database connections: each opens its own.
+    connections.close_all()
+    _run.update(slug=slug, key=key, token=token)
+    outcomes = []
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            # Small batches keep the processes equally busy to the end; results come back in order.
+            for outcome in pool.imap(_take_part_in_worker, planned, chunksize=4):
+                outcomes.append(outcome)
+                if progress:
+                    progress(1)
+    finally:
+        _run.clear()
     return outcomes

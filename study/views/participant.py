@@ -22,13 +22,11 @@ from core.decorators import role_required
 from core.files import untrusted_file_response
 from core.roles import RESEARCHER, has_role
 
-from ..models import Culture, Participant, ParticipantStatus, StudyStatus
+from ..models import Culture, Participant, StudyStatus
 from ..selectors.participants import (
-    UNFINISHED,
     consent_context,
     participant_current,
     participant_progress,
-    participant_step,
     step_context,
     study_entry_find,
     study_title,
@@ -181,20 +179,22 @@ def run(request, slug):
 
 
 def _run(request, participant: Participant):
-    study = participant.study
     if request.method == "POST":
-        return _submit(request, participant)
-    if participant.status in UNFINISHED and not flow.participant_accepts_answers(participant):
-        # Paused or closed: answers so far are kept; the participant may come back when it is live again.
-        return _message(request, study.status, language=_language(participant.group), status=200)
-    step = participant_step(participant)
-    if step.kind == "finish":
-        participant = flow.participant_finish(participant=participant)
-        step = participant_step(participant)
-    if step.kind in ("done", "declined"):
+        outcome = flow.participant_page_submit(participant=participant, data=request.POST)
+    else:
+        outcome = flow.participant_page_show(participant=participant)
+    participant = outcome.participant
+    if outcome.again:
+        return _to_run(participant)
+    if outcome.message:
+        return _message(request, outcome.message, language=_language(participant.group), status=outcome.status)
+    if outcome.finished:
         return _finished(request, participant)
-    flow.participant_touch(participant=participant, step=step)
-    return _render_step(request, participant, step)
+    # After a POST the next page comes in this response, not after a redirect: one request per
+    # page, half the load. study.js turns the history entry into a GET, so a refresh does not send
+    # the answers again (and if it did, the stale page would store nothing).
+    errors = {key: _(message) for key, message in outcome.errors.items()} if outcome.errors else None
+    return _render_step(request, participant, outcome.step, errors=errors, values=outcome.values, status=outcome.status)
 
 
 def _render_step(request, participant, step, *, errors=None, values=None, status=200):
@@ -217,46 +217,6 @@ def _render_step(request, participant, step, *, errors=None, values=None, status
         context["groups"] = [(g, Culture(g).label if g in Culture.values else g) for g in participant.study.groups]
     template = "artwork_page" if step.kind in ARTWORK_PAGES else step.kind
     return render(request, f"study/participant/{template}.html", context, status=status)
-
-
-def _submit(request, participant: Participant):
-    step_key = request.POST.get("step", "")
-    try:
-        if step_key == "group":
-            participant = flow.group_choose(participant=participant, group=request.POST.get("group", ""))
-        elif step_key == "consent":
-            if request.POST.get("consent") == "yes":
-                participant = flow.consent_give(participant=participant)
-            elif request.POST.get("consent") == "no":
-                participant = flow.consent_decline(participant=participant)
-            else:
-                raise flow.StepError({"consent": _("Please choose whether you agree to take part.")})
-        else:
-            if participant.status in UNFINISHED and not flow.participant_accepts_answers(participant):
-                return _message(request, participant.study.status, language=_language(participant.group), status=200)
-            participant = flow.step_submit(participant=participant, step_key=step_key, data=request.POST)
-    except flow.StaleStep:
-        # Another tab or a double click already stored this page: show the current page, store nothing.
-        return _to_run(participant)
-    except flow.EntryError as exc:
-        return _message(request, exc.reason, language=_language(participant.group), status=403)
-    except flow.StepError as exc:
-        step = participant_step(participant)
-        return _render_step(
-            request,
-            participant,
-            step,
-            errors={key: _(message) for key, message in exc.errors.items()},
-            values=request.POST,
-            status=422,
-        )
-    if participant.status in (ParticipantStatus.COMPLETED, ParticipantStatus.EXCLUDED_QC, ParticipantStatus.NO_CONSENT):
-        return _finished(request, participant)
-    # The next page comes in this response, not after a redirect: one request per page, half
-    # the load. study.js turns the history entry into a GET, so a refresh does not send the
-    # answers again (and if it did, the stale page would store nothing). The service that stored
-    # the page has counted the next one as shown.
-    return _render_step(request, participant, participant_step(participant))
 
 
 def _to_run(participant: Participant):

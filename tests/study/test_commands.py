@@ -17,7 +17,9 @@ def test_it_generates_test_responses_through_the_pages_and_reports_them_with_inc
     study = make_study(package_dict(quota_per_group=1))
     out = StringIO()
     call_command("generate_test_responses", study.slug, "--n", "6", "--seed", "7", "--qc-fail-rate", "0.5", stdout=out)
-    assert out.getvalue().strip().splitlines()[-1] == f"6 test responses stored for {study.slug}"
+    lines = out.getvalue().strip().splitlines()
+    assert lines[-1] == f"6 test responses stored for {study.slug}"
+    assert lines[-2].startswith("rate: ") and "participants per second" in lines[-2]
     assert Participant.objects.filter(is_test=True).count() == 6
     assert Participant.objects.filter(status=ParticipantStatus.EXCLUDED_QC).count() == 3
 

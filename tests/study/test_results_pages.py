@@ -23,6 +23,11 @@ def scenario(_media):  # noqa: F811
     return study
 
 
+def streamed(response) -> str:
+    """The text of a download sent as it is written."""
+    return b"".join(response.streaming_content).decode()
+
+
 def page_urls(study) -> list[str]:
     results = reverse("study:results", args=[study.slug])
     export = reverse("study:export", args=[study.slug])
@@ -105,13 +110,12 @@ def test_it_downloads_the_long_format_csv(scenario, researcher_client):
     response = researcher_client.get(reverse("study:export", args=[scenario.slug]))
     assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
     assert 'filename="page-study-responses.csv"' in response["Content-Disposition"]
-    frame = pd.read_csv(io.StringIO(response.content.decode()))
+    assert response.streaming and response["X-Content-Type-Options"] == "nosniff"
+    frame = pd.read_csv(io.StringIO(streamed(response)))
     assert list(frame.columns) == EXPORT_COLUMNS and len(frame) == len(study_export_rows(study=scenario))
     raw = pd.read_csv(
         io.StringIO(
-            researcher_client.get(
-                reverse("study:export", args=[scenario.slug]) + "?raw_pid=1&include_test=1"
-            ).content.decode()
+            streamed(researcher_client.get(reverse("study:export", args=[scenario.slug]) + "?raw_pid=1&include_test=1"))
         )
     )
     assert "P9" in set(raw["prolific_pid"]) and len(raw) == len(frame) + 7
@@ -143,7 +147,7 @@ def test_it_pages_the_responses_over_the_api(scenario, researcher_client):
     assert len(raw["results"]) == total and {row["prolific_pid"] for row in raw["results"]} == {"P1", "P2", "P3", "P4"}
     csv = researcher_client.get(url + "?format=csv")
     assert csv.status_code == 200 and csv["Content-Type"].startswith("text/csv")
-    assert len(pd.read_csv(io.StringIO(csv.content.decode()))) == total
+    assert len(pd.read_csv(io.StringIO(streamed(csv)))) == total
     assert researcher_client.get(url + "?format=xml").status_code == 400
 
 

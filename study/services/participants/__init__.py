@@ -9,7 +9,8 @@ nothing twice and overwrites nothing.
 - ``consent``: the group choice and the consent that fixes the session;
 - ``assignment``: the draw of artworks, descriptions and sides;
 - ``steps``: a page shown, a page's answers stored;
-- ``finish``: the quality-control score and Prolific's redirect.
+- ``finish``: the quality-control score and Prolific's redirect;
+- ``pages``: what a request to the run page does with these, apart from drawing the page.
 """
 
 from .consent import consent_decline, consent_give, group_choose
@@ -24,10 +25,12 @@ from .entry import (
     synthetic_entry_token_valid,
 )
 from .finish import participant_finish, participant_finish_url
+from .pages import PageOutcome, participant_page_show, participant_page_submit
 from .steps import StaleStep, StepError, participant_touch, step_submit
 
 __all__ = [
     "EntryError",
+    "PageOutcome",
     "StaleStep",
     "StepError",
     "consent_decline",
@@ -37,6 +40,8 @@ __all__ = [
     "participant_enter",
     "participant_finish",
     "participant_finish_url",
+    "participant_page_show",
+    "participant_page_submit",
     "participant_release",
     "participant_touch",
     "participants_mark_returned",

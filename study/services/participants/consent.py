@@ -6,6 +6,7 @@ from django.utils.translation import gettext_noop
 
 from ...models import Assignment, Participant, ParticipantStatus
 from ...selectors.participants import participant_fresh, participant_places_taken, participant_step, study_admission
+from ..results import study_results_changed
 from .assignment import assignments_draw
 from .entry import EntryError, participants_mark_returned, quota_lock, study_open_to
 from .steps import StaleStep, StepError, page_visit_submitted, step_require_current
@@ -17,6 +18,7 @@ def group_choose(*, participant: Participant, group: str) -> Participant:
         raise StepError({"group": gettext_noop("Choose one of the listed groups.")})
     Participant.objects.filter(pk=participant.pk, group="").update(group=group, last_seen_at=timezone.now())
     page_visit_submitted(participant=participant, step_key="group", next_key="consent")
+    study_results_changed(study_id=participant.study_id)
     return participant_fresh(participant=participant)
 
 
@@ -26,6 +28,7 @@ def consent_decline(*, participant: Participant) -> Participant:
         status=ParticipantStatus.NO_CONSENT, finished_at=timezone.now()
     )
     page_visit_submitted(participant=participant, step_key="consent")
+    study_results_changed(study_id=participant.study_id)
     return participant_fresh(participant=participant)
 
 
@@ -71,6 +74,7 @@ def consent_give(*, participant: Participant) -> Participant:
             quota_lock(study=study, group=participant.group)
             if participant_places_taken(study=study, group=participant.group) > study.quota_per_group:
                 raise EntryError("full")
+        study_results_changed(study_id=participant.study_id)
     participant.plan = ["instructions", *plan]
     participant.step_index = 0
     participant.status = ParticipantStatus.IN_PROGRESS

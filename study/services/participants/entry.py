@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from ...models import Participant, ParticipantStatus, Study, StudyStatus
 from ...selectors.participants import UNFINISHED, participant_abandon_cutoff, participant_places_taken
+from ..results import study_results_changed
 
 PID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 PARAM_PATTERN = re.compile(r"^[A-Za-z0-9_-]{0,64}$")
@@ -72,9 +73,13 @@ def quota_lock(*, study: Study, group: str) -> None:
 
 def participants_mark_returned(*, study: Study) -> int:
     """Unfinished sessions idle past the abandon time count as returned: their quota place frees up."""
-    return Participant.objects.filter(
+    marked = Participant.objects.filter(
         study=study, status__in=UNFINISHED, last_seen_at__lt=participant_abandon_cutoff(), is_preview=False
     ).update(status=ParticipantStatus.RETURNED)
+    if marked:
+        # The counts already showed them returned; the export's participant_status now says so too.
+        study_results_changed(study_id=study.pk)
+    return marked
 
 
 def participant_release(*, participant: Participant) -> bool:
@@ -84,11 +89,14 @@ def participant_release(*, participant: Participant) -> bool:
     Only a release: a finished session keeps its status (its answers stay in the results), and
     nothing takes a place here, so the quota lock is not needed.
     """
-    return bool(
+    released = bool(
         Participant.objects.filter(pk=participant.pk, status__in=UNFINISHED, is_preview=False).update(
             status=ParticipantStatus.RETURNED
         )
     )
+    if released:
+        study_results_changed(study_id=participant.study_id)
+    return released
 
 
 def participant_enter(
@@ -125,6 +133,8 @@ def participant_enter(
                 is_test=is_test,
                 seed=random.SystemRandom().getrandbits(48),
             )
+            # A new session is counted (by group, unassigned until it has one) before it consents.
+            study_results_changed(study_id=study.pk)
     except IntegrityError:
         # Two tabs opened the link at the same moment: the other request created the session,
         # and it is this link's only if it carries the same SESSION_ID.
@@ -155,10 +165,12 @@ def _participant_resume(participant: Participant, *, study: Study) -> Participan
                 Participant.objects.filter(pk=participant.pk, status=ParticipantStatus.RETURNED).update(
                     status=ParticipantStatus.IN_PROGRESS, last_seen_at=timezone.now()
                 )
+                study_results_changed(study_id=study.pk)
         else:
             Participant.objects.filter(pk=participant.pk, status=ParticipantStatus.RETURNED).update(
                 status=ParticipantStatus.ENTERED, last_seen_at=timezone.now()
             )
+            study_results_changed(study_id=study.pk)
         participant.refresh_from_db()
     elif participant.status in UNFINISHED and study.status == StudyStatus.CLOSED:
         raise EntryError("closed")

@@ -6,6 +6,7 @@ from django.utils import timezone
 
 from ...models import Answer, Participant, ParticipantStatus
 from ...selectors.participants import participant_fresh, participant_missing_step
+from ..results import study_results_changed
 
 
 def participant_score(*, participant: Participant) -> None:
@@ -51,4 +52,5 @@ def participant_finish(*, participant: Participant) -> Participant:
         participant = Participant.objects.select_for_update().select_related("study").get(pk=participant.pk)
         if participant.status == ParticipantStatus.IN_PROGRESS and participant.step_index >= len(participant.plan):
             participant_score(participant=participant)
+            study_results_changed(study_id=participant.study_id)
     return participant_fresh(participant=participant)

@@ -11,10 +11,12 @@ from ...selectors.participants import (
     UNFINISHED,
     Step,
     assignment_for_step,
+    participant_counted_returned,
     participant_fresh,
     participant_step,
     question_options,
 )
+from ..results import study_results_changed
 from .finish import participant_score
 
 
@@ -40,6 +42,10 @@ def participant_touch(*, participant: Participant, step: Step) -> None:
     # last_seen_at only drives the abandon timeout (minutes): a write per page view is not needed.
     if participant.last_seen_at is None or now - participant.last_seen_at > timedelta(seconds=30):
         Participant.objects.filter(pk=participant.pk).update(last_seen_at=now)
+        # A view changes the results only when it brings back a session the abandon rule counted
+        # as returned; the visit's row below is not in them until the page is submitted.
+        if participant_counted_returned(participant=participant):
+            study_results_changed(study_id=participant.study_id)
     # One statement whatever the history of the page (SQLite and PostgreSQL share this upsert syntax).
     table = PageVisit._meta.db_table
     with connection.cursor() as cursor:
@@ -125,6 +131,7 @@ def step_submit(*, participant: Participant, step_key: str, data) -> Participant
         page_visit_submitted(
             participant=participant, step_key=step.key, next_key=None if last else participant.plan[index + 1]
         )
+        study_results_changed(study_id=participant.study_id)
     if last:
         participant = participant_fresh(participant=participant)
         step = participant_step(participant)

@@ -1,0 +1,87 @@
+"""Synthetic participants without HTTP or templates: the same forms the pages draw, the same
+services, the same rows; and several processes at once for a large study."""
+
+import random
+from collections import Counter
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from study.models import Answer, Assignment, PageVisit, Participant, ParticipantStatus, Preference
+from study.selectors.participants import participant_current, participant_step
+from study.services.simulation import (
+    DjangoClientTransport,
+    ServiceTransport,
+    SyntheticParticipant,
+    answer_key,
+    entry_url,
+    form_spec,
+    parse_form,
+    synthetic_responses_generate,
+)
+
+from .factories import make_study, package_dict
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize("group", ["", "american", "chinese"])
+def test_it_builds_each_page_form_as_the_page_draws_it(group):
+    study = make_study()
+    client = Client()
+    client.get(entry_url("", study.slug, pid=f"FORM-{group or 'none'}", group=group))
+    run = reverse("study:run", args=[study.slug])
+    bot = SyntheticParticipant(None, key=answer_key(study=study), rng=random.Random(3))
+    html = client.get(run).content.decode()
+    kinds = set()
+    while (drawn := parse_form(html)) is not None:
+        pk = Participant.objects.get(prolific_pid=f"FORM-{group or 'none'}").pk
+        participant = participant_current(slug=study.slug, pk=pk)
+        step = participant_step(participant)
+        built = form_spec(participant=participant, step=step)
+        drawn.csrf = ""
+        assert built == drawn, step.key
+        kinds.add(step.kind)
+        html = client.post(run, bot.answer(drawn)).content.decode()
+    assert kinds >= {"consent", "instructions", "symbols", "qa", "post_symbols", "post_qa", "compare"}
+    assert ("group" in kinds) == (group == "")
+
+
+def rows_of(participant: Participant) -> dict:
+    visits = PageVisit.objects.filter(participant=participant)
+    return {
+        "status": participant.status,
+        "assignments": Assignment.objects.filter(participant=participant).count(),
+        "answers": Answer.objects.filter(assignment__participant=participant).count(),
+        "knew_asked": Answer.objects.filter(assignment__participant=participant, knew_before__isnull=False).count(),
+        "preferences": Preference.objects.filter(assignment__participant=participant).count(),
+        "pages": Counter(visit.step.split(":")[-1] for visit in visits),
+        "submitted": visits.filter(submitted_at__isnull=False).count(),
+        "views": sum(visit.views for visit in visits),
+    }
+
+
+def test_it_writes_through_the_services_what_the_pages_write():
+    study = make_study()
+    key = answer_key(study=study)
+    for pid, transport in (("PAGES", DjangoClientTransport()), ("SERVICES", ServiceTransport())):
+        outcome = SyntheticParticipant(transport, key=key, rng=random.Random(8)).run(
+            entry_url("", study.slug, pid=pid, group="chinese"), pid
+        )
+        assert outcome.errors == [] and outcome.final_url.endswith("cc=C0MPL3TE")
+        assert len(outcome.timings) == 2 + len(Participant.objects.get(prolific_pid=pid).plan) + 1
+    pages, services = (rows_of(Participant.objects.get(prolific_pid=pid)) for pid in ("PAGES", "SERVICES"))
+    assert pages == services and pages["status"] == ParticipantStatus.COMPLETED
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_it_sends_participants_from_several_processes():
+    study = make_study(package_dict(slug="crowd", n_american=2, n_chinese=2, n_qc=1))
+    outcomes = synthetic_responses_generate(study=study, n=6, seed=4, qc_fail_rate=0.5, workers=2)
+    assert [outcome.errors for outcome in outcomes] == [[]] * 6
+    # In the order asked for, whichever process took each; the same participants as one process makes.
+    pids = [outcome.pid for outcome in outcomes]
+    assert pids == sorted(pids) and len(set(pids)) == 6
+    statuses = Counter(Participant.objects.filter(study=study).values_list("status", flat=True))
+    assert statuses == {ParticipantStatus.COMPLETED: 3, ParticipantStatus.EXCLUDED_QC: 3}
