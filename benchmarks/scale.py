@@ -163,13 +163,13 @@ def first_visit(client, url: str, repeat: int) -> tuple[float, int, int]:
 def summary_refresh(round_, repeat: int) -> float:
     from django.core.cache import cache
 
-    from annotation.services import round_quality_summary_refresh
+    from annotation.services import round_summary_refresh
 
     times = []
     for _ in range(repeat):
         cache.clear()
         started = time.perf_counter()
-        round_quality_summary_refresh(round_id=round_.pk)
+        round_summary_refresh(round_id=round_.pk)
         times.append(time.perf_counter() - started)
     return statistics.median(times)
 

@@ -9,9 +9,12 @@ keyed under the old one is computed afresh.
 """
 
 import uuid
+from dataclasses import dataclass
+from datetime import datetime
 
 from django.core.cache import cache
 from django.db import transaction
+from django.utils import timezone
 
 PREFIX = "vivid:stamp:"
 
@@ -45,3 +48,46 @@ def cached(*, key: str, compute, timeout: int = 24 * 3600):
         value = compute()
         cache.set(key, value, timeout=timeout)
     return value
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What a page shows of a computed value: the value, when it was computed, and whether the data
+    changed since (the page says so, and a refresh is on its way)."""
+
+    value: object
+    computed_at: datetime
+    refreshing: bool
+
+
+def _computed(key: str, latest_key: str, compute, timeout: int) -> dict:
+    entry = {"value": compute(), "computed_at": timezone.now()}
+    cache.set_many({key: entry, latest_key: entry}, timeout=timeout)
+    return entry
+
+
+def cached_with_latest(*, key: str, latest_key: str, compute, timeout: int = 24 * 3600) -> object:
+    """``cached``, also keeping the value as the latest one computed under ``latest_key`` (for ``shown``)."""
+    entry = cache.get(key) or _computed(key, latest_key, compute, timeout)
+    return entry["value"]
+
+
+def shown(*, key: str, latest_key: str, compute, max_age: float, refresh=None, timeout: int = 24 * 3600) -> Shown:
+    """The value under ``key`` when it is there; else the latest value computed under ``latest_key``
+    when it is younger than ``max_age`` seconds (and ``refresh()`` is called to bring the current one);
+    else ``compute()``'s, now.
+
+    For pages that show figures over a whole round or study: the first visit after a change shows the
+    figures of a moment ago, saying so, instead of making the visitor wait for a recomputation that
+    a background task is doing anyway. Past ``max_age`` (no task ran: no worker) the page computes.
+    """
+    entry = cache.get(key)
+    if entry is not None:
+        return Shown(value=entry["value"], computed_at=entry["computed_at"], refreshing=False)
+    latest = cache.get(latest_key)
+    if latest is not None and (timezone.now() - latest["computed_at"]).total_seconds() <= max_age:
+        if refresh is not None:
+            refresh()
+        return Shown(value=latest["value"], computed_at=latest["computed_at"], refreshing=True)
+    entry = _computed(key, latest_key, compute, timeout)
+    return Shown(value=entry["value"], computed_at=entry["computed_at"], refreshing=False)

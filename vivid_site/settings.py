@@ -17,6 +17,11 @@ from csp.constants import SELF as CSP_SELF
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
+# NumPy's BLAS starts a thread per core for every matrix product; in a web or Celery process that
+# already shares the cores with others, those threads mostly wait for each other (the statistics
+# pages took twice as long). Set before anything imports NumPy; the environment can still say otherwise.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("VIVID_VAR_DIR", BASE_DIR / "var"))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
@@ -305,6 +310,9 @@ CACHES = {"default": {**_cache, "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", "")}}
 # The round page's drift warnings are stored by a Celery task this many seconds after an answer
 # (one task per round however many answers arrive meanwhile; annotation/services/changes.py).
 ROUND_SUMMARY_DELAY_SECONDS = env_int("ROUND_SUMMARY_DELAY_SECONDS", 5, minimum=0)
+# The statistics page and the Quality tab show the figures of before the latest answers, saying so,
+# while that task recomputes them; figures older than this are recomputed by the page itself.
+ROUND_FIGURES_STALE_SECONDS = env_int("ROUND_FIGURES_STALE_SECONDS", 60, minimum=0)
 
 # Celery: the embedded default is a SQLite file through kombu's SQLAlchemy
 # transport; CELERY_BROKER_URL=redis://... or amqp://... scales out.

@@ -19,6 +19,10 @@ from .workflow import dataset_stamp, round_funnel, round_stamp
 
 ROUND_FIGURES = ("traits", "themes", "funnel")
 QUALITY_FIGURES = ("drift-pairs", "drift-final")
+# A drift chart draws at most this many lines: a team of 40 annotators makes 780 pairs, whose lines
+# and legend no reader can tell apart (and which take seconds to draw). The ones drawn are those
+# with the lowest window kappa, the ones a reader is looking for; the Quality tab lists them all.
+MAX_DRIFT_LINES = 12
 
 
 def _figure_key(round: AnnotationRound, name: str, fmt: str) -> str:
@@ -140,6 +144,14 @@ def _round_quality_figure(round: AnnotationRound, name: str, fmt: str) -> bytes:
         title = _("Theme κ of each annotator with the final labels, per window of their answers · %(round)s")
         unit = _("n = items the annotator answered, controls apart (legend)")
         x_label = _("Window of %(size)s answers, in submission order") % {"size": settings["window"]}
+    total = len(entries)
+    if total > MAX_DRIFT_LINES:
+        entries = sorted(entries, key=_lowest_kappa)[:MAX_DRIFT_LINES]
+        unit = _("%(unit)s; the %(shown)s of %(total)s with the lowest window κ, all of them on the Quality tab") % {
+            "unit": unit,
+            "shown": MAX_DRIFT_LINES,
+            "total": total,
+        }
     values = [w["theme_kappa"] for _label, _n, windows in entries for w in windows if w["theme_kappa"] is not None]
     low = min([0.0, settings["threshold"], *values])
     panel = LinePanel(
@@ -168,4 +180,10 @@ def _round_quality_figure(round: AnnotationRound, name: str, fmt: str) -> bytes:
     )
 
 
-__all__ = ["QUALITY_FIGURES", "ROUND_FIGURES", "round_figure", "round_quality_figure"]
+def _lowest_kappa(entry: tuple) -> float:
+    """A drift line's lowest window kappa (lines without one last)."""
+    kappas = [w["theme_kappa"] for w in entry[2] if w["theme_kappa"] is not None]
+    return min(kappas, default=float("inf"))
+
+
+__all__ = ["MAX_DRIFT_LINES", "QUALITY_FIGURES", "ROUND_FIGURES", "round_figure", "round_quality_figure"]

@@ -14,11 +14,12 @@ Figures that cannot be computed (no item, a single category) are None, never NaN
 from collections import defaultdict
 
 import numpy as np
+from django.conf import settings
 from django.db.models import Count
 from scipy.stats import chi2_contingency
 
 from core import statistics
-from core.stamps import cached
+from core.stamps import Shown, cached_with_latest, shown
 from core.statistics import finite
 
 from .. import agreement
@@ -105,19 +106,36 @@ def round_quality(*, round: AnnotationRound) -> dict:
     ``pairs`` with their documented keys). Computed once per change of the round's answers (its
     change stamp, as for the agreement statistics: a draft changes nothing here) and of its quality
     settings, which are read fresh and are part of the key."""
+    key, latest, compute = _quality_keys(round)
+    return cached_with_latest(key=key, latest_key=latest, compute=compute)
+
+
+def round_quality_shown(*, round: AnnotationRound, refresh=None) -> Shown:
+    """The Quality tab's figures: the current ones when they have been computed, else the latest ones
+    with the same settings (from before the last answers, while ``refresh`` brings the current ones:
+    see ``core.stamps.shown``)."""
+    key, latest, compute = _quality_keys(round)
+    return shown(
+        key=key, latest_key=latest, compute=compute, max_age=settings.ROUND_FIGURES_STALE_SECONDS, refresh=refresh
+    )
+
+
+def _quality_keys(round: AnnotationRound):
     fresh = AnnotationRound.objects.filter(pk=round.pk).values(
         "status", "quality_window", "quality_threshold", "fast_seconds", "control_rate"
     )[0]
-    key = ":".join(
-        str(part) for part in ("vivid:round-quality", round.pk, round_stamp(round_id=round.pk), *fresh.values())
-    )
+    options = ":".join(str(value) for value in fresh.values())
+    key = f"vivid:round-quality:{round.pk}:{round_stamp(round_id=round.pk)}:{options}"
+    # The latest figures stand in only for the same settings: a new window size shows at once.
+    settings_part = options.split(":", 1)[1]
+    latest = f"vivid:round-quality-latest:{round.pk}:{settings_part}"
 
     def compute() -> dict:
         for name, value in fresh.items():
             setattr(round, name, value)
         return _round_quality(round=round)
 
-    return cached(key=key, compute=compute)
+    return key, latest, compute
 
 
 def _share(values: list[bool]) -> float | None:

@@ -7,9 +7,10 @@ before adjudication; the agreement of each annotator with the final
 """
 
 import numpy as np
+from django.conf import settings
 
 from core import statistics
-from core.stamps import cached
+from core.stamps import Shown, cached_with_latest, shown
 
 from .. import agreement
 from ..models import AnnotationRound, ItemStatus, RoundItem, Suggestion, Theme, Trait
@@ -39,9 +40,34 @@ def round_agreement_stats(
     so every process serves the same figures and none is stale. The status is read fresh as well:
     a caller's round object may predate a lock.
     """
+    key, latest = _stats_keys(round, n_resamples, seed)
+    return cached_with_latest(
+        key=key,
+        latest_key=latest,
+        compute=lambda: _round_agreement_stats(round=round, n_resamples=n_resamples, seed=seed),
+    )
+
+
+def round_agreement_stats_shown(*, round: AnnotationRound, refresh=None) -> Shown:
+    """The statistics page's figures: the current ones when they have been computed, else the latest
+    ones (from before the last answers, for at most ROUND_FIGURES_STALE_SECONDS, while ``refresh``
+    brings the current ones: see ``core.stamps.shown``)."""
+    key, latest = _stats_keys(round, agreement.DEFAULT_RESAMPLES, agreement.DEFAULT_SEED)
+    return shown(
+        key=key,
+        latest_key=latest,
+        compute=lambda: _round_agreement_stats(
+            round=round, n_resamples=agreement.DEFAULT_RESAMPLES, seed=agreement.DEFAULT_SEED
+        ),
+        max_age=settings.ROUND_FIGURES_STALE_SECONDS,
+        refresh=refresh,
+    )
+
+
+def _stats_keys(round: AnnotationRound, n_resamples: int, seed: int) -> tuple[str, str]:
     status = AnnotationRound.objects.filter(pk=round.pk).values_list("status", flat=True).get()
     key = f"vivid:round-stats:{round.pk}:{round_stamp(round_id=round.pk)}:{status}:{n_resamples}:{seed}"
-    return cached(key=key, compute=lambda: _round_agreement_stats(round=round, n_resamples=n_resamples, seed=seed))
+    return key, f"vivid:round-stats-latest:{round.pk}:{n_resamples}:{seed}"
 
 
 def _round_agreement_stats(*, round: AnnotationRound, n_resamples: int, seed: int) -> dict:

@@ -13,7 +13,7 @@ from core.tables import (
     render_message,
 )
 
-from .changes import round_changed, round_quality_summary_refresh, round_quality_summary_schedule
+from .changes import round_changed, round_summary_refresh, round_summary_schedule
 from .corpus import (
     dataset_create,
     dataset_delete,
@@ -88,8 +88,8 @@ from .versions import version_freeze
 __all__ = [
     "round_changed",
     "round_item_counts_refresh",
-    "round_quality_summary_refresh",
-    "round_quality_summary_schedule",
+    "round_summary_refresh",
+    "round_summary_schedule",
     "ConflictError",
     "Labels",
     "adjudication_remove",

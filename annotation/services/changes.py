@@ -17,6 +17,7 @@ from core.stamps import stamp_bump
 
 from ..models import AnnotationRound, Dataset, Expression, RoundQualitySummary
 from ..selectors.quality import round_quality
+from ..selectors.stats import round_agreement_stats
 from ..selectors.workflow import dataset_scope, round_scope, round_stamp
 
 logger = logging.getLogger(__name__)
@@ -28,7 +29,7 @@ def _queued_key(round_id: int) -> str:
 
 def round_changed(*, round_id: int) -> None:
     stamp_bump(scope=round_scope(round_id))
-    transaction.on_commit(lambda: round_quality_summary_schedule(round_id=round_id), robust=True)
+    transaction.on_commit(lambda: round_summary_schedule(round_id=round_id), robust=True)
 
 
 def dataset_changed(*, dataset_id: int) -> None:
@@ -40,8 +41,8 @@ def dataset_changed(*, dataset_id: int) -> None:
     stamp_bump(scope=dataset_scope(dataset_id))
 
 
-def round_quality_summary_schedule(*, round_id: int) -> bool:
-    """Queue one refresh of the round's quality summary, unless one is already queued.
+def round_summary_schedule(*, round_id: int) -> bool:
+    """Queue one refresh of the round's figures and summary, unless one is already queued.
 
     A team answering together makes many changes a second: the flag in the shared cache lets one
     task through per round, and the task clears it before it reads, so a change made while it
@@ -51,10 +52,10 @@ def round_quality_summary_schedule(*, round_id: int) -> bool:
     # The flag outlives a lost task (a broker restart) by a little, never for good.
     if not cache.add(key, 1, timeout=settings.ROUND_SUMMARY_DELAY_SECONDS + 300):
         return False
-    from ..tasks import round_quality_summary_refresh_task
+    from ..tasks import round_summary_refresh_task
 
     try:
-        round_quality_summary_refresh_task.apply_async((round_id,), countdown=settings.ROUND_SUMMARY_DELAY_SECONDS)
+        round_summary_refresh_task.apply_async((round_id,), countdown=settings.ROUND_SUMMARY_DELAY_SECONDS)
     except Exception:
         cache.delete(key)
         logger.warning("Could not queue the quality summary of round %s", round_id, exc_info=True)
@@ -62,9 +63,10 @@ def round_quality_summary_schedule(*, round_id: int) -> bool:
     return True
 
 
-def round_quality_summary_refresh(*, round_id: int) -> RoundQualitySummary | None:
-    """Compute the round's quality figures (or read them, cached under the current stamp) and store
-    what the round page shows of them."""
+def round_summary_refresh(*, round_id: int) -> RoundQualitySummary | None:
+    """Compute the round's figures under its current stamp, where every page and API call then reads
+    them (the quality figures and the agreement statistics), and store what the round page shows of
+    the quality figures on every load (its drift warnings)."""
     cache.delete(_queued_key(round_id))
     round_ = AnnotationRound.objects.filter(pk=round_id).first()
     if round_ is None:
@@ -72,6 +74,7 @@ def round_quality_summary_refresh(*, round_id: int) -> RoundQualitySummary | Non
     # Read before the figures: a change made meanwhile leaves the summary marked as stale.
     stamp = round_stamp(round_id=round_id)
     report = round_quality(round=round_)
+    round_agreement_stats(round=round_)
     summary, _created = RoundQualitySummary.objects.update_or_create(
         round=round_, defaults={"stamp": stamp, "warnings": report["warnings"], "computed_at": timezone.now()}
     )

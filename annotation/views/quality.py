@@ -98,7 +98,10 @@ def line_chart(series: list[dict], *, threshold: float | None = None) -> dict:
 
 
 def _context(request, round_, **forms) -> dict:
-    report = quality.round_quality(round=round_)
+    shown = quality.round_quality_shown(
+        round=round_, refresh=lambda: services.round_summary_schedule(round_id=round_.pk)
+    )
+    report = shown.value
     controls = quality.round_controls(round=round_)
     traits = {t.code: t for t in selectors.trait_list()}
     is_researcher = has_role(request.user, RESEARCHER)
@@ -135,6 +138,7 @@ def _context(request, round_, **forms) -> dict:
     context = {
         "round": round_,
         "report": report,
+        "shown": shown,
         "annotators": annotators,
         "paused_names": quality.round_paused_usernames(round=round_),
         "pair_chart": pair_chart,

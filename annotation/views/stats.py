@@ -17,7 +17,7 @@ from core.http import download
 from core.roles import ADJUDICATOR, RESEARCHER
 
 from .. import agreement, selectors, services
-from ..selectors.stats import round_agreement_stats, round_stats_visible
+from ..selectors.stats import round_agreement_stats, round_agreement_stats_shown, round_stats_visible
 
 # Why a figure is missing, for people (the JSON keeps the codes).
 REASONS = {
@@ -172,7 +172,10 @@ def round_stats(request, pk: int):
             _("Unknown download format “%(format)s”; use ?format=json or ?format=csv.") % {"format": fmt},
             content_type="text/plain; charset=utf-8",
         )
-    stats = round_agreement_stats(round=round_)
     if fmt:
-        return _download(round_, stats, fmt)
-    return render(request, "annotation/round_stats.html", _page_context(round_, stats))
+        # A download is what the paper cites: the figures of every answer so far, never a moment ago's.
+        return _download(round_, round_agreement_stats(round=round_), fmt)
+    shown = round_agreement_stats_shown(
+        round=round_, refresh=lambda: services.round_summary_schedule(round_id=round_.pk)
+    )
+    return render(request, "annotation/round_stats.html", {**_page_context(round_, shown.value), "shown": shown})

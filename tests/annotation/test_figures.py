@@ -12,7 +12,7 @@ from core.roles import ADJUDICATOR, RESEARCHER
 from tests.annotation.test_agreement import build_round
 from tests.figures import assert_figure_file, assert_pdf_embeds, assert_pdf_has, assert_svg_has, fetch, glyph_warnings
 
-from .factories import add_role, client_for
+from .factories import add_role, client_for, make_annotator
 
 pytestmark = [
     pytest.mark.django_db,
@@ -139,3 +139,23 @@ def test_it_refuses_the_drift_charts_to_annotators_and_whoever_annotates_the_ope
     add_role(annotator_a, RESEARCHER)
     assert client_for(annotator_a).get(url_).status_code == 403
     assert client_for(annotator_a).get(url_.replace("drift-final", "drift")).status_code in (403, 404)
+
+
+def test_it_draws_the_pairs_with_the_lowest_kappa_when_a_team_has_too_many_for_one_chart(researcher_client):
+    from annotation.selectors.figures import MAX_DRIFT_LINES
+
+    annotators = [make_annotator(f"drift_{i}") for i in range(7)]  # 21 pairs
+    round_, _labels = build_round(annotators=annotators, name="Many pairs", n_items=84)
+    report = round_quality(round=round_)
+    pairs = [p for p in report["pairs"] if any(w["theme_kappa"] is not None for w in p["windows"])]
+    assert len(report["pairs"]) > MAX_DRIFT_LINES
+    response, _caught = fetch(
+        researcher_client, reverse("annotation:round_quality_figure", args=[round_.pk, "drift-pairs", "svg"])
+    )
+    body = assert_figure_file(response, "svg", filename_end="many-pairs-drift-pairs")
+    legends = [f"{p['a']} · {p['b']} (n = {p['n']})" for p in report["pairs"]]
+    drawn = [legend for legend in legends if legend in body.decode()]
+    assert len(drawn) == MAX_DRIFT_LINES
+    lowest = sorted(pairs, key=lambda p: min(w["theme_kappa"] for w in p["windows"] if w["theme_kappa"] is not None))
+    assert f"{lowest[0]['a']} · {lowest[0]['b']} (n = {lowest[0]['n']})" in drawn
+    assert_svg_has(body, f"the {MAX_DRIFT_LINES} of {len(report['pairs'])} with the lowest window κ")

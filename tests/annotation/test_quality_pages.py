@@ -14,7 +14,7 @@ from annotation.services import (
     recalibration_note_create,
     round_lock,
 )
-from annotation.tasks import round_quality_summary_refresh_task
+from annotation.tasks import round_summary_refresh_task
 
 from .factories import (
     add_role,
@@ -214,7 +214,7 @@ def test_it_warns_on_the_round_page_when_a_window_is_low(world):
     page = client_for(researcher).get(detail)
     assert "below the quality threshold" not in text_of(page)
     assert "Drift warnings are being computed" in text_of(page)
-    round_quality_summary_refresh_task(round_.pk)
+    round_summary_refresh_task(round_.pk)
     page = client_for(researcher).get(detail)
     assert "below the quality threshold" in text_of(page) and "being" not in text_of(page)
     tab = client_for(researcher).get(_urls(round_)["page"])

@@ -11,15 +11,16 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import RoundQualitySummary
+from annotation.selectors.stats import round_agreement_stats
 from annotation.selectors.workflow import round_stamp
 from annotation.services import (
     assignment_draft_save,
     assignment_skip,
     round_lock,
-    round_quality_summary_refresh,
-    round_quality_summary_schedule,
+    round_summary_refresh,
+    round_summary_schedule,
 )
-from annotation.tasks import round_quality_summary_refresh_task
+from annotation.tasks import round_summary_refresh_task
 from tests.conftest import celery_overrides, skip_or_fail, start_worker, stop_worker, worker_log
 
 from .factories import (
@@ -68,8 +69,6 @@ def test_it_keeps_the_stamp_through_a_draft_and_changes_it_on_an_answer(world):
 
 
 def test_it_serves_the_statistics_from_the_cache_until_an_answer(world, django_assert_num_queries):
-    from annotation.selectors.stats import round_agreement_stats
-
     round_, _researcher, a, b = world
     _disagree(round_, a, b)
     first = round_agreement_stats(round=round_)
@@ -84,22 +83,22 @@ def test_it_serves_the_statistics_from_the_cache_until_an_answer(world, django_a
 
 def test_it_queues_one_refresh_for_a_burst_of_answers(world, settings):
     round_, *_ = world
-    with mock.patch.object(round_quality_summary_refresh_task, "apply_async") as queued:
-        assert [round_quality_summary_schedule(round_id=round_.pk) for _ in range(5)] == [True] + [False] * 4
+    with mock.patch.object(round_summary_refresh_task, "apply_async") as queued:
+        assert [round_summary_schedule(round_id=round_.pk) for _ in range(5)] == [True] + [False] * 4
         assert queued.call_count == 1
         assert queued.call_args.kwargs["countdown"] == settings.ROUND_SUMMARY_DELAY_SECONDS
         # The task clears the flag before it reads: an answer during the refresh queues the next one.
-        round_quality_summary_refresh(round_id=round_.pk)
-        assert round_quality_summary_schedule(round_id=round_.pk) is True
+        round_summary_refresh(round_id=round_.pk)
+        assert round_summary_schedule(round_id=round_.pk) is True
         assert queued.call_count == 2
 
 
 def test_it_forgets_the_flag_when_the_broker_refuses(world):
     round_, *_ = world
-    with mock.patch.object(round_quality_summary_refresh_task, "apply_async", side_effect=OSError("broker down")):
-        assert round_quality_summary_schedule(round_id=round_.pk) is False
-    with mock.patch.object(round_quality_summary_refresh_task, "apply_async") as queued:
-        assert round_quality_summary_schedule(round_id=round_.pk) is True
+    with mock.patch.object(round_summary_refresh_task, "apply_async", side_effect=OSError("broker down")):
+        assert round_summary_schedule(round_id=round_.pk) is False
+    with mock.patch.object(round_summary_refresh_task, "apply_async") as queued:
+        assert round_summary_schedule(round_id=round_.pk) is True
         assert queued.call_count == 1
 
 
@@ -109,7 +108,7 @@ def test_it_shows_stored_warnings_and_says_when_answers_came_since(world):
     page = client_for(researcher)
     url = reverse("annotation:round_detail", args=[round_.pk])
     assert "Drift warnings are being computed" in page.get(url).content.decode()
-    summary = round_quality_summary_refresh(round_id=round_.pk)
+    summary = round_summary_refresh(round_id=round_.pk)
     assert summary.warnings and summary.stamp == round_stamp(round_id=round_.pk)
     html = page.get(url).content.decode()
     assert 'data-testid="round-quality-warning"' in html and 'data-testid="round-quality-stale"' not in html
@@ -122,7 +121,7 @@ def test_it_shows_stored_warnings_and_says_when_answers_came_since(world):
 def test_it_reads_no_quality_figure_on_the_round_page(world):
     round_, researcher, a, b = world
     _disagree(round_, a, b)
-    round_quality_summary_refresh(round_id=round_.pk)
+    round_summary_refresh(round_id=round_.pk)
     client = client_for(researcher)
     url = reverse("annotation:round_detail", args=[round_.pk])
     client.get(url)
@@ -172,4 +171,41 @@ def test_it_refreshes_the_summary_in_a_real_worker_over_redis(annotator_a, annot
     html = client_for(researcher).get(reverse("annotation:round_detail", args=[round_.pk])).content.decode()
     assert 'data-testid="round-quality-warning"' in html and 'data-testid="round-quality-stale"' not in html
     # A burst of 20 answers queued a handful of refreshes, not one each.
-    assert worker_log(worker).count("annotation.round_quality_summary_refresh") < 20 * 2
+    assert worker_log(worker).count("annotation.round_summary_refresh") < 20 * 2
+
+
+def test_it_shows_the_latest_figures_while_new_answers_are_counted(world, settings):
+    round_, researcher, a, b = world
+    _disagree(round_, a, b)
+    client = client_for(researcher)
+    stats_url = reverse("annotation:round_stats", args=[round_.pk])
+    quality_url = reverse("annotation:round_quality", args=[round_.pk])
+    for url in (stats_url, quality_url):
+        assert 'data-testid="figures-refreshing"' not in client.get(url).content.decode()
+    assignment_draft_save(assignment=queue_of(round_, a)[0], user=a, data={"note": "a draft"})
+    for url in (stats_url, quality_url):
+        assert 'data-testid="figures-refreshing"' not in client.get(url).content.decode()
+    submit(queue_of(round_, a)[0], a, theme="virtues")
+    with mock.patch.object(round_summary_refresh_task, "apply_async") as queued:
+        for url in (stats_url, quality_url):
+            assert "are being counted" in client.get(url).content.decode()
+        assert queued.call_count == 1  # one refresh for both pages
+    # A download is always the figures of every answer so far.
+    download = client.get(stats_url + "?format=json").json()
+    assert download == round_agreement_stats(round=round_)
+    round_summary_refresh(round_id=round_.pk)
+    for url in (stats_url, quality_url):
+        assert 'data-testid="figures-refreshing"' not in client.get(url).content.decode()
+
+
+def test_it_computes_the_figures_itself_when_the_latest_are_too_old(world, settings):
+    round_, researcher, a, b = world
+    _disagree(round_, a, b)
+    client = client_for(researcher)
+    url = reverse("annotation:round_stats", args=[round_.pk])
+    client.get(url)
+    submit(queue_of(round_, a)[0], a, theme="virtues")
+    settings.ROUND_FIGURES_STALE_SECONDS = 0  # no worker ran: the page does not wait for one
+    with mock.patch.object(round_summary_refresh_task, "apply_async") as queued:
+        assert 'data-testid="figures-refreshing"' not in client.get(url).content.decode()
+        assert queued.call_count == 0
