@@ -4,10 +4,18 @@ Builds rounds through the services (``round_create``, then every answer through 
 two annotators per item, about a third of the items disagreeing) in its own PostgreSQL database
 (``vivid_bench_scale``, created and migrated when missing; the rounds are kept and reused by later
 runs), with Redis as the shared cache, then asks each page in-process (Django's test client, as a
-researcher) with the cache emptied before every request: each figure is what the first visit after
-an answer costs. Printed per page: the median time of ``--repeat`` first visits and the number of
-queries, for every size side by side, then the ratios the goals are about: 10x the items (500 -> 5,000
-items x 4 annotators) and 4x the annotators (2,000 items x 10 -> x 40).
+researcher) two ways, each the median of ``--repeat`` visits:
+
+* after an answer: an annotator changes one answer (through ``assignment_submit``) just before the
+  visit, and no background task has run yet: what a researcher gets on the first visit after an
+  answer in an open round (the statistics page and the Quality tab show the figures of a moment ago,
+  saying so, while the task recomputes them; downloads, figures and the API compute them);
+* cold: the cache emptied before the visit, so everything is computed: what a visit costs when
+  nothing was ever computed (and what the background refresh itself costs).
+
+For each, the time and the number of queries of every page for every size side by side, then the
+ratios the goals are about: 10x the items (500 -> 5,000 items x 4 annotators) and 4x the annotators
+(2,000 items x 10 -> x 40).
 
     .venv/bin/python benchmarks/scale.py [--sizes 500x4,5000x4,2000x10,2000x40,10000x2] [--repeat 3]
         [--database-url URL] [--redis-url URL]
@@ -141,15 +149,35 @@ def pages(round_) -> list[tuple[str, str]]:
     ]
 
 
-def first_visit(client, url: str, repeat: int) -> tuple[float, int, int]:
-    """Median seconds of ``repeat`` visits, each with the cache emptied first, and the queries of one."""
-    from django.core.cache import cache
+def answer_changed(round_, rng: random.Random) -> None:
+    """One annotator changes one of their answers, as the services do it (the round's stamp moves on)."""
+    from annotation.models import Assignment, AssignmentStatus, Theme
+    from annotation.services import assignment_submit
+
+    assignment = (
+        Assignment.objects.filter(round=round_, status=AssignmentStatus.SUBMITTED)
+        .select_related("item__round", "annotator")
+        .order_by("?")
+        .first()
+    )
+    themes = list(Theme.objects.values_list("code", flat=True))
+    assignment_submit(
+        assignment=assignment,
+        user=assignment.annotator,
+        theme=rng.choice(themes),
+        trait_decisions=dict(assignment.trait_decisions),
+        added_traits=list(assignment.added_traits),
+    )
+
+
+def first_visit(client, url: str, repeat: int, *, before) -> tuple[float, int, int]:
+    """Median seconds of ``repeat`` visits, each after ``before()``, and the queries of one."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
     times, queries, status = [], 0, 0
     for _ in range(repeat):
-        cache.clear()
+        before()
         with CaptureQueriesContext(connection) as captured:
             started = time.perf_counter()
             response = client.get(url)
@@ -188,7 +216,19 @@ def main() -> None:
     if not ensure_database(args.database_url):
         return
     env = server_env(args.database_url, tempfile.mkdtemp(prefix="vivid-bench-scale-"))
-    env.update({"CACHE_URL": args.redis_url, "ALLOWED_HOSTS": "testserver"})
+    # Redis as the deployment has it: the shared cache and the broker the refreshes are queued on (no
+    # worker takes them here, so every visit meets the figures as the answer left them).
+    import redis
+
+    redis.Redis.from_url(args.redis_url).flushdb()
+    env.update(
+        {
+            "CACHE_URL": args.redis_url,
+            "CELERY_BROKER_URL": args.redis_url,
+            "CELERY_QUEUE": "vivid-bench-scale",
+            "ALLOWED_HOSTS": "testserver",
+        }
+    )
     for key in (
         "DATABASE_URL",
         "DJANGO_ENV",
@@ -196,6 +236,8 @@ def main() -> None:
         "DJANGO_SETTINGS_MODULE",
         "VIVID_VAR_DIR",
         "CACHE_URL",
+        "CELERY_BROKER_URL",
+        "CELERY_QUEUE",
         "ALLOWED_HOSTS",
     ):
         os.environ[key] = env[key]
@@ -214,16 +256,31 @@ def main() -> None:
     client = Client()
     client.force_login(researcher)
 
-    results: dict[tuple, dict[str, tuple]] = {}
-    for size, round_ in rounds.items():
-        results[size] = {}
-        for name, url in pages(round_):
-            results[size][name] = first_visit(client, url, args.repeat)
-        results[size]["summary refresh (task)"] = (summary_refresh(round_, args.repeat), 0, 200)
+    from django.core.cache import cache
 
-    labels = [f"{items}x{annotators}" for items, annotators in sizes]
+    rng = random.Random(7)
+    after_answer: dict[tuple, dict[str, tuple]] = {}
+    cold: dict[tuple, dict[str, tuple]] = {}
+    for size, round_ in rounds.items():
+        after_answer[size], cold[size] = {}, {}
+        for name, url in pages(round_):
+            client.get(url)  # a researcher has been here before: the page's latest figures exist
+            after_answer[size][name] = first_visit(
+                client, url, args.repeat, before=lambda r=round_: answer_changed(r, rng)
+            )
+            cold[size][name] = first_visit(client, url, args.repeat, before=cache.clear)
+        cold[size]["summary refresh (task)"] = (summary_refresh(round_, args.repeat), 0, 200)
+
     print()
-    print("first visit after an answer (cache emptied), median of", args.repeat, "- ms / queries")
+    print(f"first visit after an answer (no background refresh yet), median of {args.repeat}: ms / queries")
+    table(after_answer, sizes)
+    print()
+    print(f"cold: the cache emptied before each visit (everything computed), median of {args.repeat}: ms / queries")
+    table(cold, sizes)
+
+
+def table(results: dict, sizes: list) -> None:
+    labels = [f"{items}x{annotators}" for items, annotators in sizes]
     print(f"{'page':<24}" + "".join(f"{label:>18}" for label in labels))
     for name in results[sizes[0]]:
         cells = []
@@ -240,11 +297,11 @@ def main() -> None:
                 (t_small, q_small, _), (t_large, q_large, _) = results[small][name], results[large][name]
                 print(f"  {name:<24} {t_large / t_small if t_small else float('nan'):>5.1f}x   {q_small} -> {q_large}")
     slowest = max(
-        ((seconds, name, size) for size, table in results.items() for name, (seconds, _q, _s) in table.items()),
+        ((seconds, name, size) for size, pages_ in results.items() for name, (seconds, _q, _s) in pages_.items()),
         default=None,
     )
     if slowest:
-        print(f"\nslowest first visit: {slowest[1]} at {slowest[2][0]}x{slowest[2][1]}: {slowest[0] * 1000:.0f} ms")
+        print(f"\nslowest: {slowest[1]} at {slowest[2][0]}x{slowest[2][1]}: {slowest[0] * 1000:.0f} ms")
 
 
 if __name__ == "__main__":
