@@ -81,7 +81,7 @@ def urls(slug: str) -> dict[str, str]:
         "export.csv with Prolific ids": f"/studies/{slug}/export.csv?include_test=1&raw_pid=1",
         "API results": f"/api/study/{slug}/results/?include_test=1",
         "API responses (page 1)": responses + "?include_test=1",
-        "API responses (page 40 of 1000)": responses + "?include_test=1&page=40&page_size=1000",
+        "API responses (last page of 1000)": responses + "?include_test=1&page=last&page_size=1000",
         "API responses CSV": responses + "?include_test=1&format=csv",
     }
 
