@@ -214,6 +214,9 @@ class Assignment(models.Model):
     # Trait codes the annotator added (all traits present when suggestions are hidden).
     added_traits = models.JSONField(default=list, blank=True)
     theme = models.ForeignKey(Theme, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    # The traits marked present (accepted suggestions and added traits) as bits, bit number - 1 for
+    # each, written with the answer: the statistics read a round's answers without decoding the JSON.
+    present_traits = models.PositiveSmallIntegerField(default=0)
     flagged = models.BooleanField(default=False)
     note = models.TextField(blank=True)
     # Unsubmitted form state, saved as the annotator types, so a refresh or a

@@ -187,6 +187,28 @@ def theme_ids() -> dict[str, int]:
     return _taxonomy_keys["themes"]
 
 
+def trait_numbers() -> dict[str, int]:
+    """Trait numbers by code, read once per process (see ``trait_codes``): an answer's
+    ``present_traits`` holds bit number - 1 of each trait marked present."""
+    if "numbers" not in _taxonomy_keys:
+        _taxonomy_keys["numbers"] = dict(Trait.objects.values_list("code", "number"))
+    return _taxonomy_keys["numbers"]
+
+
+def present_traits_mask(codes) -> int:
+    """The bits of the trait codes given (unknown codes have none)."""
+    numbers = trait_numbers()
+    return sum(1 << (numbers[code] - 1) for code in set(codes) if code in numbers)
+
+
+def present_traits_codes(mask: int) -> frozenset[str]:
+    """The trait codes whose bits ``mask`` holds."""
+    table = _taxonomy_keys.setdefault("masks", {})
+    if mask not in table:
+        table[mask] = frozenset(code for code, number in trait_numbers().items() if mask >> (number - 1) & 1)
+    return table[mask]
+
+
 def trait_codes_forget(**kwargs) -> None:
     """Empty the process's taxonomy keys (a signal receiver; tests that roll a change back call it)."""
     _taxonomy_keys.clear()

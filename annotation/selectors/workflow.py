@@ -292,31 +292,35 @@ def suggested_codes_for(*, items) -> dict[int, list[str]]:
 
 
 def round_submitted_labels(*, round: AnnotationRound) -> list[dict]:
-    """Submitted labels, one row per item and annotator, for the agreement statistics."""
-    rows = (
-        Assignment.objects.filter(round=round, status=AssignmentStatus.SUBMITTED, item__control__isnull=True)
-        .values(
-            "item_id",
-            "annotator__username",
-            "theme__code",
-            "trait_decisions",
-            "added_traits",
-            "item__suggestions_hidden",
-        )
-        .order_by("item_id", "annotator__username")
-    )
+    """Submitted labels, one row per item and annotator (by item, then username), for the agreement
+    statistics. Read as plain numbers (``present_traits`` bits, ids) and named from small maps: a
+    round's answers decoded from their JSON cost several times as much."""
+    from django.contrib.auth.models import User
+
+    from .corpus import present_traits_codes, theme_ids
+
+    rows = Assignment.objects.filter(
+        round=round, status=AssignmentStatus.SUBMITTED, item__control__isnull=True
+    ).values_list("item_id", "annotator_id", "theme_id", "present_traits", "item__suggestions_hidden")
+    usernames = dict(round.annotators.values_list("pk", "username"))
+    themes = {pk: code for code, pk in theme_ids().items()}
+    sorted_codes: dict[int, list[str]] = {}
     result = []
-    for row in rows:
-        accepted = {code for code, d in (row["trait_decisions"] or {}).items() if d == "accept"}
+    for item_id, annotator_id, theme_id, mask, hidden in rows:
+        if annotator_id not in usernames:  # removed from the round since: their answers still count
+            usernames[annotator_id] = User.objects.get(pk=annotator_id).get_username()
+        if mask not in sorted_codes:
+            sorted_codes[mask] = sorted(present_traits_codes(mask))
         result.append(
             {
-                "item": row["item_id"],
-                "annotator": row["annotator__username"],
-                "theme": row["theme__code"],
-                "traits": sorted(accepted | set(row["added_traits"] or [])),
-                "suggestions_hidden": row["item__suggestions_hidden"],
+                "item": item_id,
+                "annotator": usernames[annotator_id],
+                "theme": themes.get(theme_id),
+                "traits": list(sorted_codes[mask]),
+                "suggestions_hidden": hidden,
             }
         )
+    result.sort(key=lambda row: (row["item"], row["annotator"]))
     return result
 
 

@@ -376,6 +376,7 @@ def assignments_review_again(*, round: AnnotationRound, annotator, user, since: 
                 theme=None,
                 trait_decisions={},
                 added_traits=[],
+                present_traits=0,
                 flagged=False,
                 note="",
                 draft={},

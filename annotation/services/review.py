@@ -30,7 +30,7 @@ from ..models import (
     Trait,
     TraitDecision,
 )
-from ..selectors.corpus import theme_ids, trait_codes
+from ..selectors.corpus import present_traits_mask, theme_ids, trait_codes
 from .changes import round_changed
 
 MAX_ANSWER_SECONDS = 1800.0
@@ -221,6 +221,9 @@ def assignment_submit(
     assignment.theme_id = theme_id  # the cached theme object is dropped with its id
     assignment.trait_decisions = decisions
     assignment.added_traits = added
+    assignment.present_traits = present_traits_mask(
+        [code for code, d in decisions.items() if d == TraitDecision.ACCEPT] + added
+    )
     assignment.flagged = flagged
     assignment.note = note.strip()
     assignment.status = AssignmentStatus.SUBMITTED

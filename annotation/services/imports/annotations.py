@@ -34,6 +34,7 @@ from ...models import (
     Theme,
     normalize_key,
 )
+from ...selectors.corpus import present_traits_mask
 from ...selectors.workflow import round_suggested_codes
 from ..changes import round_changed
 from ..review import item_status_refresh
@@ -284,6 +285,7 @@ def annotations_import(
         assignment.status = AssignmentStatus.SUBMITTED
         assignment.trait_decisions = {}
         assignment.added_traits = r.traits
+        assignment.present_traits = present_traits_mask(r.traits)
         assignment.theme = r.theme
         assignment.flagged = False
         assignment.note = r.note
@@ -298,6 +300,7 @@ def annotations_import(
             "status",
             "trait_decisions",
             "added_traits",
+            "present_traits",
             "theme",
             "flagged",
             "note",
