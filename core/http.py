@@ -5,7 +5,7 @@ import io
 import json
 
 from django.core.exceptions import ValidationError
-from django.http import HttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from django.utils.http import content_disposition_header
 
 from core.files import untrusted_file_response
@@ -52,6 +52,13 @@ def download(body: str | bytes, *, filename: str, fmt: str) -> HttpResponse:
         headers={"Content-Disposition": content_disposition_header(True, filename)},
     )
     return untrusted_file_response(response, filename=filename, drawn=fmt in ("svg", "pdf"))
+
+
+def streamed_download(chunks, *, filename: str, fmt: str) -> StreamingHttpResponse:
+    """A file sent as it is written (an export too large to build in memory first), with the
+    headers of ``download``: the type, an attachment, nosniff and the sandboxing policy."""
+    response = StreamingHttpResponse(chunks, content_type=DOWNLOAD_CONTENT_TYPES[fmt])
+    return untrusted_file_response(response, filename=filename)
 
 
 def json_text(data) -> str:

@@ -10,11 +10,11 @@ from rest_framework.views import APIView
 
 from core.apis.common import ApiMixin, IgnoreFormatParamNegotiation, error_responses
 from core.apis.pagination import PageNumberPagination
+from core.http import streamed_download
 from core.permissions import IsResearcher
 
 from ..models import Study
 from ..selectors.results import EXPORT_COLUMNS, StudyExportRows, study_export_chunks, study_results
-from ..views.results import streamed_download
 
 TRUE_VALUES = {"1", "true", "yes", "on"}
 

@@ -4,15 +4,14 @@ Raw exports name excluded sessions and, on request, the raw Prolific ids: person
 so every route here is behind the Researcher role.
 """
 
-from django.http import HttpResponseBadRequest, StreamingHttpResponse
+from django.http import HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, render
 from django.utils.cache import patch_vary_headers
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from core.decorators import role_required
-from core.files import untrusted_file_response
-from core.http import DOWNLOAD_CONTENT_TYPES, download, json_text
+from core.http import download, json_text, streamed_download
 from core.roles import RESEARCHER
 
 from ..models import Culture, Study
@@ -26,13 +25,6 @@ SERIES_COLOURS = ["#1d4ed8", "#b45309", "#0f766e", "#7c3aed", "#be123c", "#4d7c0
 BAR_STEP = 22
 LABEL_WIDTH = 150
 VALUE_WIDTH = 150
-
-
-def streamed_download(chunks, *, filename: str, fmt: str) -> StreamingHttpResponse:
-    """A file sent as it is written, with the headers of ``core.http.download`` (the type, an
-    attachment, nosniff and the sandboxing policy of ``untrusted_file_response``)."""
-    response = StreamingHttpResponse(chunks, content_type=DOWNLOAD_CONTENT_TYPES[fmt])
-    return untrusted_file_response(response, filename=filename)
 
 
 def flag(request, name: str) -> bool:
