@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 STAMP := $(VENV)/.installed
 
-.PHONY: install system-deps demo test test-sqlite test-postgres browser-deps lint bench bench-survey bench-review fuzz clean
+.PHONY: install system-deps demo test test-sqlite test-postgres browser-deps lint bench bench-survey bench-review bench-scale fuzz clean
 
 install: system-deps $(STAMP)
 
@@ -86,6 +86,11 @@ bench-survey: install
 # N annotators through the review page against gunicorn and PostgreSQL (vivid_bench_review), Potato beside it.
 bench-review: install
 	$(PY) benchmarks/review_load.py $(BENCH_ARGS)
+
+# The researcher's pages and the study's results at a research team's size, first visits (vivid_bench_scale, vivid_bench_study).
+bench-scale: install
+	$(PY) benchmarks/scale.py $(BENCH_ARGS)
+	$(PY) benchmarks/study_results_scale.py
 
 # The CI fuzz tests at length: 200 examples per API operation and mode, 200 files per importer.
 # Prints the cases tried, the 5xx count and failures by kind, and per importer the files tried,

@@ -12,6 +12,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
+from kombu.exceptions import OperationalError
 
 from core.stamps import stamp_bump
 
@@ -56,7 +57,7 @@ def round_summary_schedule(*, round_id: int) -> bool:
 
     try:
         round_summary_refresh_task.apply_async((round_id,), countdown=settings.ROUND_SUMMARY_DELAY_SECONDS)
-    except Exception:
+    except (OperationalError, OSError):  # the broker is down: the next change tries again
         cache.delete(key)
         logger.warning("Could not queue the quality summary of round %s", round_id, exc_info=True)
         return False
