@@ -29,8 +29,9 @@ def stamp_get(*, scope: str) -> str:
     return stamp
 
 
-def stamp_bump(*, scope: str) -> None:
-    """Give ``scope`` a new stamp now and again once the current transaction commits.
+def stamp_bump(*, scope: str, then=None) -> None:
+    """Give ``scope`` a new stamp now and again once the current transaction commits, then call
+    ``then()`` (what else waits for the commit, in the same callback).
 
     The bump after the commit is the one that counts: a reader between the first bump and the
     commit may store the old data under the new stamp, and the second bump retires it. The first
@@ -38,7 +39,13 @@ def stamp_bump(*, scope: str) -> None:
     """
     key = PREFIX + scope
     cache.set(key, uuid.uuid4().hex, timeout=None)
-    transaction.on_commit(lambda: cache.set(key, uuid.uuid4().hex, timeout=None), robust=True)
+
+    def committed():
+        cache.set(key, uuid.uuid4().hex, timeout=None)
+        if then is not None:
+            then()
+
+    transaction.on_commit(committed, robust=True)
 
 
 def cached(*, key: str, compute, timeout: int = 24 * 3600):

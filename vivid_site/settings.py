@@ -309,10 +309,12 @@ CACHES = {"default": {**_cache, "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", "")}}
 
 # The round page's drift warnings are stored by a Celery task this many seconds after an answer
 # (one task per round however many answers arrive meanwhile; annotation/services/changes.py).
-ROUND_SUMMARY_DELAY_SECONDS = env_int("ROUND_SUMMARY_DELAY_SECONDS", 5, minimum=0)
+# Long enough that a team answering without pause costs a recomputation now and then, not one
+# after every few answers (a round of 5,000 items takes about half a second of a core).
+ROUND_SUMMARY_DELAY_SECONDS = env_int("ROUND_SUMMARY_DELAY_SECONDS", 30, minimum=0)
 # The statistics page and the Quality tab show the figures of before the latest answers, saying so,
 # while that task recomputes them; figures older than this are recomputed by the page itself.
-ROUND_FIGURES_STALE_SECONDS = env_int("ROUND_FIGURES_STALE_SECONDS", 60, minimum=0)
+ROUND_FIGURES_STALE_SECONDS = env_int("ROUND_FIGURES_STALE_SECONDS", 120, minimum=0)
 
 # Celery: the embedded default is a SQLite file through kombu's SQLAlchemy
 # transport; CELERY_BROKER_URL=redis://... or amqp://... scales out.

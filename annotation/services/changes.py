@@ -10,7 +10,6 @@ import logging
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import transaction
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
@@ -29,8 +28,7 @@ def _queued_key(round_id: int) -> str:
 
 
 def round_changed(*, round_id: int) -> None:
-    stamp_bump(scope=round_scope(round_id))
-    transaction.on_commit(lambda: round_summary_schedule(round_id=round_id), robust=True)
+    stamp_bump(scope=round_scope(round_id), then=lambda: round_summary_schedule(round_id=round_id))
 
 
 def dataset_changed(*, dataset_id: int) -> None:

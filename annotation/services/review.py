@@ -231,7 +231,22 @@ def assignment_submit(
     assignment.seconds = seconds
     assignment.draft = {}
     assignment.revision += 1
-    assignment.save()
+    assignment.save(
+        update_fields=[
+            "theme",
+            "trait_decisions",
+            "added_traits",
+            "present_traits",
+            "flagged",
+            "note",
+            "status",
+            "submitted_at",
+            "seconds",
+            "draft",
+            "revision",
+            "updated_at",
+        ]
+    )
     new = {
         "theme": theme,
         "trait_decisions": decisions,
