@@ -48,6 +48,13 @@ def stamp_bump(*, scope: str, then=None) -> None:
     transaction.on_commit(committed, robust=True)
 
 
+def forget(*, key: str) -> None:
+    """Drop a cached value now and again once the current transaction commits (as ``stamp_bump``:
+    a reader between the two may have stored the value of before the commit)."""
+    cache.delete(key)
+    transaction.on_commit(lambda: cache.delete(key), robust=True)
+
+
 def cached(*, key: str, compute, timeout: int = 24 * 3600):
     """``compute()``'s value under ``key`` in the shared cache, computed on a miss."""
     value = cache.get(key)

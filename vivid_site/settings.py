@@ -294,7 +294,7 @@ SPECTACULAR_SETTINGS = {
 _CACHE_URL = env_str("CACHE_URL", "locmem://" if DJANGO_ENV == "test" else f"file://{VAR_DIR / 'cache'}")
 _cache_scheme = urlsplit(_CACHE_URL).scheme
 if _cache_scheme in {"redis", "rediss"}:
-    _cache = {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _CACHE_URL}
+    _cache = {"BACKEND": "core.cache.RedisCache", "LOCATION": _CACHE_URL}
 elif _cache_scheme == "file":
     _cache = {
         "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",

@@ -20,7 +20,7 @@ from django.db.models import Count
 from scipy.stats import chi2_contingency
 
 from core import statistics
-from core.stamps import Shown, cached_with_latest, shown
+from core.stamps import Shown, cached, cached_with_latest, shown
 from core.statistics import finite
 
 from .. import agreement
@@ -86,6 +86,23 @@ def round_paused_usernames(*, round: AnnotationRound) -> set[str]:
 
 def annotator_paused(*, round: AnnotationRound, user) -> bool:
     return AnnotatorPause.objects.filter(round=round, annotator_id=user.pk).exists()
+
+
+def recalibration_key(*, round_id: int, annotator_id: int) -> str:
+    return f"vivid:recalibration:{round_id}:{annotator_id}"
+
+
+def annotator_recalibration(*, round: AnnotationRound, user) -> dict:
+    """Whether a researcher paused the annotator's queue and whether notes wait for them, for the review
+    page on every item: kept in the shared cache until a pause, a resume, a note or its reading
+    changes them (services.quality), since they change a few times a round and are read on every answer."""
+    return cached(
+        key=recalibration_key(round_id=round.pk, annotator_id=user.pk),
+        compute=lambda: {
+            "paused": annotator_paused(round=round, user=user),
+            "notes_waiting": recalibration_notes_unseen(round=round, user=user).exists(),
+        },
+    )
 
 
 def recalibration_notes_unseen(*, round: AnnotationRound, user):
@@ -552,6 +569,8 @@ def quality_summary(report: dict) -> dict:
 __all__ = [
     "annotator_control_counts",
     "annotator_paused",
+    "annotator_recalibration",
+    "recalibration_key",
     "control_get",
     "quality_summary",
     "recalibration_notes",

@@ -1,6 +1,6 @@
 """Reads of the validation workflow. Every read that shows labels applies the blindness rule."""
 
-from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, F, IntegerField, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from core.roles import ADJUDICATOR, RESEARCHER, has_role
@@ -9,13 +9,11 @@ from core.stamps import stamp_get
 from ..models import (
     UNDECIDED_STATUSES,
     AnnotationRound,
-    AnnotatorPause,
     Assignment,
     AssignmentStatus,
     DatasetVersion,
     ItemStatus,
     LabelChange,
-    RecalibrationNote,
     RoundItem,
     RoundStatus,
     Suggestion,
@@ -128,18 +126,8 @@ def version_funnel(*, version: DatasetVersion) -> dict:
     return funnel
 
 
-def with_recalibration(assignments: QuerySet[Assignment]) -> QuerySet[Assignment]:
-    """``queue_paused`` and ``notes_waiting`` on each assignment, read with it: the review panel
-    shows a paused queue and a researcher's note without a query of its own."""
-    mine = {"round_id": OuterRef("round_id"), "annotator_id": OuterRef("annotator_id")}
-    return assignments.annotate(
-        queue_paused=Exists(AnnotatorPause.objects.filter(**mine)),
-        notes_waiting=Exists(RecalibrationNote.objects.filter(seen_at__isnull=True, **mine)),
-    )
-
-
 def annotator_queue(*, round: AnnotationRound, user) -> QuerySet[Assignment]:
-    return with_recalibration(
+    return (
         Assignment.objects.filter(round=round, annotator=user)
         .select_related("item__round", "item__expression", "theme")
         .order_by("position")
@@ -207,11 +195,12 @@ def annotator_next_two(
 
 def assignment_get(*, pk: int, user) -> Assignment | None:
     """An annotator reads only their own assignments."""
-    return with_recalibration(
+    return (
         Assignment.objects.filter(pk=pk, annotator=user)
         # The round's suggestion set is needed only as its id (on the round): no join for it.
         .select_related("item__round", "item__expression", "theme")
-    ).first()
+        .first()
+    )
 
 
 def can_see_all_labels(*, user, round: AnnotationRound) -> bool:
@@ -338,7 +327,6 @@ __all__ = [
     "round_funnel",
     "version_funnel",
     "annotator_queue",
-    "with_recalibration",
     "annotator_progress",
     "round_percent",
     "annotator_next",

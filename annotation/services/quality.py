@@ -16,6 +16,8 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from core.stamps import forget
+
 from ..models import (
     AnnotationRound,
     AnnotatorPause,
@@ -33,6 +35,7 @@ from ..models import (
     normalize_key,
 )
 from ..selectors.corpus import theme_ids, trait_codes
+from ..selectors.quality import recalibration_key
 from .changes import round_changed
 from .review import item_status_refresh
 from .rounds import round_items_distribute
@@ -282,12 +285,14 @@ def annotator_queue_pause(*, round: AnnotationRound, annotator, user) -> Annotat
     pause, _created = AnnotatorPause.objects.get_or_create(
         round=round, annotator=annotator, defaults={"paused_by": user}
     )
+    forget(key=recalibration_key(round_id=round.pk, annotator_id=annotator.pk))
     return pause
 
 
 def annotator_queue_resume(*, round: AnnotationRound, annotator, user) -> int:
     _check_annotator_of(round, annotator)
     deleted, _rows = AnnotatorPause.objects.filter(round=round, annotator=annotator).delete()
+    forget(key=recalibration_key(round_id=round.pk, annotator_id=annotator.pk))
     return deleted
 
 
@@ -329,14 +334,17 @@ def recalibration_note_create(
         }
         for c in examples
     ]
-    return RecalibrationNote.objects.create(
+    created = RecalibrationNote.objects.create(
         round=round, annotator=annotator, note=note, examples=copies, created_by=user
     )
+    forget(key=recalibration_key(round_id=round.pk, annotator_id=annotator.pk))
+    return created
 
 
 def recalibration_note_seen(*, note: RecalibrationNote, user) -> None:
     if note.annotator_id == user.pk:
         RecalibrationNote.objects.filter(pk=note.pk, seen_at__isnull=True).update(seen_at=timezone.now())
+        forget(key=recalibration_key(round_id=note.round_id, annotator_id=note.annotator_id))
 
 
 def assignments_review_again(*, round: AnnotationRound, annotator, user, since: datetime) -> int:

@@ -123,15 +123,13 @@ def _item_context(request, assignment, *, form=None, suggested=None, taxonomy=No
     state = _suggestion_state(assignment.item)
     if state == "shown" and not suggested:
         state = "none"
-    # A researcher's notes are shown once, on the next item the annotator opens.
-    # Read with the assignment where it came from the annotator's queue (no query of their own).
-    waiting = getattr(assignment, "notes_waiting", None)
-    paused = getattr(assignment, "queue_paused", None)
+    # A researcher's notes are shown once, on the next item the annotator opens. Whether any waits,
+    # and whether the queue is paused, comes from the shared cache (no query on an ordinary item).
+    recalibration = quality.annotator_recalibration(round=round_, user=request.user) if is_open else {}
+    paused = recalibration.get("paused", False)
     notes = []
-    if is_open and waiting is not False:
+    if recalibration.get("notes_waiting"):
         notes = list(quality.recalibration_notes_unseen(round=round_, user=request.user))
-    if is_open and paused is None:
-        paused = quality.annotator_paused(round=round_, user=request.user)
     for note in notes:
         services.recalibration_note_seen(note=note, user=request.user)
     return {

@@ -75,3 +75,29 @@ def test_it_uses_sqlite_in_wal_mode_by_default(tmp_path):
         VIVID_VAR_DIR=str(tmp_path),
     )
     assert result.stdout.strip().splitlines()[-1] == "wal", result.stderr
+
+
+def test_it_shares_a_file_cache_between_processes_by_default(tmp_path):
+    """Two processes (gunicorn workers, a Celery worker) see one cache: what one stores the other reads."""
+    written = run_manage(
+        "shell", "-c", "from django.core.cache import cache; cache.set('shared', 29)", VIVID_VAR_DIR=str(tmp_path)
+    )
+    assert written.returncode == 0, written.stderr
+    read = run_manage(
+        "shell",
+        "-c",
+        "from django.core.cache import cache; from django.conf import settings; "
+        "print(settings.CACHES['default']['BACKEND'], cache.get('shared'))",
+        VIVID_VAR_DIR=str(tmp_path),
+    )
+    assert read.stdout.strip().splitlines()[-1] == "django.core.cache.backends.filebased.FileBasedCache 29", read.stderr
+
+
+def test_it_picks_the_cache_from_cache_url(tmp_path):
+    show = "from django.conf import settings; print(settings.CACHES['default']['BACKEND'])"
+    redis = run_manage("shell", "-c", show, CACHE_URL="redis://127.0.0.1:6379/1", VIVID_VAR_DIR=str(tmp_path))
+    assert redis.stdout.strip().splitlines()[-1] == "core.cache.RedisCache", redis.stderr
+    local = run_manage("shell", "-c", show, CACHE_URL="locmem://", VIVID_VAR_DIR=str(tmp_path))
+    assert local.stdout.strip().splitlines()[-1].endswith("LocMemCache"), local.stderr
+    wrong = run_manage("check", CACHE_URL="memcached://127.0.0.1", VIVID_VAR_DIR=str(tmp_path))
+    assert wrong.returncode != 0 and "CACHE_URL" in wrong.stderr
