@@ -306,6 +306,9 @@ elif _cache_scheme == "locmem":
 else:
     raise ImproperlyConfigured(f"CACHE_URL={_CACHE_URL!r}: use redis://, rediss://, file:// or locmem://.")
 CACHES = {"default": {**_cache, "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", "")}}
+# Sessions are written to the database and read from the shared cache first: every page a signed-in
+# person asks for (an annotator's every answer) reads its session without a query.
+SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 
 # The round page's drift warnings are stored by a Celery task this many seconds after an answer
 # (one task per round however many answers arrive meanwhile; annotation/services/changes.py).
