@@ -228,26 +228,9 @@ def rounds_to_adjudicate() -> QuerySet[AnnotationRound]:
 
 def annotator_rounds(*, user) -> list[dict]:
     """The rounds ``user`` annotates, newest first, each with the user's own progress only."""
-    rows = (
-        Assignment.objects.filter(annotator=user)
-        .values("round_id")
-        .annotate(
-            total=Count("id"),
-            done=Count("id", filter=Q(status=AssignmentStatus.SUBMITTED)),
-            skipped=Count("id", filter=Q(status=AssignmentStatus.SKIPPED)),
-        )
-    )
-    progress = {row["round_id"]: row for row in rows}
+    progress = annotator_progress_by_round(user=user)
     rounds = AnnotationRound.objects.filter(pk__in=progress).select_related("dataset").order_by("-created_at")
-    return [
-        {
-            "round": round_,
-            "total": progress[round_.pk]["total"],
-            "done": progress[round_.pk]["done"],
-            "skipped": progress[round_.pk]["skipped"],
-        }
-        for round_ in rounds
-    ]
+    return [{"round": round_, **progress[round_.pk]} for round_ in rounds]
 
 
 def version_get(*, pk: int) -> DatasetVersion | None:
