@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation.models import Assignment, AssignmentStatus, Theme
-from annotation.selectors.corpus import taxonomy, theme_ids, trait_codes
+from annotation.selectors.corpus import taxonomy, theme_ids, trait_codes, trait_numbers
 from annotation.services import round_lock, suggested_codes
 from core.roles import ANNOTATOR
 
@@ -57,10 +57,15 @@ def _requests(round_, user):
     """(name, callable) of every request on the review path, in the order a working day makes them."""
     client = client_for(user)
     api = api_client_for(user)
+    # Items whose other annotator has not answered yet: a save then leaves the item pending in both
+    # worlds (a second answer decides the item, which writes more, whatever the size).
+    answered_by_others = Assignment.objects.filter(item__round=round_, status=AssignmentStatus.SUBMITTED).exclude(
+        annotator=user
+    )
     queue = list(
-        Assignment.objects.filter(item__round=round_, annotator=user, status=AssignmentStatus.PENDING).order_by(
-            "position"
-        )
+        Assignment.objects.filter(item__round=round_, annotator=user, status=AssignmentStatus.PENDING)
+        .exclude(item__in=answered_by_others.values("item"))
+        .order_by("position")
     )
     first, second, third = queue[:3]
 
@@ -108,6 +113,7 @@ def _walk(round_, user) -> dict[str, tuple[int, list[str]]]:
     # which world is walked first does not decide who pays for them.
     taxonomy()
     trait_codes()
+    trait_numbers()
     theme_ids()
     result = {}
     for name, request in _requests(round_, user):
