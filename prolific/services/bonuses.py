@@ -10,7 +10,7 @@ Only a refusal (a 4xx: nothing was paid) moves it to FAILED, from which it may b
 
 import hashlib
 import json
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -167,21 +167,46 @@ def bonus_batch_create(*, study: Study, file_or_text, user=None) -> BonusBatch:
     if not isinstance(answer, dict) or not answer.get("id"):
         raise ProlificApiError(None, _("Prolific's answer to the bonus request has no id."))
     BonusBatch.objects.filter(pk=batch.pk, prolific_id="").update(
-        prolific_id=answer["id"],
-        amount=_money(answer.get("amount"), batch.amount),
-        fees=_money(answer.get("fees"), 0),
-        vat=_money(answer.get("vat"), 0),
-        total_amount=_money(answer.get("total_amount"), batch.amount),
+        prolific_id=answer["id"], **bonus_answer_money(answer, file_total=batch.amount)
     )
     batch.refresh_from_db()
     return batch
 
 
-def _money(value, default) -> Decimal:
+def bonus_answer_money(answer: dict, *, file_total: Decimal | None = None) -> dict:
+    """A bulk bonus record's money as stored here, in the currency's major unit.
+
+    Prolific answers ``amount``, ``fees``, ``vat`` and ``total_amount`` in the minor unit (its
+    documentation: two bonuses of 4.25 answer ``"amount": 850, "fees": 283.34``; its own client
+    divides by 100), while the csv it was sent is in the major unit. A field it leaves out is the
+    file's total (``amount``), zero (``fees``, ``vat``) or their sum (``total_amount``).
+    """
+    amount = minor_to_major(answer.get("amount"))
+    if amount is None:
+        amount = file_total if file_total is not None else Decimal("0.00")
+    fees = minor_to_major(answer.get("fees")) or Decimal("0.00")
+    vat = minor_to_major(answer.get("vat")) or Decimal("0.00")
+    total = minor_to_major(answer.get("total_amount"))
+    return {
+        "amount": amount,
+        "fees": fees,
+        "vat": vat,
+        "total_amount": total if total is not None else amount + fees + vat,
+    }
+
+
+def minor_to_major(value) -> Decimal | None:
+    """850 (pence) -> Decimal("8.50"); 283.34 -> 2.83 (Prolific's fee carries fractions of a penny). None when
+    the value is missing or not a number."""
+    if value is None or isinstance(value, bool):
+        return None
     try:
-        return Decimal(str(value)).quantize(CENT) if value is not None else Decimal(str(default))
+        minor = Decimal(str(value).strip())
     except InvalidOperation:
-        return Decimal(str(default))
+        return None
+    if not minor.is_finite():
+        return None
+    return (minor / 100).quantize(CENT, rounding=ROUND_HALF_UP)
 
 
 def bonus_batch_pay(*, batch: BonusBatch) -> BonusBatch:

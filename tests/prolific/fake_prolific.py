@@ -26,7 +26,7 @@ import itertools
 import json
 import threading
 import time
-from decimal import Decimal
+from decimal import ROUND_CEILING, Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -36,7 +36,9 @@ import requests
 TOKEN = "fake-prolific-token-0123456789"
 WEBHOOK_SECRET = "fake-webhook-secret-abcdef"
 WORKSPACE_ID = "ws0000000000000000000001"
-FEE_RATE = Decimal("0.333")  # Prolific's service fee on bonuses, roughly; VAT left at zero
+# Prolific's service fee on bonuses, a third rounded up to a hundredth of the minor unit: the
+# documentation's two bonuses of 4.25 answer "amount": 850, "fees": 283.34. VAT left at zero.
+FEE_RATE = Decimal(1) / Decimal(3)
 SUBMISSION_ACTIONS = {
     "APPROVE": "APPROVED",
     "REJECT": "REJECTED",
@@ -61,6 +63,11 @@ REJECTION_CATEGORIES = {
     "UNSUPP_DEVICE",
     "OTHER",
 }
+
+
+def _number(value: Decimal) -> int | float:
+    """850, not 850.0: a whole amount is a JSON integer, as Prolific writes it."""
+    return int(value) if value == value.to_integral_value() else float(value)
 
 
 def sign(secret: str, timestamp: str, body: bytes) -> str:
@@ -405,14 +412,16 @@ class FakeProlific:
         if bad or total <= 0:
             return self._error(400, "Bad Request", f"Invalid participant ids: {', '.join(bad) or '-'}.")
         bonus_id = self.new_id("bb")
-        fees = (total * FEE_RATE).quantize(Decimal("0.01"))
+        # The csv is in the major unit; the answer's money is in the minor unit (pence, cents).
+        amount = total * 100
+        fees = (amount * FEE_RATE).quantize(Decimal("0.01"), rounding=ROUND_CEILING)
         self.bonuses[bonus_id] = {
             "id": bonus_id,
             "study": study_id,
-            "amount": float(total),
-            "fees": float(fees),
-            "vat": 0.0,
-            "total_amount": float(total + fees),
+            "amount": _number(amount),
+            "fees": _number(fees),
+            "vat": 0,
+            "total_amount": _number(amount + fees),
             "csv_bonuses": body["csv_bonuses"],
         }
         return 201, {}, {k: v for k, v in self.bonuses[bonus_id].items() if k != "csv_bonuses"}

@@ -140,8 +140,8 @@ def test_bonus_prints_the_cost_and_pays_only_with_pay(fake_prolific, study_for_p
     out = run("prolific_bonus", "prolific-study", "--file", str(csv), "--pay")
     batch = BonusBatch.objects.get()
     assert batch.status == BonusBatchStatus.SENT and "Paid" in out
-    with pytest.raises(CommandError, match="never sent again"):
-        run("prolific_bonus", "prolific-study", "--file", str(csv), "--pay")
+    # A rerun of the script succeeds: the batch is paid, and nothing is sent again.
+    assert "already paid" in run("prolific_bonus", "prolific-study", "--file", str(csv), "--pay")
     assert fake_prolific.pay_counts[batch.prolific_id] == 1
 
 

@@ -55,9 +55,16 @@ class Command(BaseCommand):
             batch = bonus_batch_pay(batch=batch)
         except ProlificError as exc:
             raise CommandError(f"batch {batch.pk}: {exc}") from exc
-        if before in (BonusBatchStatus.SENDING, BonusBatchStatus.SENT):
+        if before == BonusBatchStatus.SENT:
+            # What the script asked for is done: a rerun of the same step succeeds and pays nothing.
+            when = f" on {batch.sent_at:%Y-%m-%d %H:%M}" if batch.sent_at else ""
+            self.stdout.write(f"batch {batch.pk} was already paid{when}: nothing was sent again.")
+            return
+        if before == BonusBatchStatus.SENDING:
+            # Whether it was paid is unknown: a person has to look in Prolific's web app.
             raise CommandError(
-                f"batch {batch.pk} was sent before ({batch.get_status_display()}); it is never sent again."
+                f"batch {batch.pk} was sent before without a clear answer ({batch.get_status_display()}); it is "
+                "never sent again from here: check it in Prolific's web app."
                 + (f" {batch.error}" if batch.error else "")
             )
         self.stdout.write(f"batch {batch.pk}: {batch.get_status_display()}")

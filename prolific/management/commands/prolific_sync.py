@@ -3,6 +3,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from ...client import ProlificError
+from ...selectors import prolific_discrepancies
 from ...services import prolific_submissions_sync
 from ._shared import require_token, study_or_error
 
@@ -28,3 +29,19 @@ class Command(BaseCommand):
                 plural="y" if counts["studies"] == 1 else "ies", **counts
             )
         )
+        self._discrepancies(prolific_discrepancies(study=study))
+
+    def _discrepancies(self, found: dict) -> None:
+        """The page's list, on stdout: a script that syncs sees what needs a person's look."""
+        unknown, orphans = found["unknown_sessions"], found["orphan_submissions"]
+        if not unknown and not orphans:
+            self.stdout.write("No discrepancies: every session here matches a submission on Prolific.")
+            return
+        if unknown:
+            self.stdout.write(f"{len(unknown)} session(s) here that Prolific does not know:")
+            for p in unknown:
+                self.stdout.write(f"  {p.prolific_pid}\t{p.prolific_session_id or '-'}\t{p.get_status_display()}")
+        if orphans:
+            self.stdout.write(f"{len(orphans)} submission(s) on Prolific with no session here:")
+            for s in orphans:
+                self.stdout.write(f"  {s.prolific_pid}\t{s.submission_id}\t{s.get_status_display()}")
