@@ -1,6 +1,7 @@
 """The Chinese label of an English term on Wikidata, as the paper glossed culture-specific terms (A.3).
 
-The term is searched (``wbsearchentities``, English, top 1) and the item's Chinese label read
+The term is searched (``wbsearchentities``, English, top 1; a plural with no hit again in the
+singular) and the item's Chinese label read
 (``wbgetentities``). Every answer, a miss included, is kept in WikidataLookup so a term is asked
 once. This runs in the preparation task and never during a participant's request; it follows
 Wikidata's etiquette: a descriptive User-Agent, ``maxlag``, and backing off when told to.
@@ -16,6 +17,7 @@ from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
 from .models import WikidataLookup
+from .text import term_singular
 
 logger = logging.getLogger(__name__)
 
@@ -59,17 +61,12 @@ def wikidata_label(term: str) -> WikidataResult:
     if cached is not None:
         return WikidataResult(cached.qid, cached.zh, cached.label_language)
 
-    search = _ask(
-        {
-            "action": "wbsearchentities",
-            "search": " ".join(term.split()),
-            "language": "en",
-            "uselang": "en",
-            "type": "item",
-            "limit": 1,
-        }
-    )
-    hits = search.get("search") or []
+    hits = _search(" ".join(term.split()))
+    singular = term_singular(term)
+    if not hits and singular.lower() != key:
+        # Wikidata's labels are singular ("mandarin duck"): a term written in the plural, as a
+        # model copies it from the text, is searched again in the singular.
+        hits = _search(singular)
     raw = {"search": hits[:1]}
     result = WikidataResult("", "", "")
     if hits and hits[0].get("id"):
@@ -87,6 +84,13 @@ def wikidata_label(term: str) -> WikidataResult:
                 break
     _remember(key, result, raw)
     return result
+
+
+def _search(text: str) -> list:
+    search = _ask(
+        {"action": "wbsearchentities", "search": text, "language": "en", "uselang": "en", "type": "item", "limit": 1}
+    )
+    return search.get("search") or []
 
 
 def _remember(key: str, result: WikidataResult, raw: dict) -> None:

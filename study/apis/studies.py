@@ -60,7 +60,8 @@ class ArtworkSummarySerializer(serializers.Serializer):
 
 class ChecklistItemSerializer(serializers.Serializer):
     key = serializers.CharField(
-        help_text="package, pairs, terms, preview or consent (a warning, not needed to launch)."
+        help_text="package, pairs, terms, glosses (a warning: confirmed terms found in no description), "
+        "preview or consent (a warning, not needed to launch)."
     )
     done = serializers.BooleanField()
     detail = serializers.DictField()

@@ -12,6 +12,7 @@ from ..models import (
     Term,
     TermStatus,
 )
+from .prep import study_terms_unmatched
 
 # Previews and synthetic test responses never count toward progress or quotas.
 REAL_PARTICIPANTS = Q(is_preview=False, is_test=False)
@@ -114,8 +115,9 @@ def study_term_counts(*, study: Study) -> dict[str, int]:
 def study_checklist(study: Study) -> list[dict]:
     """The launch checklist: each item has ``key``, ``done`` and a ``detail`` line.
 
-    Launching needs every item but the preview, which is strongly advised, and the consent
-    page details, which are warned about.
+    Launching needs every item but the preview, which is strongly advised, and two warnings: the
+    consent page details, and the confirmed terms that occur in no description of their artwork
+    (``glosses``: their Chinese label would never reach a participant).
     """
     n_artworks = study.artworks.count()
     pairs = DescriptionPair.objects.filter(artwork__study=study)
@@ -125,6 +127,7 @@ def study_checklist(study: Study) -> list[dict]:
     previewed = Participant.objects.filter(study=study, is_preview=True).exists()
     terms_searching = study.terms_status in (PrepStatus.PENDING, PrepStatus.RUNNING)
     consent_missing = study_consent_missing(study)
+    unmatched = study_terms_unmatched(study=study)
     return [
         {
             "key": "package",
@@ -150,6 +153,17 @@ def study_checklist(study: Study) -> list[dict]:
                 "total": terms["total"],
                 "status": study.terms_status,
                 "error": study.terms_error,
+            },
+        },
+        {
+            "key": "glosses",
+            "done": not unmatched,
+            "detail": {
+                "required": False,
+                "unmatched": [
+                    {"artwork": term.artwork.key, "title": term.artwork.title, "term": term.term, "zh": term.zh}
+                    for term in unmatched
+                ],
             },
         },
         {

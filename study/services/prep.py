@@ -31,7 +31,7 @@ from ..models import (
     TermSource,
     TermStatus,
 )
-from ..text import split_sentences
+from ..text import split_sentences, term_find, terms_same
 from ..wikidata import wikidata_label
 
 logger = logging.getLogger(__name__)
@@ -52,6 +52,8 @@ QID = re.compile(r"^Q[1-9][0-9]*$")
 # A leading bullet, number ("1.", "2)", "(3)") or markdown emphasis of a list line.
 _BULLET = re.compile(r"^\s*(?:[-*•·+]|\(?\d+[.)]|\d+\s*[-:])\s*")
 # What a model adds after a term: "peony - symbol of wealth", "peony: wealth", "peony (牡丹)".
+# "crane's", "cranes'" as found in a text: a term is stored without its possessive.
+_TRAILING_POSSESSIVE = re.compile(r"['\u2019]s?$")
 _GLOSS = re.compile(r"\s+[-–—]\s+.*$|\s*[:：]\s+.*$|\s*[(（].*$")
 
 
@@ -255,13 +257,22 @@ def parse_term_list(reply: str) -> list[str]:
 
 
 def term_occurrence(term: str, text: str) -> str | None:
-    """The term as written in ``text`` (any case), on word boundaries; None when it is not there."""
+    """The term as written in ``text`` (any case, number, possessive or hyphenation), on word
+    boundaries; None when it is not there."""
+    return term_find(term, text)
+
+
+def _stored_form(term: str, found: str) -> str:
+    """What to store for a term found in a text: the text's spelling when it differs only in case or
+    hyphenation ("Crane" found as "crane"), else the term as given, so "mandarin duck" stays the singular the
+    researcher or the model named even where the text says "mandarin ducks"."""
     term = " ".join(term.split())
-    if not term:
-        return None
-    pattern = r"(?<!\w)" + r"\s+".join(re.escape(word) for word in term.split(" ")) + r"(?!\w)"
-    match = re.search(pattern, text, flags=re.IGNORECASE)
-    return " ".join(match.group(0).split()) if match else None
+    bare = _TRAILING_POSSESSIVE.sub("", found)
+    return bare if _spelling(bare) == _spelling(term) else term
+
+
+def _spelling(term: str) -> str:
+    return " ".join(re.split(r"[\s\-\u2010\u2011]+", term.strip())).lower()
 
 
 def terms_find(*, artwork: Artwork, model) -> list[Term]:
@@ -269,20 +280,26 @@ def terms_find(*, artwork: Artwork, model) -> list[Term]:
     of the artwork, and keep those that occur in it; a term already listed is not added again."""
     from evaluation.services.complete import model_complete
 
-    existing = {term.lower() for term in Term.objects.filter(artwork=artwork).values_list("term", flat=True)}
+    existing = list(Term.objects.filter(artwork=artwork).values_list("term", flat=True))
     created = []
     for description in artwork.descriptions.all():
         reply = model_complete(model=model, messages=term_prompt(description.text), max_tokens=TERM_MAX_TOKENS)
         for candidate in parse_term_list(reply):
             found = term_occurrence(candidate, description.text)
-            if not found or found.lower() in existing or len(found) > Term._meta.get_field("term").max_length:
+            if not found:
                 continue
-            existing.add(found.lower())
+            term = _stored_form(candidate, found)
+            if (
+                any(terms_same(term, other) for other in existing)
+                or len(term) > Term._meta.get_field("term").max_length
+            ):
+                continue
+            existing.append(term)
             try:
                 with transaction.atomic():
                     created.append(
                         Term.objects.create(
-                            artwork=artwork, term=found, source=TermSource.LLM, status=TermStatus.PENDING
+                            artwork=artwork, term=term, source=TermSource.LLM, status=TermStatus.PENDING
                         )
                     )
             except IntegrityError:
@@ -388,15 +405,17 @@ def term_add(*, artwork: Artwork, term: str, zh: str, user, wikidata: str = "") 
                 % {"term": term, "artwork": artwork.title}
             }
         )
-    if Term.objects.filter(artwork=artwork, term__iexact=found).exists():
-        raise PrepError({"term": _("“%(term)s” is already listed for this artwork") % {"term": found}})
-    if len(found) > Term._meta.get_field("term").max_length or len(zh) > Term._meta.get_field("zh").max_length:
+    stored = _stored_form(term, found)
+    listed = next((other for other in artwork.terms.values_list("term", flat=True) if terms_same(stored, other)), None)
+    if listed is not None:
+        raise PrepError({"term": _("“%(term)s” is already listed for this artwork") % {"term": listed}})
+    if len(stored) > Term._meta.get_field("term").max_length or len(zh) > Term._meta.get_field("zh").max_length:
         raise PrepError(_("the term or its label is too long"))
     try:
         with transaction.atomic():
             return Term.objects.create(
                 artwork=artwork,
-                term=found,
+                term=stored,
                 zh=zh,
                 wikidata=_clean_qid(wikidata),
                 source=TermSource.RESEARCHER,
@@ -404,7 +423,7 @@ def term_add(*, artwork: Artwork, term: str, zh: str, user, wikidata: str = "") 
                 confirmed_by=user,
             )
     except IntegrityError:
-        raise PrepError({"term": _("“%(term)s” is already listed for this artwork") % {"term": found}}) from None
+        raise PrepError({"term": _("“%(term)s” is already listed for this artwork") % {"term": stored}}) from None
 
 
 def terms_confirm_all(*, study: Study, user) -> int:

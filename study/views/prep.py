@@ -5,8 +5,6 @@ Each term row is a small form that htmx swaps in place; without JavaScript the s
 the whole page and comes back to the row.
 """
 
-import re
-
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpResponse
@@ -24,9 +22,10 @@ from core.roles import RESEARCHER
 
 from ..forms import TermAddForm, TermEditForm, TermModelForm, ThresholdForm
 from ..models import PrepStatus, Study, Term
-from ..selectors.prep import study_term_find, study_terms_review, term_study
+from ..selectors.prep import study_term_find, study_terms_review, term_in_descriptions, term_study
 from ..selectors.studies import study_artwork_find_by_pk
 from ..services import prep as services
+from ..text import term_matches
 from . import study_or_404
 
 
@@ -40,30 +39,23 @@ def _preparing(study: Study) -> bool:
 
 
 def marked_text(text: str, terms: list[Term]):
-    """The description with each term wrapped in a mark carrying its Chinese label; escaped first."""
-    if not terms:
-        return escape(text)
-    by_lower = {" ".join(t.term.split()).lower(): t for t in terms}
-    # Longest first, so "Chinese peony" wins over "peony".
-    words = sorted(by_lower, key=len, reverse=True)
-    pattern = re.compile(
-        r"(?<!\w)(" + "|".join(r"\s+".join(re.escape(w) for w in word.split(" ")) for word in words) + r")(?!\w)",
-        flags=re.IGNORECASE,
-    )
+    """The description with each term (in any inflected form) wrapped in a mark carrying its Chinese
+    label; escaped first."""
+    by_text = {" ".join(t.term.split()): t for t in terms}
     parts, last = [], 0
-    for match in pattern.finditer(text):
-        term = by_lower[" ".join(match.group(0).split()).lower()]
-        parts.append(escape(text[last : match.start()]))
+    for start, end, found in term_matches(text, by_text):
+        term = by_text[found]
+        parts.append(escape(text[last:start]))
         parts.append(
             format_html(
                 '<mark class="study-term study-term-{}" title="{}" data-term="{}">{}</mark>',
                 term.status,
                 term.zh or _("no Chinese label yet"),
                 term.pk,
-                match.group(0),
+                text[start:end],
             )
         )
-        last = match.end()
+        last = end
     parts.append(escape(text[last:]))
     # Safe: every part is escaped or built by format_html.
     return mark_safe("".join(parts))
@@ -82,7 +74,12 @@ def _terms_context(study: Study) -> dict:
         }
         for section in review["sections"]
     ]
-    return {"sections": sections, "pairs": review["pairs"], "counts": review["counts"]}
+    return {
+        "sections": sections,
+        "pairs": review["pairs"],
+        "counts": review["counts"],
+        "unmatched": review["unmatched"],
+    }
 
 
 def _status_context(study: Study) -> dict:
@@ -97,6 +94,7 @@ def _status_context(study: Study) -> dict:
 
 def _row(request, term: Term, *, error: str = "", saved: str = ""):
     term.refresh_from_db()
+    term.in_descriptions = term_in_descriptions(term=term)
     study = term_study(term=term)
     return render(
         request,

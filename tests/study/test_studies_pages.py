@@ -394,7 +394,14 @@ def test_the_api_lists_and_shows_studies(api):
 
     detail = api.get(reverse("study_api:study-detail", args=["api-study"])).json()
     assert detail["status"] == "draft" and detail["launch_blockers"] == []
-    assert [item["key"] for item in detail["checklist"]] == ["package", "pairs", "terms", "preview", "consent"]
+    assert [item["key"] for item in detail["checklist"]] == [
+        "package",
+        "pairs",
+        "terms",
+        "glosses",
+        "preview",
+        "consent",
+    ]
     assert len(detail["artworks"]) == 14
     assert detail["artworks"][0] == {
         "id": "am1",

@@ -54,6 +54,29 @@ def test_it_reports_a_term_without_an_item_or_without_a_chinese_label(fake_wikid
     assert (unlabelled.qid, unlabelled.zh, unlabelled.found) == ("Q12681", "", False)
 
 
+def test_it_searches_a_plural_term_again_in_the_singular(fake_wikidata):  # noqa: F811
+    # Wikidata has no item for this one: both numbers are asked, then the miss is cached.
+    assert wikidata_label("Red-crowned  cranes").found is False
+    searches = [r["params"]["search"] for r in fake_wikidata.requests if r["params"]["action"] == "wbsearchentities"]
+    assert searches == ["Red-crowned cranes", "Red-crowned crane"]
+
+    fake_wikidata.requests.clear()
+    cranes = wikidata_label("cranes")
+    assert (cranes.qid, cranes.zh, cranes.found) == ("Q25420", "鹤", True)
+    assert fake_wikidata.actions() == ["wbsearchentities", "wbsearchentities", "wbgetentities"]
+    assert [r["params"].get("search") for r in fake_wikidata.requests][:2] == ["cranes", "crane"]
+    # Cached under the term as asked: no request the second time.
+    fake_wikidata.requests.clear()
+    assert wikidata_label("Cranes").zh == "鹤" and fake_wikidata.requests == []
+
+
+def test_it_asks_once_for_a_term_found_as_written_or_already_singular(fake_wikidata):  # noqa: F811
+    assert wikidata_label("crane").zh == "鹤"
+    assert wikidata_label("flibbertigibbet").found is False
+    searches = [r["params"]["search"] for r in fake_wikidata.requests if r["params"]["action"] == "wbsearchentities"]
+    assert searches == ["crane", "flibbertigibbet"]
+
+
 def test_it_sends_a_descriptive_user_agent(fake_wikidata):  # noqa: F811
     wikidata_label("peony")
     assert {r["headers"]["User-Agent"] for r in fake_wikidata.requests} == {

@@ -3,6 +3,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from study.models import Description, Question, Term
+from study.selectors.prep import study_terms_unmatched
 from study.services.imports import StudyImportError, study_import
 
 
@@ -31,6 +32,11 @@ class Command(BaseCommand):
         self.stdout.write(f"questions: {Question.objects.filter(artwork__study=study).count()}")
         self.stdout.write(f"descriptions: {Description.objects.filter(artwork__study=study).count()}")
         self.stdout.write(f"terms: {Term.objects.filter(artwork__study=study).count()}")
+        for term in study_terms_unmatched(study=study):
+            self.stderr.write(
+                f"warning: the confirmed term “{term.term}” of artwork “{term.artwork.key}” occurs in no description "
+                "of it (in any plural, possessive or hyphenated form): participants will never see its Chinese label"
+            )
         self.stdout.write("status: draft; preparation (sentence pairs, term lookup) queued")
         # Scripts read the slug from the last line.
         self.stdout.write(study.slug)
