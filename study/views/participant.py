@@ -148,12 +148,16 @@ def entry(request, slug):
             is_test=flow.synthetic_entry_token_valid(request.GET.get("test_token", ""), slug),
         )
     except flow.EntryError as exc:
-        # A refused link must not leave a session opened earlier in this browser (say, another
-        # participant's on a shared computer) reachable through the run page.
         response = _message(
             request, exc.reason, language=language, status=403 if exc.reason in ("full", "other_session") else 400
         )
-        response.delete_cookie(_participant_cookie(slug), path=f"/s/{slug}/", samesite="Lax")
+        # A refused link must not leave a session opened earlier in this browser (say, another
+        # participant's on a shared computer) reachable through the run page. The one exception is
+        # the session of the link's own PID: this browser already holds it, dropping it would stop
+        # the participant's first tab, and a second link (another SESSION_ID) gains nothing by it.
+        held = _participant_pk(request, slug)
+        if held is None or held != exc.participant_pk:
+            response.delete_cookie(_participant_cookie(slug), path=f"/s/{slug}/", samesite="Lax")
         return response
     return _remember_participant(redirect("study:run", slug=slug), slug, participant)
 

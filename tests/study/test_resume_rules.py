@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from study.models import Participant, ParticipantStatus
+from study.models import Participant, ParticipantStatus, Study, StudyStatus
 from study.services import participants as flow
 from study.services.simulation import entry_url
 
@@ -96,10 +96,36 @@ def test_it_refuses_a_returned_session_coming_back_from_another_prolific_session
 
 def test_it_drops_another_participants_session_from_the_browser_when_a_link_is_refused(study):
     shared = started(study, pid="PIDA", session="S1")
-    # Someone else on the same computer opens a link carrying A's PID with the wrong session.
-    assert shared.get(link(study, "PIDA", "S2")).status_code == 403
+    # Someone else on the same computer opens a link of their own that is refused.
+    assert shared.get(link(study, "PIDB", "SB", group="martian")).status_code == 400
     assert shared.get(run_url(study)).status_code == 400
     assert Participant.objects.get().step_index == 0
+
+
+def test_it_keeps_the_first_tab_going_when_the_pid_opens_another_session_id(study):
+    browser = started(study, pid="PIDA", session="S1")
+    # A second link of the same PID with another SESSION_ID: refused, and nothing else changes.
+    refused = browser.get(link(study, "PIDA", "S2"))
+    assert refused.status_code == 403 and b"another Prolific session" in refused.content
+    assert f"vivid_participant_{study.slug}" not in refused.cookies
+    # The first tab sends its page and is taken on.
+    response = browser.post(run_url(study), {"step": "instructions"})
+    assert response.status_code == 200 and b'name="step" value="instructions"' not in response.content
+    participant = Participant.objects.get()
+    assert participant.step_index == 1 and participant.prolific_session_id == "S1"
+    assert b'name="step"' in browser.get(run_url(study)).content
+    # The refused link itself never opens a session, in a browser that has none.
+    assert Client().get(link(study, "PIDA", "S2")).status_code == 403
+
+
+def test_it_keeps_the_cookie_when_the_pids_own_session_cannot_resume_yet(study):
+    browser = started(study, pid="PIDA", session="S1")
+    Participant.objects.update(status=ParticipantStatus.RETURNED)
+    Study.objects.filter(pk=study.pk).update(status=StudyStatus.PAUSED)
+    # Its own link while the study is paused: refused, and the browser keeps the session for later.
+    refused = browser.get(link(study, "PIDA", "S1"))
+    assert refused.status_code == 400
+    assert f"vivid_participant_{study.slug}" not in refused.cookies
 
 
 def test_it_replaces_the_cookie_of_another_participant_with_the_new_entry(study):

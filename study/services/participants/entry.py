@@ -19,11 +19,16 @@ SYNTHETIC_ENTRY_SALT = "study.test-participant"
 
 
 class EntryError(Exception):
-    """The entry link cannot start or resume a session; ``reason`` picks the page shown."""
+    """The entry link cannot start or resume a session; ``reason`` picks the page shown.
 
-    def __init__(self, reason: str, message: str = ""):
+    ``participant_pk`` is the session the link's PID already has in this study, when the refusal
+    concerns it: a browser that holds that session keeps it (the participant's first tab goes on).
+    """
+
+    def __init__(self, reason: str, message: str = "", *, participant_pk: int | None = None):
         super().__init__(message or reason)
         self.reason = reason
+        self.participant_pk = participant_pk
 
 
 def synthetic_entry_token(slug: str) -> str:
@@ -147,21 +152,21 @@ def _same_session(participant: Participant, session_id: str) -> Participant:
     """The PID alone never reopens a session: knowing someone's PID must not let anyone read
     or continue their answers, whatever state the session is in (returned ones included)."""
     if not session_id or session_id != participant.prolific_session_id:
-        raise EntryError("other_session")
+        raise EntryError("other_session", participant_pk=participant.pk)
     return participant
 
 
 def _participant_resume(participant: Participant, *, study: Study) -> Participant:
     if participant.status == ParticipantStatus.RETURNED:
         if study.status != StudyStatus.LIVE:
-            raise EntryError(study.status)
+            raise EntryError(study.status, participant_pk=participant.pk)
         # A participant who came back after being counted as returned may go on if a place is free.
         if participant.group and participant.plan:
             with transaction.atomic():
                 quota_lock(study=study, group=participant.group)
                 taken = participant_places_taken(study=study, group=participant.group, exclude_pk=participant.pk)
                 if taken >= study.quota_per_group:
-                    raise EntryError("full")
+                    raise EntryError("full", participant_pk=participant.pk)
                 Participant.objects.filter(pk=participant.pk, status=ParticipantStatus.RETURNED).update(
                     status=ParticipantStatus.IN_PROGRESS, last_seen_at=timezone.now()
                 )
@@ -173,7 +178,7 @@ def _participant_resume(participant: Participant, *, study: Study) -> Participan
             study_results_changed(study_id=study.pk)
         participant.refresh_from_db()
     elif participant.status in UNFINISHED and study.status == StudyStatus.CLOSED:
-        raise EntryError("closed")
+        raise EntryError("closed", participant_pk=participant.pk)
     return participant
 
 
