@@ -318,6 +318,9 @@ ROUND_SUMMARY_DELAY_SECONDS = env_int("ROUND_SUMMARY_DELAY_SECONDS", 30, minimum
 # The statistics page and the Quality tab show the figures of before the latest answers, saying so,
 # while that task recomputes them; figures older than this are recomputed by the page itself.
 ROUND_FIGURES_STALE_SECONDS = env_int("ROUND_FIGURES_STALE_SECONDS", 120, minimum=0)
+# A drift window warns only over at least this many shared items: the kappa of a handful of items
+# swings from -1 to 1 on one answer (a window of one item once raised a red warning at 0.000).
+QUALITY_MIN_WINDOW_ITEMS = env_int("QUALITY_MIN_WINDOW_ITEMS", 20, minimum=1)
 
 # Celery: the embedded default is a SQLite file through kombu's SQLAlchemy
 # transport; CELERY_BROKER_URL=redis://... or amqp://... scales out.

@@ -24,6 +24,14 @@ class QualityWindowSerializer(serializers.Serializer):
     start = serializers.IntegerField(help_text="First answer (or shared item) of the window, from 1.")
     end = serializers.IntegerField(help_text="Last one, inclusive.")
     theme_kappa = _kappa()
+    n = serializers.IntegerField(
+        help_text="Items the kappa is computed on: the pair's shared items, or the answers with final labels."
+    )
+    theme_kappa_ci = serializers.ListField(
+        child=serializers.FloatField(),
+        allow_null=True,
+        help_text="95% percentile bootstrap interval of theme_kappa over the window's items; null when undefined.",
+    )
 
 
 class QualityAnnotatorSerializer(serializers.Serializer):
@@ -50,7 +58,10 @@ class QualityReportSerializer(serializers.Serializer):
     pairs = QualityPairSerializer(many=True)
     round = serializers.CharField()
     settings = serializers.DictField(
-        help_text="`window` (answers), `threshold` (kappa), `fast_seconds`, `control_rate` (share of a queue)."
+        help_text=(
+            "`window` (answers), `threshold` (kappa), `fast_seconds`, `control_rate` (share of a queue), "
+            "`min_window_items` (the smallest window that warns)."
+        )
     )
     categories = serializers.DictField(child=serializers.ListField(child=serializers.CharField()))
     n_controls = serializers.IntegerField(help_text="Control items of the round.")
@@ -68,8 +79,16 @@ class QualityReportSerializer(serializers.Serializer):
     fast_items = serializers.ListField(
         child=serializers.DictField(), help_text="Answers faster than the threshold: annotator, item, seconds."
     )
+    interval_method = serializers.DictField(
+        help_text="How the windows' intervals were computed: bootstrap (what was resampled), resamples, confidence."
+    )
     warnings = serializers.ListField(
-        child=serializers.DictField(), help_text="Windows whose theme kappa is below the round's threshold."
+        child=serializers.DictField(),
+        help_text=(
+            "Windows of at least settings.min_window_items items (QUALITY_MIN_WINDOW_ITEMS) whose theme kappa and "
+            "the upper end of its interval are below the round's threshold: kind, annotator (other), start, end, "
+            "value, n, theme_kappa_ci."
+        ),
     )
 
 

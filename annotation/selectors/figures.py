@@ -5,6 +5,7 @@ and the round page read, so a file shows the page's figures. Who may download th
 pages' rule (the view asks ``round_stats_visible``, the same as the round page's overview).
 """
 
+from django.conf import settings
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
@@ -40,9 +41,9 @@ def round_figure(*, round: AnnotationRound, name: str, fmt: str) -> bytes:
 
 def _round_figure(round: AnnotationRound, name: str, fmt: str) -> bytes:
     if name == "funnel":
-        return chart_file(_funnel_chart(round, round_funnel(round=round)), fmt=fmt)
+        return chart_file(funnel_chart(round, round_funnel(round=round)), fmt=fmt)
     distributions = round_agreement_stats(round=round)["distributions"]
-    return chart_file(_distribution_chart(round, distributions, name), fmt=fmt)
+    return chart_file(distribution_chart(round, distributions, name), fmt=fmt)
 
 
 def _funnel_stages() -> tuple:
@@ -60,7 +61,7 @@ def _funnel_stages() -> tuple:
     )
 
 
-def _funnel_chart(round: AnnotationRound, funnel: dict) -> Chart:
+def funnel_chart(round: AnnotationRound, funnel: dict) -> Chart:
     imported = funnel.get("imported") or 0
     groups = [
         Group(
@@ -83,7 +84,7 @@ def _funnel_chart(round: AnnotationRound, funnel: dict) -> Chart:
     return Chart(title=_("Curation funnel · %(round)s") % {"round": round.name}, caption=caption, panels=[panel])
 
 
-def _distribution_chart(round: AnnotationRound, distributions: dict, name: str) -> Chart:
+def distribution_chart(round: AnnotationRound, distributions: dict, name: str) -> Chart:
     model = Trait if name == "traits" else Theme
     entries = {entry.code: entry for entry in model.objects.all()}
     values = distributions[name]
@@ -124,26 +125,35 @@ def round_quality_figure(*, round: AnnotationRound, name: str, fmt: str) -> byte
     """A drift chart of the round's Quality tab: theme kappa per window, with the warning threshold."""
     if name not in QUALITY_FIGURES:
         raise UnknownFigure(name)
-    # The drift window and the threshold change the drawing: they are part of the key.
-    settings_key = f"{round.quality_window}:{round.quality_threshold}:{round.fast_seconds}:{round.control_rate}"
+    # The drift window, the threshold and the smallest window that warns change the drawing: they are part of the key.
+    settings_key = (
+        f"{round.quality_window}:{round.quality_threshold}:{round.fast_seconds}:{round.control_rate}:"
+        f"{settings.QUALITY_MIN_WINDOW_ITEMS}"
+    )
     return cached(
         key=_figure_key(round, f"{name}:{settings_key}", fmt), compute=lambda: _round_quality_figure(round, name, fmt)
     )
 
 
 def _round_quality_figure(round: AnnotationRound, name: str, fmt: str) -> bytes:
-    report = round_quality(round=round)
-    settings = report["settings"]
+    return chart_file(drift_chart(round_name=round.name, report=round_quality(round=round), name=name), fmt=fmt)
+
+
+def drift_chart(*, round_name: str, report: dict, name: str) -> Chart:
+    """A drift chart from ``round_quality``'s report: a line per pair (``drift-pairs``) or per
+    annotator against the final labels (``drift-final``), a window too small to warn drawn hollow."""
+    options = report["settings"]
+    minimum = options.get("min_window_items", 0)
     if name == "drift-pairs":
         entries = [(f"{p['a']} · {p['b']}", p["n"], p["windows"]) for p in report["pairs"]]
         title = _("Theme κ of each pair of annotators, per window of shared items · %(round)s")
         unit = _("n = items both annotators of the pair answered (legend)")
-        x_label = _("Window of %(size)s shared items, in submission order") % {"size": settings["window"]}
+        x_label = _("Window of %(size)s shared items, in submission order") % {"size": options["window"]}
     else:
         entries = [(user, summary["n"], summary["windows"]) for user, summary in report["annotators"].items()]
         title = _("Theme κ of each annotator with the final labels, per window of their answers · %(round)s")
         unit = _("n = items the annotator answered, controls apart (legend)")
-        x_label = _("Window of %(size)s answers, in submission order") % {"size": settings["window"]}
+        x_label = _("Window of %(size)s answers, in submission order") % {"size": options["window"]}
     total = len(entries)
     if total > MAX_DRIFT_LINES:
         entries = sorted(entries, key=_lowest_kappa)[:MAX_DRIFT_LINES]
@@ -153,30 +163,35 @@ def _round_quality_figure(round: AnnotationRound, name: str, fmt: str) -> bytes:
             "total": total,
         }
     values = [w["theme_kappa"] for _label, _n, windows in entries for w in windows if w["theme_kappa"] is not None]
-    low = min([0.0, settings["threshold"], *values])
+    low = min([0.0, options["threshold"], *values])
     panel = LinePanel(
         title="",
         x_label=x_label,
         y_label=_("Cohen's κ (theme)"),
         lines=[
-            Line(values=[w["theme_kappa"] for w in windows], series=index)
+            Line(
+                values=[w["theme_kappa"] for w in windows],
+                series=index,
+                hollow=[w.get("n", minimum) < minimum for w in windows],
+            )
             for index, (_label, _n, windows) in enumerate(entries)
         ],
         limits=(min(low - 0.05, 0.0), 1.05),
-        reference=settings["threshold"],
+        reference=options["threshold"],
     )
     caption = _(
         "%(unit)s. Windows of %(size)s in submission order (the last may be shorter); a gap where a window's "
         "kappa is undefined. Dashed line: the warning threshold (%(threshold)s)."
-    ) % {"unit": unit, "size": settings["window"], "threshold": f"{settings['threshold']:.2f}"}
-    return chart_file(
-        Chart(
-            title=title % {"round": round.name},
-            caption=caption,
-            panels=[panel],
-            series=[_("%(label)s (n = %(n)s)") % {"label": label, "n": n} for label, n, _windows in entries],
-        ),
-        fmt=fmt,
+    ) % {"unit": unit, "size": options["window"], "threshold": f"{options['threshold']:.2f}"}
+    if any(line.hollow and any(line.hollow) for line in panel.lines):
+        caption += " " + _("Open markers: windows of fewer than %(minimum)s items, which never warn.") % {
+            "minimum": minimum
+        }
+    return Chart(
+        title=title % {"round": round_name},
+        caption=caption,
+        panels=[panel],
+        series=[_("%(label)s (n = %(n)s)") % {"label": label, "n": n} for label, n, _windows in entries],
     )
 
 
@@ -186,4 +201,13 @@ def _lowest_kappa(entry: tuple) -> float:
     return min(kappas, default=float("inf"))
 
 
-__all__ = ["MAX_DRIFT_LINES", "QUALITY_FIGURES", "ROUND_FIGURES", "round_figure", "round_quality_figure"]
+__all__ = [
+    "MAX_DRIFT_LINES",
+    "QUALITY_FIGURES",
+    "ROUND_FIGURES",
+    "distribution_chart",
+    "drift_chart",
+    "funnel_chart",
+    "round_figure",
+    "round_quality_figure",
+]

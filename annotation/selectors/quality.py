@@ -17,6 +17,7 @@ import numpy as np
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db.models import Count
+from scipy import sparse
 from scipy.stats import chi2_contingency
 
 from core import statistics
@@ -43,6 +44,8 @@ from .workflow import round_stamp
 FINAL_STATUSES = (ItemStatus.UNANIMOUS, ItemStatus.ADJUDICATED)
 # The fastest answers are reported as this percentile of an annotator's answer times.
 FASTEST_PERCENTILE = 5
+# A window as the CLI and the API's summary give it; the details add trait kappas and controls.
+WINDOW_KEYS = ("start", "end", "theme_kappa", "n", "theme_kappa_ci")
 
 
 def round_quality_visible(*, user, round: AnnotationRound) -> bool:
@@ -143,7 +146,8 @@ def _quality_keys(round: AnnotationRound):
     fresh = AnnotationRound.objects.filter(pk=round.pk).values(
         "status", "quality_window", "quality_threshold", "fast_seconds", "control_rate"
     )[0]
-    options = ":".join(str(value) for value in fresh.values())
+    # The site's smallest window that may warn decides the warnings as the round's settings do.
+    options = ":".join(str(value) for value in [*fresh.values(), settings.QUALITY_MIN_WINDOW_ITEMS])
     key = f"vivid:round-quality:{round.pk}:{round_stamp(round_id=round.pk)}:{options}"
     # The latest figures stand in only for the same settings: a new window size shows at once.
     settings_part = options.split(":", 1)[1]
@@ -310,7 +314,71 @@ def _round_quality(*, round: AnnotationRound) -> dict:
         threshold=round.quality_threshold,
         fast_seconds=round.fast_seconds,
         control_rate=round.control_rate,
+        min_window_items=settings.QUALITY_MIN_WINDOW_ITEMS,
     )
+
+
+def _window_intervals(groups, first, second, *, n_groups: int, n_categories: int, n_resamples: int, seed: int):
+    """The percentile bootstrap interval of every window's theme kappa, each window's items resampled
+    within it (a stratum per window), all windows in one bootstrap: (low, high) arrays with NaN where
+    no interval is defined (fewer than ``agreement.MIN_DEFINED_REPLICATES`` of the resamples give a
+    kappa, as for the statistics page's intervals).
+
+    Each row adds to its window's sums of ``statistics.cohen_kappa_linear`` (a block of columns per
+    window), so one sparse product per batch of resamples gives every window's sums, and that
+    statistic's arithmetic turns them into kappas."""
+    low, high = np.full(n_groups, np.nan), np.full(n_groups, np.nan)
+    groups = np.asarray(groups, dtype=np.intp)
+    if groups.size == 0 or n_resamples < 1:
+        return low, high
+    # Rows in window order: each stratum's rows are then a slice of the resamples' weights.
+    order = np.argsort(groups, kind="stable")
+    groups = groups[order]
+    linear = statistics.cohen_kappa_linear(np.asarray(first)[order], np.asarray(second)[order], n_categories)
+    width = linear.sums.shape[1]
+    rows, columns = np.nonzero(linear.sums)
+    spread = sparse.csr_matrix(
+        (linear.sums[rows, columns], (groups[rows] * width + columns, rows)), shape=(n_groups * width, groups.size)
+    )
+
+    k = int(n_categories)
+
+    def kappas(weights):
+        # windows x sums x resamples, and ``cohen_kappa_linear``'s arithmetic along the sums: laid out
+        # so, nothing of the size of the resamples is copied.
+        totals = np.asarray(spread @ np.atleast_2d(weights).T).reshape(n_groups, width, -1)
+        rows, cols, trace = totals[:, :k], totals[:, k : 2 * k], totals[:, 2 * k]
+        total = rows.sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            expected_disagreement = total - (rows * cols).sum(axis=1) / total
+            kappa = 1 - (total - trace) / expected_disagreement
+        return np.where((total > 0) & (expected_disagreement > 0), kappa, np.nan)
+
+    distribution = statistics.bootstrap_distribution(
+        statistic=kappas, n_rows=groups.size, strata=groups, n_resamples=n_resamples, seed=seed
+    )
+    # Every window's percentiles at once: the undefined resamples sort last and are left out.
+    defined = np.isfinite(distribution)
+    count = defined.sum(axis=1)
+    ordered = np.sort(np.where(defined, distribution, np.inf), axis=1)
+    usable = (count > 0) & (count >= agreement.MIN_DEFINED_REPLICATES * n_resamples)
+    tail = (1 - agreement.CONFIDENCE_LEVEL) / 2
+    bounds = []
+    for share in (tail, 1 - tail):
+        # np.quantile's default (linear) method on each row's defined values.
+        position = share * np.maximum(count - 1, 0)
+        below = np.floor(position).astype(np.intp)
+        above = np.minimum(below + 1, np.maximum(count - 1, 0))
+        a = np.take_along_axis(ordered, below[:, None], axis=1)[:, 0]
+        b = np.take_along_axis(ordered, above[:, None], axis=1)[:, 0]
+        with np.errstate(invalid="ignore"):
+            bounds.append(np.where(usable, a + (b - a) * (position - below), np.nan))
+    low[:], high[:] = bounds
+    return low, high
+
+
+def _interval(low: float, high: float) -> list[float] | None:
+    return [float(low), float(high)] if np.isfinite(low) and np.isfinite(high) else None
 
 
 def quality_figures(
@@ -326,6 +394,9 @@ def quality_figures(
     threshold: float,
     fast_seconds: float,
     control_rate: float,
+    min_window_items: int = 20,
+    n_resamples: int = agreement.DEFAULT_RESAMPLES,
+    seed: int = agreement.DEFAULT_SEED,
 ) -> dict:
     """The figures of ``round_quality`` from what it read: the submitted answers in submission order
     (``_answers``), the final labels, the controls' known labels and the round's annotators. No
@@ -333,6 +404,10 @@ def quality_figures(
 
     Every kappa of every window and pair comes from one confusion-matrix stack per label set
     (``_kappas``), and each item's answers are paired once, not once per pair of annotators.
+    Every window's theme kappa has a bootstrap interval over its items (``_window_intervals``, one
+    bootstrap for all of them). A window warns when it holds at least ``min_window_items`` items
+    and even the upper end of its interval is below ``threshold``: a low kappa of a few items, or
+    one whose interval reaches the threshold, is shown (with its n) but not warned about.
     """
     theme_index = {code: i for i, code in enumerate(theme_codes)}
     size = max(int(window), 1)
@@ -389,6 +464,32 @@ def quality_figures(
     window_n_final = np.bincount(window_of[with_final], minlength=total_windows)
     n_vs_final = np.bincount(annotator[with_final], minlength=len(usernames))
 
+    pairs, pair_details, pair_rows, pair_windows = _pairs(
+        answers, usernames, annotator, regular, theme, bits, size, len(theme_codes), trait_codes
+    )
+    # One bootstrap for every window, the annotators' (against the final labels) and then the pairs'.
+    low, high = _window_intervals(
+        np.concatenate([window_of[kept], pair_rows[0] + total_windows]),
+        np.concatenate([theme[kept], pair_rows[1]]),
+        np.concatenate([final_theme[kept], pair_rows[2]]),
+        n_groups=total_windows + len(pair_windows),
+        n_categories=len(theme_codes),
+        n_resamples=n_resamples,
+        seed=seed,
+    )
+    window_n = np.bincount(window_of[kept], minlength=total_windows)
+    minimum = max(int(min_window_items), 1)
+
+    def warns(window: dict) -> bool:
+        kappa, interval = window["theme_kappa"], window["theme_kappa_ci"]
+        return (
+            window["n"] >= minimum
+            and kappa is not None
+            and kappa < threshold
+            and interval is not None
+            and interval[1] < threshold
+        )
+
     annotators, details, warnings, fast_items = {}, {}, [], []
     for u, username in enumerate(usernames):
         sequence = [answers[i] for i in by_annotator.get(username, [])]
@@ -406,9 +507,12 @@ def quality_figures(
                 "n_final": int(window_n_final[g]),
                 **window_vs_final[g],
                 **window_scores[g],
+                "n": int(window_n[g]),
+                "theme_kappa_ci": _interval(low[g], high[g]),
             }
+            window["warns"] = warns(window)
             windows.append(window)
-            if window["theme_kappa"] is not None and window["theme_kappa"] < threshold:
+            if window["warns"]:
                 warnings.append(
                     {
                         "kind": "final",
@@ -416,6 +520,8 @@ def quality_figures(
                         "start": start + 1,
                         "end": part_end,
                         "value": window["theme_kappa"],
+                        "n": window["n"],
+                        "theme_kappa_ci": window["theme_kappa_ci"],
                     }
                 )
         scores = overall_scores[u]
@@ -426,7 +532,7 @@ def quality_figures(
             "fast_share": _share([s < fast for s in timed]),
             "control_accuracy": scores["control_accuracy"],
             "kappa_vs_final": vs_final[u]["theme_kappa"],
-            "windows": [{key: w[key] for key in ("start", "end", "theme_kappa")} for w in windows],
+            "windows": [{key: w[key] for key in WINDOW_KEYS} for w in windows],
         }
         details[username] = {
             "n_answers": len(sequence),
@@ -453,9 +559,24 @@ def quality_figures(
             if a["seconds"] is not None and a["seconds"] < fast
         )
 
-    pairs, pair_details = _pairs(
-        answers, usernames, annotator, regular, theme, bits, size, threshold, warnings, len(theme_codes), trait_codes
-    )
+    for g, (pair, window) in enumerate(pair_windows, start=total_windows):
+        window["theme_kappa_ci"] = _interval(low[g], high[g])
+        window["warns"] = warns(window)
+        if window["warns"]:
+            warnings.append(
+                {
+                    "kind": "pair",
+                    "annotator": pair["a"],
+                    "other": pair["b"],
+                    "start": window["start"],
+                    "end": window["end"],
+                    "value": window["theme_kappa"],
+                    "n": window["n"],
+                    "theme_kappa_ci": window["theme_kappa_ci"],
+                }
+            )
+    for pair in pairs:
+        pair["windows"] = [{key: w[key] for key in WINDOW_KEYS} for w in pair.pop("_windows")]
     return {
         "annotators": annotators,
         "pairs": pairs,
@@ -465,7 +586,11 @@ def quality_figures(
             "threshold": threshold,
             "fast_seconds": fast,
             "control_rate": float(control_rate),
+            "min_window_items": minimum,
         },
+        "interval_method": statistics.interval_method(
+            unit="items, within each window", n_resamples=n_resamples, confidence=agreement.CONFIDENCE_LEVEL
+        ),
         "categories": {"theme": theme_codes, "traits": trait_codes},
         "n_controls": len(controls),
         "annotator_details": details,
@@ -475,10 +600,12 @@ def quality_figures(
     }
 
 
-def _pairs(answers, usernames, annotator, regular, theme, bits, size, threshold, warnings, n_themes, trait_codes):
+def _pairs(answers, usernames, annotator, regular, theme, bits, size, n_themes, trait_codes):
     """Per pair of annotators, the theme and per-trait kappa of their shared regular items, overall
-    and per window of ``size`` shared items in the order their second answer came; appends the
-    windows below ``threshold`` to ``warnings``. Returns the pairs and their details.
+    and per window of ``size`` shared items in the order their second answer came. Returns the pairs
+    (their windows under ``_windows`` for now), their details, the rows the window kappas are
+    computed from (window, one theme, the other: for the intervals) and every (pair, window) in
+    window order.
 
     The items' answers are paired once, every pair of annotators at a time, instead of one scan of
     every item per pair of annotators."""
@@ -528,7 +655,7 @@ def _pairs(answers, usernames, annotator, regular, theme, bits, size, threshold,
 
     overall = kappas(compact, present.size)
     per_window = kappas(window_of, int(n_windows.sum()))
-    pairs, pair_details = [], []
+    pairs, pair_details, every_window = [], [], []
     for p, start in enumerate(starts):
         a, b = usernames[users[0][start]], usernames[users[1][start]]
         n = int(counts[p])
@@ -537,28 +664,11 @@ def _pairs(answers, usernames, annotator, regular, theme, bits, size, threshold,
             end = min(offset + size, n)
             window = {"start": offset + 1, "end": end, "n": end - offset, **per_window[first_window[p] + w]}
             windows.append(window)
-            if window["theme_kappa"] is not None and window["theme_kappa"] < threshold:
-                warnings.append(
-                    {
-                        "kind": "pair",
-                        "annotator": a,
-                        "other": b,
-                        "start": offset + 1,
-                        "end": end,
-                        "value": window["theme_kappa"],
-                    }
-                )
-        pairs.append(
-            {
-                "a": a,
-                "b": b,
-                "n": n,
-                "theme_kappa": overall[p]["theme_kappa"],
-                "windows": [{key: w[key] for key in ("start", "end", "theme_kappa")} for w in windows],
-            }
-        )
+        pairs.append({"a": a, "b": b, "n": n, "theme_kappa": overall[p]["theme_kappa"], "_windows": windows})
         pair_details.append({"a": a, "b": b, "trait_kappa": overall[p]["trait_kappa"], "windows": windows})
-    return pairs, pair_details
+        every_window.extend((pairs[-1], window) for window in windows)
+    rows = (window_of[kept], theme[first][kept], theme[second][kept])
+    return pairs, pair_details, rows, every_window
 
 
 def quality_summary(report: dict) -> dict:

@@ -421,7 +421,15 @@ QUALITY_CSV_COLUMNS = [
     "fast_share",
     "control_accuracy",
     "kappa_vs_final",
+    "theme_kappa_low",
+    "theme_kappa_high",
 ]
+
+
+def _window_row(window: dict) -> dict:
+    """A window's CSV cells: its interval in two columns."""
+    low, high = window.get("theme_kappa_ci") or (None, None)
+    return {**window, "theme_kappa_low": low, "theme_kappa_high": high}
 
 
 def round_quality_export(*, summary: dict, fmt: str) -> str:
@@ -434,10 +442,12 @@ def round_quality_export(*, summary: dict, fmt: str) -> str:
     rows = []
     for name, entry in summary["annotators"].items():
         rows.append({"row": "annotator", "a": name, **{k: entry[k] for k in QUALITY_CSV_COLUMNS[5:] if k in entry}})
-        rows.extend({"row": "annotator_window", "a": name, **window} for window in entry["windows"])
+        rows.extend({"row": "annotator_window", "a": name, **_window_row(window)} for window in entry["windows"])
     for pair in summary["pairs"]:
         rows.append({"row": "pair", "a": pair["a"], "b": pair["b"], "n": pair["n"], "theme_kappa": pair["theme_kappa"]})
-        rows.extend({"row": "pair_window", "a": pair["a"], "b": pair["b"], **window} for window in pair["windows"])
+        rows.extend(
+            {"row": "pair_window", "a": pair["a"], "b": pair["b"], **_window_row(window)} for window in pair["windows"]
+        )
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=QUALITY_CSV_COLUMNS, lineterminator="\n")
     writer.writeheader()

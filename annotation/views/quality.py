@@ -13,6 +13,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.http import require_GET, require_POST
 
+from core import figures
 from core.decorators import role_required
 from core.http import add_service_errors
 from core.roles import ADJUDICATOR, RESEARCHER, has_role
@@ -39,11 +40,42 @@ def _round_or_404(request, pk: int):
     return round_
 
 
-def line_chart(series: list[dict], *, threshold: float | None = None) -> dict:
-    """A server-drawn SVG line chart of kappas per window: ``series`` is [{label, values: [float|None]}].
+def _thirds(*corners) -> tuple:
+    return tuple((a / 3, b / 3) for a, b in corners)
+
+
+# The corners of each marker shape of core.figures.MARKERS (a circle aside), for a marker of radius 1.
+MARKER_SHAPES = {
+    "s": ((-1, -1), (1, -1), (1, 1), (-1, 1)),
+    "D": ((0, -1.2), (1.2, 0), (0, 1.2), (-1.2, 0)),
+    "^": ((0, -1.15), (1.1, 0.8), (-1.1, 0.8)),
+    "v": ((0, 1.15), (1.1, -0.8), (-1.1, -0.8)),
+    "P": _thirds(
+        (-1, -3), (1, -3), (1, -1), (3, -1), (3, 1), (1, 1), (1, 3), (-1, 3), (-1, 1), (-3, 1), (-3, -1), (-1, -1)
+    ),
+    "X": _thirds(
+        (-2, -3), (0, -1), (2, -3), (3, -2), (1, 0), (3, 2), (2, 3), (0, 1), (-2, 3), (-3, 2), (-1, 0), (-3, -2)
+    ),
+    "h": ((0, -1.1), (0.95, -0.55), (0.95, 0.55), (0, 1.1), (-0.95, 0.55), (-0.95, -0.55)),
+}
+
+
+def marker_path(series: int, x: float, y: float, r: float = 3.5) -> str:
+    """The SVG path of series ``series``'s marker at (x, y): the shape of ``core.figures.marker``, so a
+    series has the same colour and shape on the page and in the file for the paper."""
+    corners = MARKER_SHAPES.get(figures.marker(series))
+    if corners is None:  # a circle
+        return f"M{x - r:.1f},{y:.1f}a{r},{r} 0 1,0 {2 * r},0a{r},{r} 0 1,0 {-2 * r},0Z"
+    return "M" + "L".join(f"{x + dx * r:.1f},{y + dy * r:.1f}" for dx, dy in corners) + "Z"
+
+
+def line_chart(series: list[dict], *, threshold: float | None = None, minimum: int = 0) -> dict:
+    """A server-drawn SVG line chart of kappas per window: ``series`` is [{label, values: [float|None],
+    ns: [int]}]; a window of fewer than ``minimum`` items (``ns``) is drawn hollow.
 
     Coordinates are computed here (the CSP allows no script or style to draw them); a missing value
-    breaks the line.
+    breaks the line. Each series has its colour and marker shape, and the series are set a few pixels
+    apart at each window (a dodge), so two annotators with the same kappas stay visible.
     """
     values = [v for s in series for v in s["values"] if v is not None]
     low = min([0.0, *values, threshold if threshold is not None else 0.0])
@@ -51,9 +83,12 @@ def line_chart(series: list[dict], *, threshold: float | None = None) -> dict:
     high = 1.0
     n = max((len(s["values"]) for s in series), default=0)
     width, height, pad = CHART_WIDTH, CHART_HEIGHT, CHART_PAD
+    step = (width - 2 * pad) / (n - 1) if n > 1 else width - 2 * pad
+    dodge = min(7.0, 0.6 * step / max(len(series), 1))
 
-    def x(i: int) -> float:
-        return pad + (width - 2 * pad) * (i / (n - 1) if n > 1 else 0.5)
+    def x(i: int, s: int = 0) -> float:
+        centre = pad + (width - 2 * pad) * (i / (n - 1) if n > 1 else 0.5)
+        return centre + (s - (len(series) - 1) / 2) * dodge
 
     def y(v: float) -> float:
         return pad / 2 + (height - pad) * (high - v) / (high - low)
@@ -67,17 +102,25 @@ def line_chart(series: list[dict], *, threshold: float | None = None) -> dict:
                     segments.append(current)
                 current = []
             else:
-                current.append(f"{x(i):.1f},{y(value):.1f}")
+                current.append(f"{x(i, index):.1f},{y(value):.1f}")
         if current:
             segments.append(current)
+        ns = entry.get("ns") or [None] * len(entry["values"])
         lines.append(
             {
                 "label": entry["label"],
-                "series": index % 8,
+                "series": index % len(figures.SERIES_COLOURS),
+                "swatch": marker_path(index, 7, 7, 4),
                 "segments": [" ".join(points) for points in segments],
                 "dots": [
-                    {"x": f"{x(i):.1f}", "y": f"{y(v):.1f}", "value": v, "window": i + 1}
-                    for i, v in enumerate(entry["values"])
+                    {
+                        "path": marker_path(index, x(i, index), y(v)),
+                        "value": v,
+                        "window": i + 1,
+                        "n": count,
+                        "small": count is not None and count < minimum,
+                    }
+                    for i, (v, count) in enumerate(zip(entry["values"], ns, strict=True))
                     if v is not None
                 ],
             }
@@ -93,6 +136,8 @@ def line_chart(series: list[dict], *, threshold: float | None = None) -> dict:
         "ticks": list({t["value"]: t for t in ticks}.values()),
         "threshold": {"value": threshold, "y": f"{y(threshold):.1f}"} if threshold is not None else None,
         "n_windows": n,
+        "minimum": minimum,
+        "any_small": any(dot["small"] for line in lines for dot in line["dots"]),
         "empty": not values,
     }
 
@@ -121,19 +166,30 @@ def _context(request, round_, **forms) -> dict:
                 "shift_reason": SHIFT_REASONS.get(shift["reason"], ""),
             }
         )
+    minimum = report["settings"]["min_window_items"]
     pair_chart = line_chart(
         [
-            {"label": f"{p['a']} · {p['b']}", "values": [w["theme_kappa"] for w in p["windows"]]}
+            {
+                "label": f"{p['a']} · {p['b']}",
+                "values": [w["theme_kappa"] for w in p["windows"]],
+                "ns": [w["n"] for w in p["windows"]],
+            }
             for p in report["pairs"]
         ],
         threshold=report["settings"]["threshold"],
+        minimum=minimum,
     )
     final_chart = line_chart(
         [
-            {"label": name, "values": [w["theme_kappa"] for w in summary["windows"]]}
+            {
+                "label": name,
+                "values": [w["theme_kappa"] for w in summary["windows"]],
+                "ns": [w["n"] for w in summary["windows"]],
+            }
             for name, summary in report["annotators"].items()
         ],
         threshold=report["settings"]["threshold"],
+        minimum=minimum,
     )
     context = {
         "round": round_,

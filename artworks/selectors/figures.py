@@ -18,10 +18,10 @@ ARTWORK_REPORT_FIGURES = ("table1",)
 def artwork_report_figure(*, run: ArtworkPipelineRun, name: str, fmt: str) -> bytes:
     if name not in ARTWORK_REPORT_FIGURES:
         raise UnknownFigure(name)
-    return chart_file(_table1_chart(artwork_report(run=run)), fmt=fmt)
+    return chart_file(table1_chart(artwork_report(run=run)), fmt=fmt)
 
 
-def _table1_chart(report: dict) -> Chart:
+def table1_chart(report: dict) -> Chart:
     labels = {
         "no_description": _("No description"),
         "base": _("Base speaker"),
@@ -68,4 +68,4 @@ def _table1_chart(report: dict) -> Chart:
     )
 
 
-__all__ = ["ARTWORK_REPORT_FIGURES", "artwork_report_figure"]
+__all__ = ["ARTWORK_REPORT_FIGURES", "artwork_report_figure", "table1_chart"]

@@ -26,21 +26,32 @@ def results_figure(*, name: str, fmt: str, judge_model: ModelConfig | None = Non
     if name not in RESULTS_FIGURES:
         raise UnknownFigure(name)
     table = results_table(table=name, judge_model=judge_model, strategy=strategy)
-    chart = _classification_chart(table) if name == "classification" else _score_chart(table, judge_model, strategy)
+    if name == "classification":
+        chart = classification_chart(table)
+    else:
+        judges = Run.objects.filter(pk__in=[row["judge_run"] for row in table["rows"]])
+        scored = {}
+        for run in judges:
+            counts = run_counts(run=run)
+            scored[run.pk] = counts["n_done"] - counts["n_unscored"]
+        themes, traits = taxonomy()
+        chart = score_chart(
+            table,
+            entries=themes if table["table"] == "theme" else traits,
+            judge_name=judge_model.name if judge_model is not None else None,
+            strategy=strategy,
+            scored=scored,
+        )
     return chart_file(chart, fmt=fmt)
 
 
-def _score_chart(table: dict, judge_model: ModelConfig | None, strategy: str) -> Chart:
-    themes, traits = taxonomy()
-    entries = themes if table["table"] == "theme" else traits
-    judges = {run.pk: run for run in Run.objects.filter(pk__in=[row["judge_run"] for row in table["rows"]])}
+def score_chart(table: dict, *, entries: dict, judge_name: str | None, strategy: str, scored: dict) -> Chart:
+    """Table 3 or 4 from ``results_table``'s table; ``scored``: the items each judge run scored, by its id."""
     series = []
     for row in table["rows"]:
-        counts = run_counts(run=judges[row["judge_run"]])
-        scored = counts["n_done"] - counts["n_unscored"]
         series.append(
             _("%(model)s · %(prompt)s (judge run #%(run)s, n = %(n)s)")
-            % {"model": row["model"], "prompt": row["prompt"], "run": row["judge_run"], "n": scored}
+            % {"model": row["model"], "prompt": row["prompt"], "run": row["judge_run"], "n": scored[row["judge_run"]]}
         )
     groups = []
     for key in table["columns"]:
@@ -54,7 +65,7 @@ def _score_chart(table: dict, judge_model: ModelConfig | None, strategy: str) ->
         title, category = _("Table 3 · Mean judge score by theme"), _("Theme")
     else:
         title, category = _("Table 4 · Mean judge score by trait"), _("Trait")
-    judged_by = judge_model.name if judge_model is not None else _("any judge model")
+    judged_by = judge_name if judge_name is not None else _("any judge model")
     caption = _(
         "Mean judge score (0–5) of each generation run's explanations, from the latest finished judge run "
         "(strategy %(strategy)s, %(judge)s); n = items that judge run scored (legend). %(rows)s"
@@ -75,7 +86,7 @@ def _rows(n: int) -> str:
     return ngettext("%(n)s row.", "%(n)s rows.", n) % {"n": n}
 
 
-def _classification_chart(table: dict) -> Chart:
+def classification_chart(table: dict) -> Chart:
     labels = {"topic": _("Topic"), "traits": _("Traits")}
     groups = [
         Group(
@@ -112,10 +123,10 @@ def human_report_figure(*, run: Run, name: str, fmt: str) -> bytes:
     if name not in HUMAN_REPORT_FIGURES:
         raise UnknownFigure(name)
     report = human_report(run=run)
-    return chart_file(_table1_chart(run, report), fmt=fmt)
+    return chart_file(table1_chart(run, report), fmt=fmt)
 
 
-def _table1_chart(run: Run, report: dict) -> Chart:
+def table1_chart(run: Run, report: dict) -> Chart:
     rows = report["table1"]
     labels = [
         _("Human baseline")
@@ -175,4 +186,12 @@ def _table1_chart(run: Run, report: dict) -> Chart:
     )
 
 
-__all__ = ["HUMAN_REPORT_FIGURES", "RESULTS_FIGURES", "human_report_figure", "results_figure"]
+__all__ = [
+    "HUMAN_REPORT_FIGURES",
+    "RESULTS_FIGURES",
+    "classification_chart",
+    "human_report_figure",
+    "results_figure",
+    "score_chart",
+    "table1_chart",
+]

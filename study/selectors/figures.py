@@ -23,7 +23,7 @@ def study_figure(*, study: Study, name: str, fmt: str, include_test: bool = Fals
     if name not in STUDY_FIGURES or fmt not in FORMATS:
         raise UnknownFigure(name)
     results = study_results(study=study, include_test=include_test)
-    chart = _preferences_chart(study, results)
+    chart = preferences_chart(study, results)
     # Keyed by what is drawn (every label, value and interval, in the language asked for), not by
     # the study's stamp: an answer that leaves the preference rates as they were (a QA answer, a
     # page seen) finds the drawing already made, and drawing is most of a figure's time.
@@ -36,7 +36,7 @@ def _bar(share: dict, series: int) -> Bar:
     return Bar(value=share["pragmatic_rate"], series=series, low=low, high=high, n=share["n"])
 
 
-def _preferences_chart(study: Study, results: dict) -> Chart:
+def preferences_chart(study: Study, results: dict) -> Chart:
     criteria = {
         "comprehension": _("Comprehension"),
         "knowledge_gain": _("Knowledge gain"),
@@ -77,4 +77,4 @@ def _preferences_chart(study: Study, results: dict) -> Chart:
     )
 
 
-__all__ = ["STUDY_FIGURES", "study_figure"]
+__all__ = ["STUDY_FIGURES", "preferences_chart", "study_figure"]

@@ -10,6 +10,7 @@ from django.utils.cache import patch_vary_headers
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
+from core import figures
 from core.decorators import role_required
 from core.http import download, json_text, streamed_download
 from core.roles import RESEARCHER
@@ -20,8 +21,8 @@ from ..selectors import results as selectors
 TRUE_VALUES = {"1", "true", "yes", "on"}
 # The chart's scale: bars from 0 to 1 over this many SVG units.
 CHART_WIDTH = 300
-# The colours of vivid.css's eval-series-N classes, as SVG fills need them.
-SERIES_COLOURS = ["#1d4ed8", "#b45309", "#0f766e", "#7c3aed", "#be123c", "#4d7c0f", "#0369a1", "#57534e"]
+# The colours of the figure files and of vivid.css's eval-series-N classes, as SVG fills need them.
+SERIES_COLOURS = figures.SERIES_COLOURS
 BAR_STEP = 22
 LABEL_WIDTH = 150
 VALUE_WIDTH = 150

@@ -141,6 +141,22 @@ def submit(assignment: Assignment, user, theme: str = "criticism", accept: bool 
     return assignment_submit(assignment=assignment, user=user, theme=theme, trait_decisions=decisions, **extra)
 
 
+def submit_disagreeing(round_: AnnotationRound, a, b) -> None:
+    """``a`` answers their queue with four themes in turn; then ``b`` answers every item with another
+    theme than ``a`` gave it: every shared item disagrees, so every pair window's kappa and the upper
+    end of its interval are at most 0."""
+    themes = ["love", "criticism", "other", "virtues"]
+    given = {}
+    for n, assignment in enumerate(queue_of(round_, a)):
+        given[assignment.item_id] = themes[n % 4]
+        submit(assignment, a, theme=given[assignment.item_id])
+    for n, assignment in enumerate(queue_of(round_, b)):
+        theme = themes[n % 4]
+        if theme == given.get(assignment.item_id):
+            theme = themes[(n + 1) % 4]
+        submit(assignment, b, theme=theme)
+
+
 def submit_all(round_: AnnotationRound, user, theme: str = "criticism") -> None:
     """``user`` answers every item of their queue the same way."""
     for assignment in Assignment.objects.filter(item__round=round_, annotator=user):

@@ -29,6 +29,7 @@ from .factories import (
     numbered_csv,
     queue_of,
     submit,
+    submit_disagreeing,
     text_of,
 )
 
@@ -199,16 +200,14 @@ def test_it_sends_answers_back_and_keeps_both(world):
     assert shared.item.status == ItemStatus.NEEDS_ADJUDICATION
 
 
-def test_it_warns_on_the_round_page_when_a_window_is_low(world):
+def test_it_warns_on_the_round_page_when_a_window_is_low(world, settings):
     round_, researcher, _adjudicator, a, b = world
     round_.quality_window = 5
     round_.quality_threshold = 0.99
     round_.save(update_fields=["quality_window", "quality_threshold"])
-    themes = ["love", "criticism", "other", "virtues"]
-    for n, assignment in enumerate(queue_of(round_, a)):
-        submit(assignment, a, theme=themes[n % 4])
-    for n, assignment in enumerate(queue_of(round_, b)):
-        submit(assignment, b, theme=themes[(n * 3) % 4])
+    # Windows of 5 shared items may warn here (20 by default: tests/annotation/test_quality_drift_warnings.py).
+    settings.QUALITY_MIN_WINDOW_ITEMS = 5
+    submit_disagreeing(round_, a, b)
     detail = reverse("annotation:round_detail", args=[round_.pk])
     # The page reads the stored summary, which the Celery task writes after the answers.
     page = client_for(researcher).get(detail)

@@ -1,6 +1,7 @@
 """The annotator quality figures against the reference libraries on fixed data: scikit-learn's
 cohen_kappa_score for every kappa, scipy's chi2_contingency for the theme shift, numpy for speed."""
 
+import csv
 import json
 from io import StringIO
 
@@ -49,6 +50,8 @@ A_PRAGMATIC = [1, 0, 1, 1, 0, 0, 1, 0, 1, 1, 0, 0]
 B_PRAGMATIC = [1, 1, 1, 0, 0, 0, 1, 0, 1, 0, 0, 0]
 A_SECONDS = [1.0, 2.5, 4.0, 10.0, 2.0, 8.0, 6.5, 12.0, 3.0, 5.0, 0.5, 7.0]
 WINDOW = 5
+# A window's documented keys: its answers (from 1), its theme kappa, its n and that kappa's 95% interval.
+WINDOW_KEYS = {"start", "end", "theme_kappa", "n", "theme_kappa_ci"}
 
 
 @pytest.fixture
@@ -119,7 +122,7 @@ def test_it_tests_the_theme_shift_with_scipy(answered):
     assert shift["first"]["love"] == A_THEMES[:6].count("love")
 
 
-def test_it_compares_each_annotator_with_the_final_labels(answered):
+def test_it_compares_each_annotator_with_the_final_labels(answered, settings):
     round_, items, researcher = answered
     round_lock(round=round_)
     # The adjudicator sides with B on every disputed item.
@@ -139,10 +142,18 @@ def test_it_compares_each_annotator_with_the_final_labels(answered):
     assert report["annotators"]["ann_b"]["kappa_vs_final"] == pytest.approx(1.0)
     assert [(w["start"], w["end"]) for w in a["windows"]] == [(1, 5), (6, 10), (11, 12)]
     assert a["windows"][0]["theme_kappa"] == pytest.approx(cohen_kappa_score(A_THEMES[:5], B_THEMES[:5]))
-    # Windows below the threshold of 0.5 warn.
+    # Windows of 5 answers are too small to warn (QUALITY_MIN_WINDOW_ITEMS, 20): shown, never warned about.
     low = [w for w in a["windows"] if w["theme_kappa"] is not None and w["theme_kappa"] < 0.5]
-    warned = [w for w in report["warnings"] if w["kind"] == "final" and w["annotator"] == "ann_a"]
-    assert len(warned) == len(low)
+    assert low and report["warnings"] == []
+    assert [w["n"] for w in a["windows"]] == [5, 5, 2]
+    # Allowed to warn, these low windows still do not: over 5 and 2 items their intervals reach 0.5
+    # (or resampling 2 items leaves the kappa undefined too often for an interval).
+    settings.QUALITY_MIN_WINDOW_ITEMS = 1
+    report = round_quality(round=round_)
+    windows = report["annotators"]["ann_a"]["windows"]
+    assert [w["theme_kappa_ci"] is None or w["theme_kappa_ci"][1] >= 0.5 for w in windows] == [True, True, True]
+    assert windows[0]["theme_kappa_ci"][0] <= windows[0]["theme_kappa"] <= windows[0]["theme_kappa_ci"][1]
+    assert report["warnings"] == []
 
 
 def test_it_prints_exactly_the_documented_keys(answered):
@@ -153,10 +164,10 @@ def test_it_prints_exactly_the_documented_keys(answered):
     assert set(data) == {"annotators", "pairs"}
     for entry in data["annotators"].values():
         assert set(entry) == {"n", "median_seconds", "fast_share", "control_accuracy", "kappa_vs_final", "windows"}
-        assert all(set(w) == {"start", "end", "theme_kappa"} for w in entry["windows"])
+        assert all(set(w) == WINDOW_KEYS for w in entry["windows"])
     for pair in data["pairs"]:
         assert set(pair) == {"a", "b", "n", "theme_kappa", "windows"}
-        assert all(set(w) == {"start", "end", "theme_kappa"} for w in pair["windows"])
+        assert all(set(w) == WINDOW_KEYS for w in pair["windows"])
 
 
 def test_it_prints_a_csv_row_per_annotator_pair_and_window(answered):
@@ -165,8 +176,14 @@ def test_it_prints_a_csv_row_per_annotator_pair_and_window(answered):
     call_command("annotator_quality", "--round", round_.name, "--format", "csv", stdout=out)
     lines = out.getvalue().splitlines()
     assert lines[0].startswith("row,a,b,start,end,n,theme_kappa")
+    assert lines[0].endswith(",theme_kappa_low,theme_kappa_high")
     kinds = [line.split(",")[0] for line in lines[1:]]
     assert kinds.count("annotator") == 2 and kinds.count("pair") == 1 and kinds.count("pair_window") == 3
+    rows = list(csv.DictReader(StringIO(out.getvalue())))
+    windows = [row for row in rows if row["row"] == "pair_window"]
+    assert [row["n"] for row in windows] == ["5", "5", "2"]
+    for row in windows:
+        assert row["theme_kappa_low"] == "" or float(row["theme_kappa_low"]) <= float(row["theme_kappa_high"])
 
 
 def test_it_names_an_unknown_round(db):

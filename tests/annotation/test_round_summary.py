@@ -32,13 +32,16 @@ from .factories import (
     numbered_csv,
     queue_of,
     submit,
+    submit_disagreeing,
 )
 
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 
 
 @pytest.fixture
-def world(db, annotator_a, annotator_b, researcher):
+def world(db, annotator_a, annotator_b, researcher, settings):
+    # Windows of 5 shared items may warn here (20 by default).
+    settings.QUALITY_MIN_WINDOW_ITEMS = 5
     dataset = make_dataset(name="Summary corpus", csv=numbered_csv(10))
     suggestions = make_suggestions(dataset, traits=alternating_traits)
     round_ = make_round(dataset, [annotator_a, annotator_b], suggestion_set=suggestions, user=researcher, seed=4)
@@ -48,11 +51,7 @@ def world(db, annotator_a, annotator_b, researcher):
 
 
 def _disagree(round_, a, b):
-    themes = ["love", "criticism", "other", "virtues"]
-    for n, assignment in enumerate(queue_of(round_, a)):
-        submit(assignment, a, theme=themes[n % 4])
-    for n, assignment in enumerate(queue_of(round_, b)):
-        submit(assignment, b, theme=themes[(n * 3) % 4])
+    submit_disagreeing(round_, a, b)
 
 
 def test_it_keeps_the_stamp_through_a_draft_and_changes_it_on_an_answer(world):
@@ -147,7 +146,9 @@ def test_it_refreshes_the_summary_in_a_real_worker_over_redis(annotator_a, annot
     settings.CELERY_TASK_ALWAYS_EAGER = False
     queue = f"test-{uuid.uuid4().hex[:8]}"
     with celery_overrides(broker_url=REDIS_URL, task_default_queue=queue, task_always_eager=False):
-        worker = start_worker(broker_url=REDIS_URL, queue=queue, env={"CACHE_URL": cache_url})
+        worker = start_worker(
+            broker_url=REDIS_URL, queue=queue, env={"CACHE_URL": cache_url, "QUALITY_MIN_WINDOW_ITEMS": "5"}
+        )
         try:
             dataset = make_dataset(name="Worker summary corpus", csv=numbered_csv(10))
             suggestions = make_suggestions(dataset, traits=alternating_traits)
