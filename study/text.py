@@ -95,11 +95,12 @@ def _form_pattern(form: str) -> str:
 def term_pattern(term: str) -> str:
     """A regular expression (case-insensitive) for every inflected form of ``term`` as a whole word:
     plural and singular, possessive, any case, a space or a hyphen between its words."""
-    forms = term_forms(term)
-    if not forms:
+    # Longest form first, so "cranes" is taken whole rather than as "crane" and a stray "s". A term
+    # of hyphens alone has no word: no pattern, or it would match the empty string everywhere.
+    patterns = [pattern for pattern in dict.fromkeys(_form_pattern(form) for form in term_forms(term)) if pattern]
+    if not patterns or not _WORDS.sub("", " ".join(term.split())):
         return ""
-    # Longest form first, so "cranes" is taken whole rather than as "crane" and a stray "s".
-    alternatives = "|".join(dict.fromkeys(_form_pattern(form) for form in forms))
+    alternatives = "|".join(patterns)
     return rf"(?<!\w)(?:{alternatives}){_POSSESSIVE}(?!\w)"
 
 
@@ -117,7 +118,7 @@ def term_matches(text: str, terms) -> list[tuple[int, int, str]]:
     its inflected forms (see ``term_pattern``) and never inside another word ("crane" is not in
     "cranesbill").
     """
-    ordered = tuple(sorted({" ".join(t.split()) for t in terms if t and t.strip()}, key=lambda t: (-len(t), t)))
+    ordered = tuple(sorted({" ".join(t.split()) for t in terms if t and term_pattern(t)}, key=lambda t: (-len(t), t)))
     if not ordered or not text:
         return []
     regex = _terms_regex(ordered)

@@ -87,10 +87,15 @@ def test_it_never_finds_a_term_inside_another_word_or_in_part(term, text):
     assert term_find(term, text) is None
 
 
-def test_it_finds_nothing_for_an_empty_term():
+def test_it_finds_nothing_for_an_empty_term_or_one_without_a_word():
     assert term_find("   ", "anything at all") is None
     assert term_forms("") == ()
     assert term_matches("a crane", ["", "  "]) == []
+    # Hyphens alone would otherwise match the empty string at every position.
+    for term in ("-", " - ", "\u2010-"):
+        assert term_find(term, "a - b") is None
+        assert term_matches("a - b", [term]) == []
+        assert gloss_html("a - b", {term: "x"}) == "a - b"
 
 
 def test_it_prefers_the_longer_term_where_two_start_together():

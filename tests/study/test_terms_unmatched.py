@@ -115,7 +115,7 @@ def test_the_launch_checklist_warns_without_blocking_the_launch(study, researche
 
     html = researcher_client.get(reverse("study:detail", args=[study.slug])).content.decode()
     assert 'data-item="glosses" data-done="no"' in html
-    warning = re.search(r'data-testid="glosses-warning">(.*?)</div>', html, re.S).group(1)
+    warning = re.search(r'data-testid="glosses-warning">(.*?)</p>', html, re.S).group(1)
     assert "1 confirmed term occurs in no description" in warning and "crane&#x27;s-bill geranium" in warning
     assert reverse("study:terms", args=[study.slug]) in warning
 
