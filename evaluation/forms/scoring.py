@@ -3,6 +3,7 @@
 from django import forms
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
+from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from core.forms import IdempotentFormMixin, InputTagRenderer
@@ -12,6 +13,9 @@ from ..selectors.scoring import rater_choices, scoring_runs
 from ..services.scoring import scoring_task_size_check
 
 SCORE_CHOICES = [(value, str(value)) for value in range(6)]
+# A dimension (not the overall score) may be left unscored only by saying so: stored as no score.
+CANNOT_JUDGE = "na"
+DIMENSION_CHOICES = [*SCORE_CHOICES, (CANNOT_JUDGE, _("cannot judge"))]
 NOTE_MAX_LENGTH = 4000
 
 # The dimensions the paper names (§4.1.1), then the overall score. The rubric adapts the
@@ -77,15 +81,25 @@ DIMENSIONS = (
 SCORE_FIELDS = tuple(d["field"] for d in DIMENSIONS)
 
 
-def _score_field(label, *, required: bool) -> forms.TypedChoiceField:
+def _score(value) -> int | None:
+    return None if value == CANNOT_JUDGE else int(value)
+
+
+def _score_field(dimension: dict, *, overall: bool = False) -> forms.TypedChoiceField:
+    """Every dimension is required: a blank one is refused by name, unless "cannot judge" is chosen
+    (the overall score has no such choice). A rater who tabbed past a dimension finds out here."""
+    if overall:
+        message = _("{dimension}: choose a score from 0 to 5 (the overall score is required).")
+    else:
+        message = _("{dimension}: choose a score from 0 to 5, or “cannot judge”.")
     return forms.TypedChoiceField(
-        label=label,
-        choices=SCORE_CHOICES,
-        coerce=int,
+        label=dimension["label"],
+        choices=SCORE_CHOICES if overall else DIMENSION_CHOICES,
+        coerce=_score,
         empty_value=None,
-        required=required,
+        required=True,
         widget=forms.RadioSelect,
-        error_messages={"required": _("An overall score from 0 to 5 is required.")},
+        error_messages={"required": format_lazy(message, dimension=dimension["label"])},
     )
 
 
@@ -97,15 +111,15 @@ def posted_revision(data) -> int | None:
 
 
 class RatingForm(forms.Form):
-    """0-5 on the three dimensions (optional) and overall (required), a note, and the revision loaded."""
+    """0-5 on the three dimensions (or "cannot judge") and overall, a note, and the revision loaded."""
 
-    # 24 radio buttons per panel: their tags are written in Python, the same markup (core.forms).
+    # 27 radio buttons per panel: their tags are written in Python, the same markup (core.forms).
     default_renderer = InputTagRenderer
 
-    accuracy = _score_field(DIMENSIONS[0]["label"], required=False)
-    completeness = _score_field(DIMENSIONS[1]["label"], required=False)
-    native_alignment = _score_field(DIMENSIONS[2]["label"], required=False)
-    score = _score_field(DIMENSIONS[3]["label"], required=True)
+    accuracy = _score_field(DIMENSIONS[0])
+    completeness = _score_field(DIMENSIONS[1])
+    native_alignment = _score_field(DIMENSIONS[2])
+    score = _score_field(DIMENSIONS[3], overall=True)
     note = forms.CharField(
         label=_("Note"),
         required=False,
@@ -118,8 +132,13 @@ class RatingForm(forms.Form):
 
     @classmethod
     def initial_for(cls, rating: HumanRating) -> dict:
-        """The unsubmitted draft when there is one, else the saved scores."""
-        initial = {field: getattr(rating, field) for field in SCORE_FIELDS}
+        """The unsubmitted draft when there is one, else the saved scores (a submitted dimension
+        without a score was not judged)."""
+        submitted = rating.status == "submitted"
+        initial = {
+            field: CANNOT_JUDGE if submitted and getattr(rating, field) is None else getattr(rating, field)
+            for field in SCORE_FIELDS
+        }
         initial["note"] = rating.note
         if rating.draft:
             for field in (*SCORE_FIELDS, "note"):
@@ -166,8 +185,12 @@ def draft_from(data) -> dict:
 
 
 def rating_as_draft(rating: HumanRating) -> dict:
+    """The submitted rating as the form shows it (a dimension without a score as "cannot judge")."""
     return {
-        **{field: "" if getattr(rating, field) is None else str(getattr(rating, field)) for field in SCORE_FIELDS},
+        **{
+            field: CANNOT_JUDGE if getattr(rating, field) is None else str(getattr(rating, field))
+            for field in SCORE_FIELDS
+        },
         "note": rating.note,
     }
 
