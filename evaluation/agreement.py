@@ -190,6 +190,40 @@ def judge_pairs(judge_scores: dict, ratings) -> tuple[list, dict]:
     }
 
 
+def expected_agreement(expected_scores: dict, judge_scores: dict, ratings) -> dict:
+    """Spearman's rho and Kendall's tau-b of the judge's probability-weighted score with the human
+    scores, beside the integer score's on the same pairs (the items with both): does weighting
+    the score tokens by their probability rank explanations more like people do?
+
+    ``expected_scores`` and ``judge_scores``: generation item id -> score (None where missing)."""
+    pairs = [
+        (expected_scores[item], judge_scores[item], score, item)
+        for item, _rater, score in ratings
+        if score is not None and expected_scores.get(item) is not None and judge_scores.get(item) is not None
+    ]
+    expected = [p[0] for p in pairs]
+    integer = [p[1] for p in pairs]
+    human = [p[2] for p in pairs]
+    out = {
+        "n": len(pairs),
+        "n_items": len({p[3] for p in pairs}),
+        "mean": mean(expected),
+        "reasons": {},
+    }
+    for key, statistic in (("spearman_rho", rho), ("kendall_tau", tau_b)):
+        for prefix, values in (("", expected), ("integer_", integer)):
+            name = f"{prefix}{key}"
+            value = statistics.finite(statistic(values, human)) if len(pairs) >= 2 else None
+            out[name] = value
+            if value is None:
+                out["reasons"][name] = (
+                    "no probability-weighted scores: the judge gave no log-probabilities"
+                    if not pairs
+                    else _undefined_reason(key, values, human)
+                )
+    return out
+
+
 def rater_pairs(ratings) -> list:
     """Inter-rater pairs on the items at least two raters scored: every pair of raters per item,
     the rater with the lower id first."""

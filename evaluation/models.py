@@ -179,6 +179,19 @@ class RunItem(models.Model):
     # Judge: the 0-5 score read from the reply, None when unreadable (never turned into 0).
     # Pairwise: the position preferred, 1 or 2 (prediction then names the run, "a" or "b").
     score = models.PositiveSmallIntegerField(null=True, blank=True)
+    # Judge: why a reply is unscored (a code of evaluation.scoring.UNSCORED_REASONS), and the version
+    # of the parser that read it (1 for the scores stored before versions were recorded);
+    # `reparse_scores` reads stored replies again with the current one.
+    score_reason = models.CharField(max_length=32, blank=True)
+    parser_version = models.PositiveSmallIntegerField(null=True, blank=True)
+    # Judge with log-probabilities: the probability-weighted score at the score's token (G-Eval),
+    # and the probabilities of 0..5 it was computed from.
+    expected_score = models.FloatField(null=True, blank=True)
+    score_probabilities = models.JSONField(null=True, blank=True)
+    # Why the reply ended, as the provider said ("stop", "length": cut off by max_tokens ...), and
+    # the provider's refusal message where it gives one apart from the reply.
+    finish_reason = models.CharField(max_length=32, blank=True)
+    refusal = models.TextField(blank=True)
     # Classification: the normalised prediction, the gold answer and the exact-match result.
     prediction = models.CharField(max_length=100, blank=True)
     gold = models.CharField(max_length=100, blank=True)

@@ -44,6 +44,7 @@ class RunProgressSerializer(serializers.Serializer):
         help_text="Judge items whose reply had no readable score (never counted as 0)."
     )
     n_cached = serializers.IntegerField(help_text="Items answered from the response cache, without a request.")
+    n_cut_off = serializers.IntegerField(help_text="Done items whose reply max_tokens cut off (finish_reason length).")
     percent = serializers.IntegerField()
     tokens_in = serializers.IntegerField()
     tokens_out = serializers.IntegerField()
@@ -119,7 +120,11 @@ class RunCreateSerializer(serializers.Serializer):
         min_value=0.0, max_value=2.0, required=False, help_text="Generation only; default 0.7."
     )
     max_tokens = serializers.IntegerField(
-        min_value=1, max_value=8192, required=False, help_text="Generation only; default 150."
+        min_value=1,
+        max_value=8192,
+        required=False,
+        help_text="Generation (default 150) and judge (default 10, 400 for cot: raise it for a strategy whose "
+        "replies are cut off).",
     )
     seed = serializers.IntegerField(min_value=0, max_value=MAX_INT32, required=False)
     limit = serializers.IntegerField(min_value=1, max_value=MAX_INT32, required=False, allow_null=True)
@@ -146,6 +151,8 @@ class RunCreateSerializer(serializers.Serializer):
         params = {key: data[key] for key in ("seed",) if key in data}
         if data["kind"] == RunKind.GENERATION:
             params.update({key: data[key] for key in ("temperature", "max_tokens") if key in data})
+        elif data["kind"] == RunKind.JUDGE and "max_tokens" in data:
+            params["max_tokens"] = data["max_tokens"]
         return {
             "kind": data["kind"],
             "model": data["model"],
@@ -173,6 +180,20 @@ class RunItemSerializer(serializers.Serializer):
     status = serializers.CharField(help_text=f"One of {', '.join(ItemStatus.values)}.")
     response = serializers.CharField(help_text="The raw reply.")
     score = serializers.IntegerField(allow_null=True, help_text="Judge 0-5; null when unscored.")
+    score_reason = serializers.CharField(
+        help_text="Judge: why the reply is unscored (empty, refusal, cut_off, list_number, not_a_verdict, "
+        "out_of_range, not_integer, other_scale, alternatives, conflicting, no_score); empty when scored."
+    )
+    parser_version = serializers.IntegerField(allow_null=True, help_text="Judge: the score parser that read it.")
+    expected_score = serializers.FloatField(
+        allow_null=True,
+        help_text="Judge with log-probabilities: the sum of s x P(s) over the score token's 0-5 (G-Eval).",
+    )
+    score_probabilities = serializers.ListField(
+        child=serializers.FloatField(), allow_null=True, help_text="P(0) .. P(5) behind expected_score."
+    )
+    finish_reason = serializers.CharField(help_text="As the provider said: stop, length (cut off by max_tokens) ...")
+    refusal = serializers.CharField(help_text="The provider's refusal message, where it gives one.")
     prediction = serializers.CharField()
     gold = serializers.CharField()
     correct = serializers.BooleanField(allow_null=True)

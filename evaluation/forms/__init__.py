@@ -2,7 +2,7 @@
 
 from .registry import ModelAddForm, PromptAddForm
 from .report import JudgeRepeatForm
-from .runs import RUN_FORMS, ClassificationRunForm, GenerationRunForm, JudgeRunForm, ResultsFilterForm
+from .runs import RUN_FORMS, ClassificationRunForm, GenerationRunForm, JudgeRunForm, ResultsFilterForm, RunRerunForm
 
 __all__ = [
     "RUN_FORMS",
@@ -13,4 +13,5 @@ __all__ = [
     "ModelAddForm",
     "PromptAddForm",
     "ResultsFilterForm",
+    "RunRerunForm",
 ]

@@ -122,6 +122,17 @@ class ClassificationRunForm(_RunForm):
         }
 
 
+class RunRerunForm(IdempotentFormMixin, forms.Form):
+    """A judge run again with a larger max_tokens (its replies were cut off)."""
+
+    max_tokens = forms.IntegerField(label=_("Max tokens per reply"), min_value=1, max_value=8192)
+    confirm_cost = forms.BooleanField(
+        label=_("I confirm the estimated cost"),
+        required=False,
+        help_text=_("Needed when the estimate is above the threshold set for this server."),
+    )
+
+
 RUN_FORMS = {
     RunKind.GENERATION: GenerationRunForm,
     RunKind.JUDGE: JudgeRunForm,

@@ -14,6 +14,11 @@ class Completion:
     # [{"token": str, "logprob": float, "top": [{"token": str, "logprob": float}, ...]}, ...] when asked for.
     logprobs: list | None = None
     raw: dict = field(default_factory=dict)
+    # Why the reply ended as the provider says: "stop", "length" (cut off by max_tokens),
+    # "content_filter" ...; "" when it does not say (and for replies cached before it was kept).
+    finish_reason: str = ""
+    # The provider's refusal message where it gives one apart from the reply (OpenAI's message.refusal).
+    refusal: str = ""
 
 
 class ProviderError(Exception):

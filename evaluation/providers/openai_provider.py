@@ -272,6 +272,7 @@ class OpenAIProvider(Provider):
             raise
         except Exception:  # noqa: BLE001 - a record of the reply must never lose the reply itself
             raw = {"text": text}
+        refusal = getattr(message, "refusal", None) if message is not None else None
         return Completion(
             text=text or "",
             tokens_in=int(getattr(usage, "prompt_tokens", 0) or 0),
@@ -279,6 +280,8 @@ class OpenAIProvider(Provider):
             fingerprint=getattr(response, "system_fingerprint", None) or "",
             logprobs=_logprobs_of(choice),
             raw=raw,
+            finish_reason=str(getattr(choice, "finish_reason", None) or "")[:32],
+            refusal=refusal if isinstance(refusal, str) else "",
         )
 
     def describe(self) -> dict:

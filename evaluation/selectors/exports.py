@@ -5,7 +5,7 @@ import json
 
 from core.http import csv_text
 
-RUN_COUNT_KEYS = ("n_items", "n_done", "n_failed", "n_unscored", "n_cached")
+RUN_COUNT_KEYS = ("n_items", "n_done", "n_failed", "n_unscored", "n_cached", "n_cut_off")
 
 HUMAN_REPORT_COLUMNS = [
     "id",
@@ -27,6 +27,9 @@ HUMAN_REPORT_COLUMNS = [
     "spearman_rho",
     "n_unscored_pairs",
     "self_agreement_alpha",
+    "expected_n",
+    "expected_spearman_rho",
+    "expected_kendall_tau",
 ]
 
 
@@ -38,6 +41,7 @@ def report_csv(report: dict) -> str:
     ]
     if "average" in report:
         rows.append(["average", "", report["average"]])
+        rows.append(["expected_average", "", report.get("expected_average")])
         rows += [["theme", code, value] for code, value in report["by_theme"].items()]
         rows += [["trait", code, value] for code, value in report["by_trait"].items()]
     if "accuracy" in report:
@@ -132,6 +136,9 @@ def _csv_row(row_id, figures: dict, *, strategy, judge_model, seed) -> list:
         figures["spearman_rho"],
         figures.get("n_unscored_pairs"),
         figures.get("self_agreement_alpha"),
+        (figures.get("expected") or {}).get("n"),
+        (figures.get("expected") or {}).get("spearman_rho"),
+        (figures.get("expected") or {}).get("kendall_tau"),
     ]
 
 

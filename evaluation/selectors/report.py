@@ -36,7 +36,10 @@ def judge_runs_of(*, run: Run):
 
 
 def _fingerprint(run: Run, seed: int, n_resamples: int) -> str:
-    judges = list(_pointwise_judge_runs(run).order_by("id").values_list("id", "status", "finished_at"))
+    # The reproducibility record changes when a run's replies are read again (reparse_scores).
+    judges = list(
+        _pointwise_judge_runs(run).order_by("id").values_list("id", "status", "finished_at", "reproducibility")
+    )
     ratings = HumanRating.objects.filter(run=run, status=RatingStatus.SUBMITTED).aggregate(
         n=Count("id"), last=Max("submitted_at"), revisions=Sum("revision"), ids=Sum("id")
     )
@@ -102,12 +105,14 @@ def _compute(*, run: Run, seed: int, n_resamples: int) -> dict:
 
     judge_runs = list(report_judge_runs(run=run))
     scores_by_run: dict[int, dict] = {j.pk: {} for j in judge_runs}
+    expected_by_run: dict[int, dict] = {j.pk: {} for j in judge_runs}
     judge_item_of: dict[int, dict] = {j.pk: {} for j in judge_runs}
-    for run_id, item_id, source_id, score in RunItem.objects.filter(run__in=judge_runs).values_list(
-        "run_id", "id", "source_item_id", "score"
+    for run_id, item_id, source_id, score, expected in RunItem.objects.filter(run__in=judge_runs).values_list(
+        "run_id", "id", "source_item_id", "score", "expected_score"
     ):
         if source_id is not None:
             scores_by_run[run_id][source_id] = score
+            expected_by_run[run_id][source_id] = expected
             judge_item_of[run_id][source_id] = item_id
 
     judges, disagreements = {}, {}
@@ -129,6 +134,8 @@ def _compute(*, run: Run, seed: int, n_resamples: int) -> dict:
             **left_out,
             "n_judged": len(scores),
             "judge_mean_all": agreement.mean(scores.values()),
+            # G-Eval's probability-weighted score against people, beside the integer score's.
+            "expected": agreement.expected_agreement(expected_by_run[judge.pk], scores, ratings),
         }
         disagreements[str(judge.pk)] = [
             {

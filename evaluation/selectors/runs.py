@@ -56,6 +56,7 @@ def run_counts(*, run: Run) -> dict:
         n_failed=Count("id", filter=Q(status=ItemStatus.FAILED)),
         n_cached=Count("id", filter=Q(cached=True)),
         n_unscored=Count("id", filter=Q(status=ItemStatus.DONE, score__isnull=True)),
+        n_cut_off=Count("id", filter=Q(status=ItemStatus.DONE, finish_reason="length")),
         tokens_in=Sum("tokens_in"),
         tokens_out=Sum("tokens_out"),
     )
@@ -156,12 +157,19 @@ def run_report(*, run: Run) -> dict:
             .annotate(n=Count("id"))
         )
     elif run.kind == RunKind.JUDGE:
-        scores = list(
-            run.items.filter(status=ItemStatus.DONE, score__isnull=False).values_list("expression_id", "score")
+        rows = list(
+            run.items.filter(status=ItemStatus.DONE, score__isnull=False).values_list(
+                "expression_id", "score", "expected_score"
+            )
         )
+        scores = [(expression, score) for expression, score, _expected in rows]
+        expected = [e for _expression, _score, e in rows if e is not None]
         by_theme, by_trait = _scores_by_label(scores)
         report["generation_run"] = run.source_run_id
         report["average"] = _mean([s for _, s in scores])
+        # G-Eval's probability-weighted score, over the scored items whose judge gave log-probabilities.
+        report["expected_average"] = _mean(expected)
+        report["n_expected"] = len(expected)
         report["by_theme"] = by_theme
         report["by_trait"] = by_trait
     if run.kind == RunKind.CLASSIFICATION:
@@ -197,3 +205,38 @@ def _scores_by_label(scores: list[tuple[int, int]]) -> tuple[dict, dict]:
         code: _mean(per_trait[code]) for code in Trait.objects.order_by("number").values_list("code", flat=True)
     }
     return by_theme, by_trait
+
+
+# A strategy whose replies the token limit cuts more often than this gets a warning and a rerun offer.
+TRUNCATION_WARN_SHARE = 0.05
+# What the rerun offers: four times the limit, at least this many tokens.
+RERUN_MIN_MAX_TOKENS = 256
+
+
+def run_truncation(*, run: Run, counts: dict | None = None) -> dict:
+    """How many of a pointwise judge run's replies max_tokens cut off, and whether to say so:
+    ``n_cut_off``, ``n_done``, ``share``, ``max_tokens``, ``warn`` (above TRUNCATION_WARN_SHARE)
+    and ``suggested_max_tokens`` for a rerun."""
+    counts = counts or run_counts(run=run)
+    max_tokens = run.params.get("max_tokens")
+    share = counts["n_cut_off"] / counts["n_done"] if counts["n_done"] else 0.0
+    pointwise_judge = run.kind == RunKind.JUDGE and not run.source_run_b_id
+    return {
+        "n_cut_off": counts["n_cut_off"],
+        "n_done": counts["n_done"],
+        "share": share,
+        "max_tokens": max_tokens,
+        "warn": pointwise_judge and share > TRUNCATION_WARN_SHARE,
+        "suggested_max_tokens": min(8192, max(4 * int(max_tokens or 0), RERUN_MIN_MAX_TOKENS)),
+    }
+
+
+def run_items_read_by_older_parser(*, run: Run) -> int:
+    """How many done items of a pointwise judge run an older score parser read (``reparse_scores``
+    reads them again)."""
+    from ..scoring import PARSER_VERSION
+
+    if run.kind != RunKind.JUDGE or run.source_run_b_id:
+        return 0
+    older = Q(parser_version__lt=PARSER_VERSION) | Q(parser_version__isnull=True)
+    return run.items.filter(older, status=ItemStatus.DONE).count()

@@ -2,7 +2,17 @@
 
 from .capabilities import model_probe, model_probe_request
 from .models import model_add, prompt_add
-from .runs import RunError, run_cancel, run_chunk, run_execute, run_repeat, run_resume, run_start
+from .runs import (
+    RunError,
+    run_cancel,
+    run_chunk,
+    run_execute,
+    run_repeat,
+    run_rerun_longer,
+    run_resume,
+    run_scores_reparse,
+    run_start,
+)
 
 __all__ = [
     "RunError",
@@ -14,6 +24,8 @@ __all__ = [
     "run_chunk",
     "run_execute",
     "run_repeat",
+    "run_rerun_longer",
     "run_resume",
+    "run_scores_reparse",
     "run_start",
 ]

@@ -20,10 +20,11 @@ from core.http import REPORT_FORMATS, add_service_errors, download, json_text
 from core.roles import RESEARCHER
 
 from .. import selectors, services
-from ..forms import RUN_FORMS
+from ..forms import RUN_FORMS, RunRerunForm
 from ..models import ItemStatus, RunKind, RunStatus
+from ..scoring import PARSER_VERSION, unscored_reason_text
 from ..selectors.exports import report_csv
-from ..selectors.runs import worker_hint_context
+from ..selectors.runs import run_items_read_by_older_parser, run_truncation, worker_hint_context
 from ..services.runs.cost import CostNotConfirmed, estimate_text, run_estimate, run_start_costed
 
 ITEMS_PER_PAGE = 50
@@ -185,10 +186,17 @@ def _live_context(request, run) -> dict:
         item_filter = ""
     page = Paginator(_filtered_items(run, item_filter), ITEMS_PER_PAGE).get_page(request.GET.get("page"))
     report = selectors.run_report(run=run)
+    for item in page.object_list:
+        item.reason_text = unscored_reason_text(item.score_reason) if item.score_reason else ""
+    truncation = run_truncation(run=run, counts=report["run"])
     # The poll asks for the same filter and page as the page it updates.
     query = {key: value for key, value in (("items", item_filter), ("page", request.GET.get("page", ""))) if value}
     return {
         **_progress_context(run),
+        "truncation": truncation,
+        "rerun_form": RunRerunForm(initial={"max_tokens": truncation["suggested_max_tokens"]}, auto_id=False),
+        "n_older_parser": run_items_read_by_older_parser(run=run) if run.status not in ACTIVE else 0,
+        "parser_version": PARSER_VERSION,
         "page": page,
         "item_filter": item_filter,
         "item_filters": [(key, label) for key, label in ITEM_FILTERS if key != "unscored" or run.kind == RunKind.JUDGE],
@@ -239,14 +247,76 @@ def run_resume(request, pk: int):
     return redirect("evaluation:run_detail", pk=run.pk)
 
 
+@require_POST
+@role_required(RESEARCHER)
+def run_rerun(request, pk: int):
+    """The judge run again with a larger max_tokens: its replies were cut off."""
+    run = _run_or_404(pk)
+    form = RunRerunForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
+        return redirect("evaluation:run_detail", pk=run.pk)
+    try:
+        rerun = services.run_rerun_longer(
+            run=run,
+            max_tokens=form.cleaned_data["max_tokens"],
+            user=request.user,
+            idempotency_key=form.cleaned_data["idempotency_key"],
+            confirm_cost=form.cleaned_data["confirm_cost"],
+        )
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+        return redirect("evaluation:run_detail", pk=run.pk)
+    started = _("Run #%(id)s started: run #%(source)s again with max_tokens=%(n)s.") % {
+        "id": rerun.pk,
+        "source": run.pk,
+        "n": rerun.params["max_tokens"],
+    }
+    if rerun.estimate and not getattr(rerun, "idempotent_repeat", False):
+        started = f"{started} {estimate_text(rerun.estimate)}"
+    messages.success(request, started)
+    return redirect("evaluation:run_detail", pk=rerun.pk)
+
+
+@require_POST
+@role_required(RESEARCHER)
+def run_reparse(request, pk: int):
+    """Read the run's stored replies again with the current score parser (no request to the model)."""
+    run = _run_or_404(pk)
+    try:
+        summary = services.run_scores_reparse(run=run, user=request.user)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        messages.success(request, reparse_text(summary))
+    return redirect("evaluation:run_detail", pk=run.pk)
+
+
+def reparse_text(summary: dict) -> str:
+    return _(
+        "%(n)s replies read again with score parser v%(version)s: %(changed)s scores changed "
+        "(%(unscored)s now unscored, %(scored)s now scored, %(other)s another value)."
+    ) % {
+        "n": summary["n_items"],
+        "version": summary["parser_version"],
+        "changed": summary["n_changed"],
+        "unscored": summary["n_newly_unscored"],
+        "scored": summary["n_newly_scored"],
+        "other": summary["n_other_value"],
+    }
+
+
 @require_GET
 @role_required(RESEARCHER)
 def item_detail(request, run_pk: int, pk: int):
     run = _run_or_404(run_pk)
     item = get_object_or_404(selectors.run_item_details(run=run), pk=pk)
+    probabilities = item.score_probabilities or []
     context = {
         "run": run,
         "item": item,
+        "reason_text": unscored_reason_text(item.score_reason) if item.score_reason else "",
+        "score_probabilities": [{"score": s, "p": p} for s, p in enumerate(probabilities)],
         **selectors.run_item_neighbours(item=item),
         "source_url": reverse("evaluation:item_detail", args=[item.source_item.run_id, item.source_item_id])
         if item.source_item_id

@@ -27,7 +27,9 @@ so a client that sends its next request on reading a reply never meets a place s
 For the artwork pipeline: ``top_tokens`` (a callable of the request body returning
 ``{token: logprob}``) scripts the first token's ``top_logprobs`` of a one-token request
 that asks for log-probabilities; ``omit_logprobs = True`` answers without any, as many
-endpoints do; ``image_urls()`` lists the image inputs received. ``pipeline_reply`` and
+endpoints do; ``image_urls()`` lists the image inputs received. For judges:
+``token_alternatives`` scripts each reply token's ``top_logprobs`` (a score's distribution),
+``refusal`` answers with the API's refusal field and no content. ``pipeline_reply`` and
 ``pipeline_top_tokens`` answer the artwork pipeline's prompts plausibly.
 """
 
@@ -181,6 +183,12 @@ class FakeOpenAI:
         self.requests: list[dict] = []
         self.top_tokens: Callable[[dict], dict[str, float]] | None = None
         self.omit_logprobs = False
+        # A judge's score distribution: for each token of the reply (spans that spell it, spaces
+        # included, as real tokenizers do), ``token_alternatives(body, token)`` returns the
+        # ``{token: logprob}`` of its top alternatives, or None for the default ones.
+        self.token_alternatives: Callable[[dict, str], dict[str, float] | None] | None = None
+        # Answer with the API's refusal field (and no content), as OpenAI does for a refused request.
+        self.refusal: str | None = None
         # Capabilities (for probe_model): a text-only endpoint refuses images with a 400, one without
         # log-probabilities refuses the parameter; ``image_colour`` is what a vision model answers when
         # it sees an image; ``context_length`` goes in the model card (GET /v1/models/{id}) as vLLM's max_model_len.
@@ -404,6 +412,16 @@ class FakeOpenAI:
             choice["logprobs"] = {
                 "content": [{"token": text, "logprob": ranked[0][1], "bytes": list(text.encode()), "top_logprobs": top}]
             }
+        elif body.get("logprobs") and not self.omit_logprobs and self.token_alternatives is not None:
+            n_top = int(body.get("top_logprobs") or 0)
+            content = []
+            for token in re.findall(r"\s*\S+", text):
+                scripted_top = self.token_alternatives(body, token) or {token: -0.01}
+                ranked = sorted(scripted_top.items(), key=lambda kv: kv[1], reverse=True)
+                logprob = scripted_top.get(token, ranked[0][1])
+                top = [{"token": t, "logprob": lp, "bytes": list(t.encode())} for t, lp in ranked[:n_top]]
+                content.append({"token": token, "logprob": logprob, "bytes": list(token.encode()), "top_logprobs": top})
+            choice["logprobs"] = {"content": content}
         elif body.get("logprobs") and not self.omit_logprobs:
             n_top = int(body.get("top_logprobs") or 0)
             content = []
@@ -415,6 +433,9 @@ class FakeOpenAI:
                     {"token": word, "logprob": logprob, "bytes": list(word.encode()), "top_logprobs": top[:n_top]}
                 )
             choice["logprobs"] = {"content": content}
+        if self.refusal is not None:
+            choice["message"] = {"role": "assistant", "content": None, "refusal": self.refusal}
+            choice["logprobs"] = None
         return {
             "id": f"chatcmpl-fake-{len(self.requests)}",
             "object": "chat.completion",

@@ -225,6 +225,8 @@ TABLE: dict[str, Row] = {
     "evaluation:run_progress": Row(get=researcher_page(), kwargs=k(pk="run_pk")),
     "evaluation:run_cancel": Row(get=POST_ONLY, post=researcher_page(REDIRECT), kwargs=k(pk="run_pk")),
     "evaluation:run_resume": Row(get=POST_ONLY, post=researcher_page(REDIRECT), kwargs=k(pk="run_pk")),
+    "evaluation:run_rerun": Row(get=POST_ONLY, post=researcher_page(REDIRECT), kwargs=k(pk="run_pk")),
+    "evaluation:run_reparse": Row(get=POST_ONLY, post=researcher_page(REDIRECT), kwargs=k(pk="run_pk")),
     "evaluation:item_detail": Row(get=researcher_page(), kwargs=k(run_pk="run_pk", pk="run_item_pk")),
     "evaluation:results": Row(get=researcher_page()),
     "evaluation:results_figure": Row(get=researcher_page(), kwargs=lambda w: {"name": "theme", "fmt": "svg"}),

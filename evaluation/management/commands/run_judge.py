@@ -17,11 +17,18 @@ class Command(BaseCommand):
         parser.add_argument("--strategy", required=True, choices=JUDGE_STRATEGIES)
         parser.add_argument("--limit", type=int)
         parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument(
+            "--max-tokens",
+            type=int,
+            help="Tokens per reply (default 10, 400 for cot): raise it when the run page says replies were cut off.",
+        )
         add_common_arguments(parser)
         add_cost_argument(parser)
 
     def handle(self, *args, **o):
         prepare(o)
+        if o["max_tokens"] is not None and not 1 <= o["max_tokens"] <= 8192:
+            raise CommandError("--max-tokens is between 1 and 8192")
         source = Run.objects.filter(pk=o["run"]).first()
         if source is None:
             raise CommandError(f"no run {o['run']}")
@@ -31,7 +38,7 @@ class Command(BaseCommand):
             model=lookup(ModelConfig, "name", o["judge"], "model"),
             prompt_name=o["strategy"],
             source_run=source,
-            params={"seed": o["seed"]},
+            params={"seed": o["seed"], **({"max_tokens": o["max_tokens"]} if o["max_tokens"] else {})},
             limit=o["limit"],
             confirm_cost=o["confirm_cost"],
         )

@@ -21,9 +21,11 @@ from .lifecycle import (
     run_is_stalled,
     run_repeat,
     run_reproducibility,
+    run_rerun_longer,
     run_resume,
     run_start,
 )
+from .reparse import run_scores_reparse
 from .throttle import SlotLease, backoff_delay, model_throttle_wait
 
 __all__ = [
@@ -54,6 +56,8 @@ __all__ = [
     "run_finish",
     "run_is_stalled",
     "run_repeat",
+    "run_rerun_longer",
     "run_resume",
+    "run_scores_reparse",
     "run_start",
 ]

@@ -51,4 +51,6 @@ def _completion_json(completion: Completion) -> dict:
         "tokens_out": completion.tokens_out,
         "fingerprint": completion.fingerprint,
         "logprobs": completion.logprobs,
+        "finish_reason": completion.finish_reason,
+        "refusal": completion.refusal,
     }

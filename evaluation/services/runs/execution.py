@@ -362,6 +362,10 @@ class _RunContext:
     ) -> None:
         """Store an item's result (and its response in the cache under ``cache_as``) before the
         thread takes its next item, so a killed worker loses at most the requests in flight."""
+        if self.run.kind == RunKind.JUDGE and not item.source_item_b_id:
+            from ...scoring import compact_logprobs
+
+            completion.logprobs = compact_logprobs(completion.logprobs)
         fields = self._result_fields(
             item, gold, completion, messages, cached=cached, attempts=attempts, started=started
         )
@@ -406,6 +410,8 @@ class _RunContext:
             "latency_ms": int((time.monotonic() - started) * 1000),
             "attempts": attempts,
             "finished_at": timezone.now(),
+            "finish_reason": completion.finish_reason[:32],
+            "refusal": completion.refusal,
         }
         if self.run.kind == RunKind.JUDGE and item.source_item_b_id:
             from ...scoring import parse_pairwise_choice
@@ -415,9 +421,7 @@ class _RunContext:
             # The run preferred: position 1 shows run A unless the item is the swapped order.
             fields["prediction"] = "" if position is None else ("a" if (position == 1) != item.swapped else "b")
         elif self.run.kind == RunKind.JUDGE:
-            from ...scoring import parse_judge_score
-
-            fields["score"] = parse_judge_score(completion.text)
+            fields.update(judge_reading_fields(completion))
         elif self.run.kind == RunKind.CLASSIFICATION:
             from ...scoring import score_classification
 
@@ -498,6 +502,22 @@ def _item_fail(item: RunItem, messages: list[dict], error: str, *, attempts: int
     RunItem.objects.filter(pk=item.pk, status=ItemStatus.PENDING).update(
         status=ItemStatus.FAILED, messages=messages, error=error[:2000], attempts=attempts, finished_at=timezone.now()
     )
+
+
+def judge_reading_fields(completion: Completion) -> dict:
+    """What a pointwise judge item stores of its reply's reading: the score or the reason it has
+    none, the parser's version, and with log-probabilities the probability-weighted score."""
+    from ...scoring import PARSER_VERSION, expected_score, read_judge_score
+
+    reading = read_judge_score(completion.text, finish_reason=completion.finish_reason, refusal=completion.refusal)
+    expected = expected_score(completion.logprobs, completion.text, reading)
+    return {
+        "score": reading.score,
+        "score_reason": reading.reason,
+        "parser_version": PARSER_VERSION,
+        "expected_score": None if expected is None else expected[0],
+        "score_probabilities": None if expected is None else expected[1],
+    }
 
 
 def run_item_messages(*, run: Run, items) -> list[list[dict]]:

@@ -19,6 +19,9 @@ from ...prompts import CLASSIFICATION_TASKS, GENERATION_PROMPTS, JUDGE_STRATEGIE
 GENERATION_DEFAULTS = {"temperature": 0.7, "max_tokens": 150, "seed": 0}
 JUDGE_DEFAULTS = {"temperature": 0.0, "max_tokens": 10, "seed": 0}
 COT_MAX_TOKENS = 400
+# A judge model known to give log-probabilities is asked for the top 20 alternatives of each
+# reply token (the most OpenAI allows): the score token's give the probability-weighted score.
+JUDGE_TOP_LOGPROBS = 20
 CLASSIFICATION_DEFAULTS = {"temperature": 0.0, "max_tokens": 10, "seed": 0}
 RUN_IDEMPOTENCY_SCOPE = "evaluation.run"
 
@@ -137,6 +140,8 @@ def _run_create(*, kind, model, prompt_name, dataset, version, source_run, param
             raise ValidationError({"source_run": _("a judge run scores a generation run")})
         prompt = _judge_prompt(chosen) if chosen is not None else _latest_prompt(PromptKind.JUDGE, prompt_name)
         defaults = {**JUDGE_DEFAULTS, "max_tokens": COT_MAX_TOKENS if prompt_name == "cot" else 10}
+        if model.supports_logprobs:
+            defaults["top_logprobs"] = JUDGE_TOP_LOGPROBS
         dataset = source_run.dataset
     elif kind == RunKind.CLASSIFICATION:
         if prompt_name not in CLASSIFICATION_TASKS:
@@ -202,6 +207,36 @@ def run_repeat(*, judge: Run, user=None, idempotency_key: str | None = None, con
         source_run=judge.source_run,
         params={**judge.params, "seed": judge_repeat_seed(judge=judge)},
         limit=judge.limit,
+        user=user,
+        idempotency_key=idempotency_key,
+        confirm_cost=confirm_cost,
+    )
+
+
+def run_rerun_longer(
+    *, run: Run, max_tokens: int, user=None, idempotency_key: str | None = None, confirm_cost: bool = False
+) -> Run:
+    """Start a pointwise judge run again with a larger ``max_tokens``: the same judge, prompt
+    (its wording kept), generation run, seed and limit. For a strategy whose replies the paper's
+    limit cuts off. Estimated like any run (each request is new); above EVAL_COST_CONFIRM_USD
+    without ``confirm_cost`` it raises CostNotConfirmed and starts nothing."""
+    from .cost import run_start_costed  # it builds on run_start, here
+
+    if run.kind != RunKind.JUDGE or run.source_run_b_id:
+        raise ValidationError({"run": _("only a pointwise judge run can be run again with a larger limit")})
+    current = int(run.params.get("max_tokens") or 0)
+    if max_tokens <= current:
+        raise ValidationError(
+            {"max_tokens": _("a rerun needs more than the run's %(n)s tokens per reply") % {"n": current}}
+        )
+    return run_start_costed(
+        kind=RunKind.JUDGE,
+        model=run.model,
+        prompt_name=run.strategy,
+        prompt=run.prompt,
+        source_run=run.source_run,
+        params={**run.params, "max_tokens": max_tokens},
+        limit=run.limit,
         user=user,
         idempotency_key=idempotency_key,
         confirm_cost=confirm_cost,
