@@ -158,7 +158,7 @@ def artwork_run_role_model(run: ArtworkPipelineRun, role: str):
 def artwork_run_usage(*, run: ArtworkPipelineRun) -> dict:
     """The tokens the run's requests used, per model role and in all, and their cost at the prices
     its estimate used (the models' current prices for a run started before estimates): None when
-    a model that was asked has no price, never 0."""
+    a model the run has items for has no price, never 0; a role with no items costs 0."""
     return artwork_runs_usage(runs=[run])[run.pk]
 
 
@@ -172,10 +172,12 @@ def artwork_runs_usage(*, runs) -> dict[int, dict]:
         .annotate(tokens_in=Sum("tokens_in"), tokens_out=Sum("tokens_out"))
         .order_by()
     )
+    asked = set()
     for row in sums:
         role = by_run[row["run_id"]][STEP_ROLE[row["step"]]]
         role["tokens_in"] += row["tokens_in"] or 0
         role["tokens_out"] += row["tokens_out"] or 0
+        asked.add((row["run_id"], STEP_ROLE[row["step"]]))
     found = {}
     for run in runs:
         by_role = by_run[run.pk]
@@ -185,6 +187,8 @@ def artwork_runs_usage(*, runs) -> dict[int, dict]:
             model = artwork_run_role_model(run, role)
             prices = estimated.get(role) or {"price_input": model.price_input, "price_output": model.price_output}
             used["model"] = model.name
+            # A model the run has items for costs what its price says, and without a price its cost
+            # is unknown even at 0 tokens reported (a local model, cached replies): never US$0.
             used["cost"] = (
                 cost_of(
                     used["tokens_in"],
@@ -192,7 +196,7 @@ def artwork_runs_usage(*, runs) -> dict[int, dict]:
                     price_input=prices["price_input"],
                     price_output=prices["price_output"],
                 )
-                if used["tokens_in"] or used["tokens_out"]
+                if (run.pk, role) in asked
                 else 0.0
             )
             total = None if total is None or used["cost"] is None else total + used["cost"]

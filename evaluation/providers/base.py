@@ -70,6 +70,10 @@ class Provider:
         them; 0 where it reports none (a local model)."""
         return self.choice_logprobs(messages, choices), 0, 0
 
+    def declared_tokenizer(self) -> str | None:
+        """The checkpoint whose tokenizer counts this model's tokens, as the provider names it; None when it does not."""
+        return None
+
     def context_length(self) -> int | None:
         """The model's context window in tokens as the provider reports it, None when it does not say."""
         return None

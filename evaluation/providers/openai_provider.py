@@ -255,6 +255,16 @@ class OpenAIProvider(Provider):
             return None
         return context_length_of(card)
 
+    def declared_tokenizer(self) -> str | None:
+        """The checkpoint the endpoint says it serves: vLLM's model card names it ``root`` (a hub id or
+        the path it was loaded from); the OpenAI API and most others say nothing."""
+        try:
+            card = self.client.models.retrieve(self.model_id).model_dump(mode="json")
+        except (openai.OpenAIError, ValueError):
+            return None
+        root = card.get("root")
+        return root.strip() if isinstance(root, str) and root.strip() else None
+
     def _completion_of(self, response) -> Completion:
         # Without strict validation the client hands back whatever the server sent,
         # which may be a plain string or an object without choices.

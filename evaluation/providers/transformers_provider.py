@@ -282,6 +282,35 @@ def _load(source: ModelSource) -> LoadedModel:
     )
 
 
+def load_tokenizer(model_id: str):
+    """The tokenizer of a local model without loading its weights (the cost estimate of a run, in the
+    web process): the converted checkpoint's, else read from the GGUF file, the directory or the
+    local Hugging Face cache. Raises ClientError or OSError when there is none.
+
+    Never the loaded model's own: generation sets padding on it, and a fast tokenizer whose settings
+    change in one thread while another encodes fails ("Already borrowed")."""
+    from transformers import AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    source = resolve(model_id)
+    if source.kind == "gguf":
+        directory = _converted_dir(source)
+        if (directory / _CONVERTED_MARKER).exists():
+            return AutoTokenizer.from_pretrained(str(directory), local_files_only=True)
+        return AutoTokenizer.from_pretrained(source.path, gguf_file=source.gguf_file, local_files_only=True)
+    if source.kind == "directory":
+        return AutoTokenizer.from_pretrained(source.path, local_files_only=True)
+    return AutoTokenizer.from_pretrained(source.model_id, local_files_only=_hub_local_only())
+
+
+def chat_prompts(tokenizer, conversations: list[list[dict]]) -> list[str]:
+    """Each conversation as the model reads it: its chat template with the assistant's turn opened."""
+    return [
+        tokenizer.apply_chat_template(_flatten(m), add_generation_prompt=True, tokenize=False) for m in conversations
+    ]
+
+
 def _flatten(messages: list[dict]) -> list[dict]:
     """Chat templates of text models concatenate strings: content parts become one string."""
     flat = []
@@ -392,10 +421,7 @@ class TransformersProvider(Provider):
             return []
         loaded = self.loaded
         tokenizer, model = loaded.tokenizer, loaded.model
-        prompts = [
-            tokenizer.apply_chat_template(_flatten(m), add_generation_prompt=True, tokenize=False)
-            for m in conversations
-        ]
+        prompts = chat_prompts(tokenizer, conversations)
         # The template already wrote the special tokens.
         encoded = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
         do_sample = temperature > 0
@@ -467,11 +493,16 @@ class TransformersProvider(Provider):
         """One forward pass over the chat-templated prompt: the log-softmax of the next-token
         logits at the first token of each choice, written with and without a leading space
         (the tokenizer splits them differently), taking the better of the two."""
+        return self.choice_logprobs_usage(messages, choices)[0]
+
+    def choice_logprobs_usage(self, messages: list[dict], choices: list[str]) -> tuple[dict[str, float], int, int]:
+        """``choice_logprobs`` with the prompt's tokens, as a server would report them; a forward
+        pass generates none."""
         import torch
 
         loaded = self.loaded
         tokenizer, model = loaded.tokenizer, loaded.model
-        prompt = tokenizer.apply_chat_template(_flatten(messages), add_generation_prompt=True, tokenize=False)
+        (prompt,) = chat_prompts(tokenizer, [messages])
         encoded = tokenizer(prompt, return_tensors="pt", add_special_tokens=False)
         with loaded.lock, torch.inference_mode():
             logits = model(**encoded).logits[0, -1]
@@ -484,7 +515,7 @@ class TransformersProvider(Provider):
                 if token_ids:
                     ids.add(token_ids[0])
             found[choice] = max(float(log_probs[i]) for i in ids) if ids else float("-inf")
-        return found
+        return found, int(encoded["input_ids"].shape[1]), 0
 
     def _token_logprobs(self, steps: _Steps, row: int, tokens: list[int]) -> list[dict]:
         tokenizer = self.loaded.tokenizer

@@ -124,6 +124,17 @@ def _probe_context(provider) -> dict:
     return {"result": value, "detail": ""}
 
 
+def _probe_tokenizer(provider) -> dict:
+    """What the endpoint says it serves: the cost estimate counts with that tokenizer where it is installed."""
+    try:
+        name = provider.declared_tokenizer()
+    except ProviderError as exc:
+        return {"result": None, "detail": _detail(exc)}
+    if not name:
+        return {"result": None, "detail": _("the endpoint does not name the checkpoint it serves")}
+    return {"result": name, "detail": _("the checkpoint the endpoint serves")}
+
+
 def model_probe(*, model: ModelConfig) -> ModelConfig:
     """Ask the model what it can do and store the answers, with when. A probe that could not
     decide (the server was unreachable, or does not report a context length) keeps what was known."""
@@ -135,6 +146,7 @@ def model_probe(*, model: ModelConfig) -> ModelConfig:
         "logprobs": _probe_logprobs(provider),
         "vision": _probe_vision(provider),
         "context_length": _probe_context(provider),
+        "tokenizer": _probe_tokenizer(provider),
     }
     fields = {"probed_at": timezone.now(), "probe": found, "probe_error": ""}
     for name, field in (("vision", "supports_vision"), ("logprobs", "supports_logprobs")):

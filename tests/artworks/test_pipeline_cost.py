@@ -253,3 +253,61 @@ def test_it_needs_confirm_cost_on_the_command_line_above_the_threshold(
         f"cost US${artwork_run_usage(run=run)['cost']:.4f}"
     )
     assert run.items.filter(step=PipelineStep.LISTENER).exists()
+
+
+def test_it_says_price_unknown_for_a_model_without_a_price_even_before_a_token_is_reported(
+    researcher_client,
+    collection,  # noqa: F811
+    speaker,
+    server,  # noqa: F811
+):
+    unpriced = stored_model(server, name="unpriced", model_id="fake-vlm", supports_vision=True, max_concurrency=2)
+    run = _start(collection, speaker, unpriced)
+    page = reverse("artworks:run_detail", args=[run.pk])
+
+    # Queued: no item has reported a token yet, and the listener's price is unknown, not 0.
+    used = artwork_run_usage(run=run)
+    assert used["by_role"]["listener"]["cost"] is None and used["cost"] is None
+    assert used["by_role"]["speaker"]["cost"] == 0.0
+    queued = researcher_client.get(page).content.decode()
+    assert "price unknown" in queued and "US$0.0000" not in queued
+    assert 'data-count-method="bytes"' in queued
+
+    run = artwork_run_execute(run_id=run.pk)
+
+    assert run.status == RunStatus.DONE and artwork_run_usage(run=run)["cost"] is None
+    done = researcher_client.get(page).content.decode()
+    assert "price unknown" in done and "US$0.0000" not in done
+
+
+def test_it_costs_nothing_for_a_model_the_run_asks_nothing(
+    collection,  # noqa: F811
+    speaker,
+    listener,
+    server,  # noqa: F811
+):
+    artwork_run_execute(run_id=_start(collection, speaker, listener).pk)
+    unpriced = stored_model(server, name="unpriced", model_id="fake-vlm", supports_vision=True, max_concurrency=2)
+
+    # The collection is built: the question builder has nothing left to do.
+    again = _start(collection, speaker, listener, builder=unpriced)
+
+    assert again.estimate["by_role"]["builder"]["n_requests"] == 0 and again.estimate["cost"] is not None
+    again = artwork_run_execute(run_id=again.pk)
+    used = artwork_run_usage(run=again)
+    assert used["by_role"]["builder"]["cost"] == 0.0 and used["cost"] is not None
+
+
+def test_it_names_how_each_models_tokens_were_counted_in_the_estimate(
+    researcher_client,
+    collection,  # noqa: F811
+    speaker,
+    listener,
+    server,  # noqa: F811
+):
+    html = researcher_client.post(
+        reverse("artworks:run_list"), _form(collection, speaker, listener, estimate="1")
+    ).content.decode()
+
+    assert html.count('data-count-method="bytes"') == 3  # the question builder, the speaker and the listener
+    assert "no replies of it yet to calibrate on" in html

@@ -196,6 +196,10 @@ class FakeOpenAI:
         self.refuse_logprobs = False
         self.image_colour: str | None = None
         self.context_length: int | None = None
+        # The checkpoint the model card names as vLLM's ``root``; None leaves it out, as most servers do.
+        self.root: str | None = None
+        # The prompt tokens reported in ``usage``, from the request body; whitespace words by default.
+        self.prompt_tokens: Callable[[dict], int] | None = None
         self.in_flight = 0
         self.max_in_flight = 0
         self._faults: collections.deque[_Fault] = collections.deque()
@@ -390,7 +394,10 @@ class FakeOpenAI:
         finish = "stop"
         if max_tokens and len(words) > max_tokens:
             text, finish = " ".join(words[:max_tokens]), "length"
-        prompt_tokens = sum(count_tokens(message_text(m)) for m in body.get("messages") or [])
+        if self.prompt_tokens is not None:
+            prompt_tokens = self.prompt_tokens(body)
+        else:
+            prompt_tokens = sum(count_tokens(message_text(m)) for m in body.get("messages") or [])
         completion_tokens = count_tokens(text)
         choice: dict = {
             "index": 0,
@@ -508,6 +515,8 @@ class _Handler(BaseHTTPRequestHandler):
             card = {"id": self.path.split("/models/", 1)[1], "object": "model", "owned_by": "fake"}
             if fake.context_length:
                 card["max_model_len"] = fake.context_length
+            if fake.root:
+                card["root"] = fake.root
             return self._send_json(200, card)
         return self._send_json(404, {"error": {"message": f"No route {self.path}", "type": "not_found"}})
 

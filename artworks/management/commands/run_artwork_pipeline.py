@@ -90,7 +90,7 @@ class Command(BaseCommand):
         for item in failed:
             self.stdout.write(f"  failed {item.artwork.key} {item.step} {item.group}: {item.error[:200]}")
         used = artwork_run_usage(run=run)
-        cost = "unknown" if used["cost"] is None else f"US${used['cost']:.4f}"
+        cost = "unknown (price unknown)" if used["cost"] is None else f"US${used['cost']:.4f}"
         self.stdout.write(
             f"run {run.pk} {run.status}: {used['tokens_in']} tokens in, {used['tokens_out']} out, cost {cost}"
         )

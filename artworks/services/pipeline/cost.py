@@ -1,18 +1,19 @@
 """What an artwork pipeline run will cost, estimated from its items before it starts.
 
 The same machinery as an evaluation run's estimate (evaluation.services.runs.cost): each request's
-prompt rendered as the step will send it and counted with the model's tokenizer or the byte
-estimate, output at the step's max_tokens, held to EVAL_COST_CONFIRM_USD. What a step builds from
-an earlier step of the same run (symbols, background, questions, the descriptions) does not exist
-yet, so it counts as that step's max_tokens, and unwritten questions as the prompts ask for them:
-one per cultural symbol (ESTIMATED_SYMBOLS when the symbols are not found yet), two agnostic ones,
-each with six options. A construction step counts one attempt; images are not counted (their
-tokens depend on the provider), only how many requests carry one.
+prompt rendered as the step will send it and counted by evaluation.costs.prompt_counter (the
+model's tokenizer, or the byte estimate calibrated on its replies), output at the step's
+max_tokens, held to EVAL_COST_CONFIRM_USD. What a step builds from an earlier step of the same
+run (symbols, background, questions, the descriptions) does not exist yet, so it counts as that
+step's max_tokens, and unwritten questions as the prompts ask for them: one per cultural symbol
+(ESTIMATED_SYMBOLS when the symbols are not found yet), two agnostic ones, each with six options.
+A construction step counts one attempt; images are not counted (their tokens depend on the
+provider), only how many requests carry one.
 """
 
 from collections import defaultdict
 
-from evaluation.costs import cost_of, prompt_tokens, token_counter
+from evaluation.costs import COUNT_BYTES, COUNT_CALIBRATED, COUNT_TOKENIZER, cost_of, prompt_counter
 from evaluation.services.runs.cost import estimate_totals
 
 from ... import prompts
@@ -33,18 +34,25 @@ class _Tally:
 
     def __init__(self, model):
         self.model = model
-        self.count, self.method = token_counter(model)
+        self.counter = prompt_counter(model)
         self.vision = sees_images(model)
         self.tokens_in = self.tokens_out = self.n_requests = self.n_images = 0
+        # The prompts are counted together at the end: a tokenizer encodes them as one batch.
+        self._prompts: list[tuple[str, int]] = []
 
     def ask(self, prompt: str, artwork, *, out: int, unknown_in: int = 0, times: int = 1) -> None:
         content = prompt if self.vision else f"{prompt}\n\n{artwork_text(artwork)}"
-        self.tokens_in += times * (prompt_tokens([{"role": "user", "content": content}], self.count) + unknown_in)
+        self._prompts.append((content, times))
+        self.tokens_in += times * unknown_in
         self.tokens_out += times * out
         self.n_requests += times
         self.n_images += times if self.vision else 0
 
     def summary(self) -> dict:
+        if self._prompts:
+            counts = self.counter.count_all([[{"role": "user", "content": content}] for content, _ in self._prompts])
+            self.tokens_in += sum(n * times for n, (_, times) in zip(counts, self._prompts, strict=True))
+            self._prompts = []
         price_input, price_output = self.model.price_input, self.model.price_output
         cost = (
             cost_of(self.tokens_in, self.tokens_out, price_input=price_input, price_output=price_output)
@@ -60,7 +68,7 @@ class _Tally:
             "price_input": price_input,
             "price_output": price_output,
             "cost": cost,
-            "method": self.method,
+            **self.counter.details(),
         }
 
 
@@ -158,5 +166,12 @@ def artwork_run_cost_estimate(*, run: ArtworkPipelineRun) -> dict:
         n_images=sum(part["n_images"] for part in by_role.values()),
         n_cached=0,
         by_role=by_role,
-        method="; ".join(dict.fromkeys(tally.method for tally in tallies.values())),
+        method="; ".join(dict.fromkeys(part["method"] for part in by_role.values())),
+        count_method=_weakest(part["count_method"] for part in by_role.values()),
     )
+
+
+def _weakest(kinds) -> str:
+    """The run's counting is as good as its least exact model's."""
+    kinds = set(kinds)
+    return next(kind for kind in (COUNT_BYTES, COUNT_CALIBRATED, COUNT_TOKENIZER) if kind in kinds)

@@ -58,7 +58,7 @@ def wait_for(command, run: Run, poll: float = 0.2) -> None:
             time.sleep(poll)
     if run.status != RunStatus.DONE:
         raise CommandError(f"run {run.pk} ended {run.status}{': ' + run.error if run.error else ''}")
-    cost = "unknown" if progress["cost"] is None else f"US${progress['cost']:.4f}"
+    cost = "unknown (price unknown)" if progress["cost"] is None else f"US${progress['cost']:.4f}"
     command.stdout.write(
         f"run {run.pk} done: {progress['n_done']} done, {progress['n_failed']} failed, "
         f"{progress['n_unscored']} unscored, {progress['n_cached']} cached; "

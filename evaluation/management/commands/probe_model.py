@@ -2,6 +2,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from evaluation.costs import prompt_counter
 from evaluation.models import ModelConfig
 from evaluation.providers import ProviderError
 from evaluation.services.capabilities import model_probe
@@ -9,8 +10,8 @@ from evaluation.services.capabilities import model_probe
 
 class Command(BaseCommand):
     help = (
-        "Ask a registered model what it can do (image input, token log-probabilities, context length) "
-        "with a few tiny requests, and store the answers on the models page."
+        "Ask a registered model what it can do (image input, token log-probabilities, context length, the "
+        "checkpoint it serves) with a few tiny requests, and store the answers on the models page."
     )
 
     def add_arguments(self, parser):
@@ -52,3 +53,5 @@ class Command(BaseCommand):
         ):
             detail = (model.probe.get(key) or {}).get("detail", "")
             self.stdout.write(f"{key}: {value}" + (f" ({detail})" if detail else ""))
+        # What the cost estimate of its runs counts with now: the declared tokenizer only if it is installed here.
+        self.stdout.write(f"input tokens: {prompt_counter(model).method}")

@@ -5,7 +5,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.translation import gettext as _
 
-from ...costs import cost_of, prompt_tokens, token_counter
+from ...costs import cost_of, prompt_counter
 from ...models import Run
 from ..capabilities import model_capability_problem
 from .cache import cache_key, response_cache_lookup
@@ -43,7 +43,7 @@ def estimate_text(estimate: dict) -> str:
         return (
             _(
                 "Estimated %(tokens_in)s input and at most %(tokens_out)s output tokens over %(n)s requests; "
-                "the cost is unknown (the model has no price)."
+                "price unknown, so the cost is unknown (set the model's price to know it)."
             )
             % values
         )
@@ -73,19 +73,16 @@ def run_cost_estimate(*, run: Run) -> dict:
         .order_by("id")
     )
     messages = run_item_messages(run=run, items=items)
-    count, method = token_counter(run.model)
+    counter = prompt_counter(run.model, run_kind=run.kind)
     keys = [cache_key(run.model, m, run.params) for m in messages]
     cached = {}
     for start in range(0, len(keys), LOOKUP_BATCH):
         cached.update(response_cache_lookup(keys[start : start + LOOKUP_BATCH]))
     max_tokens = int(run.params.get("max_tokens") or DEFAULT_MAX_TOKENS)
-    tokens_in = tokens_out = n_cached = 0
-    for item_messages, key in zip(messages, keys, strict=True):
-        if key in cached:
-            n_cached += 1
-            continue
-        tokens_in += prompt_tokens(item_messages, count)
-        tokens_out += max_tokens
+    to_send = [item_messages for item_messages, key in zip(messages, keys, strict=True) if key not in cached]
+    n_cached = len(messages) - len(to_send)
+    tokens_in = sum(counter.count_all(to_send)) if to_send else 0
+    tokens_out = max_tokens * len(to_send)
     price_input, price_output = run.model.price_input, run.model.price_output
     return estimate_totals(
         tokens_in=tokens_in,
@@ -96,7 +93,7 @@ def run_cost_estimate(*, run: Run) -> dict:
         max_tokens=max_tokens,
         price_input=price_input,
         price_output=price_output,
-        method=method,
+        **counter.details(),
     )
 
 
