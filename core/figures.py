@@ -368,6 +368,7 @@ def _fit(figure, axes, panels, measure: _Measure) -> None:
     canvas (none is expected) is made smaller until it fits."""
     figure.draw_without_rendering()
     width = figure.bbox.width
+    # Wrapping these changes the axes' heights, not their widths: one layout serves both steps.
     for ax, panel in zip(axes, panels, strict=True):
         box = ax.get_window_extent()
         inches = box.width / figure.dpi
@@ -376,8 +377,6 @@ def _fit(figure, axes, panels, measure: _Measure) -> None:
         if panel.title:
             room = (width - box.x0) / figure.dpi - 0.15
             ax.set_title(measure.wrap(panel.title, room, STYLE["axes.titlesize"]), loc="left")
-    figure.draw_without_rendering()
-    for ax, panel in zip(axes, panels, strict=True):
         if isinstance(panel, Panel):
             _room_for_texts(ax, panel)
     figure.draw_without_rendering()
