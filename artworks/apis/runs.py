@@ -88,8 +88,9 @@ class ArtworkRunSerializer(serializers.Serializer):
     )
     estimate = serializers.DictField(
         help_text="Made before the run started: `tokens_in`, `tokens_out` (max_tokens per reply), `n_requests`, "
-        "`n_images`, `cost`, `threshold`, `needs_confirmation`, `confirmed`, `method` and `by_role` (each with its "
-        "model's prices)."
+        "`n_images`, `cost`, `threshold`, `needs_confirmation`, `confirmed`, `method`, `count_method` (the least "
+        "exact of the models': `tokenizer`, `calibrated` or `bytes`) and `by_role` (each with its model's prices, "
+        "`method`, `count_method` and, when calibrated, `calibration`)."
     )
 
 

@@ -78,7 +78,9 @@ class RunSerializer(serializers.Serializer):
     cost = serializers.SerializerMethodField(help_text="US dollars for tokens_in and tokens_out; null without prices.")
     estimate = serializers.DictField(
         help_text="Made before the run started: `tokens_in`, `tokens_out` (max_tokens per reply), `n_requests`, "
-        "`n_cached`, `price_input`, `price_output`, `cost`, `threshold`, `needs_confirmation`, `confirmed`, `method`."
+        "`n_cached`, `price_input`, `price_output`, `cost`, `threshold`, `needs_confirmation`, `confirmed`, `method`, "
+        "`count_method` (`tokenizer`, `calibrated` or `bytes`: how input tokens were counted) and, when calibrated, "
+        "`calibration` (`ratio`, `replies`, `run_kind`)."
     )
     created_at = serializers.DateTimeField()
     started_at = serializers.DateTimeField(allow_null=True)

@@ -261,3 +261,13 @@ def test_it_prefers_replies_of_the_same_kind_of_run_and_needs_a_few(dataset):
     assert CALIBRATION_MIN_REPLIES == 3
     assert found == {"ratio": 3.0, "replies": 3, "run_kind": RunKind.JUDGE}
     assert model_token_calibration(model=model, run_kind=RunKind.GENERATION)["ratio"] == 2.0
+
+
+def test_it_says_price_unknown_on_the_models_page_for_a_model_without_one(researcher_client, fake_openai):
+    stored_model(fake_openai, name="priced", price_input=0.5, price_output=1.5)
+
+    page = researcher_client.get("/evaluation/models/").content.decode()
+
+    cells = [cell.split("</td>", 1)[0] for cell in page.split('data-testid="price">')[1:]]
+    assert any("price unknown" in cell for cell in cells)  # the built-in model
+    assert any(cell == "0.5000 · 1.5000" for cell in cells)
