@@ -271,3 +271,11 @@ def test_it_says_price_unknown_on_the_models_page_for_a_model_without_one(resear
     cells = [cell.split("</td>", 1)[0] for cell in page.split('data-testid="price">')[1:]]
     assert any("price unknown" in cell for cell in cells)  # the built-in model
     assert any(cell == "0.5000 · 1.5000" for cell in cells)
+
+
+def test_it_says_how_tokens_were_counted_when_a_run_starts_from_the_command_line(fake_openai, dataset, capsys):
+    stored_model(fake_openai, name="cli-model", model_id="served-model")
+
+    call_command("run_generation", "--dataset", dataset.name, "--model", "cli-model", "--prompt", "zero-shot")
+
+    assert "Input tokens: estimate: UTF-8 bytes / 3." in capsys.readouterr().err

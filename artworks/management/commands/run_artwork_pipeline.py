@@ -77,7 +77,7 @@ class Command(BaseCommand):
             raise CommandError("; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())) from None
         self.stdout.write(str(run.pk))
         self.stdout.flush()
-        self.stderr.write(estimate_text(run.estimate))
+        self.stderr.write(f"{estimate_text(run.estimate)} Input tokens: {run.estimate.get('method', '')}.")
         if not o["wait"]:
             return
         total = artwork_run_progress(run=run)["n_items"]

@@ -26,7 +26,7 @@ def start(command, *, confirm_cost: bool = False, **kwargs):
         raise CommandError("; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())) from None
     command.stdout.write(str(run.pk))
     if run.estimate:
-        command.stderr.write(estimate_text(run.estimate))
+        command.stderr.write(f"{estimate_text(run.estimate)} Input tokens: {run.estimate.get('method', '')}.")
     return run
 
 
