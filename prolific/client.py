@@ -18,6 +18,7 @@ from email.utils import parsedate_to_datetime
 from urllib.parse import urljoin, urlsplit
 
 import requests
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
@@ -290,5 +291,7 @@ class ProlificClient:
                     attempt=attempt,
                     duration_ms=int((time.monotonic() - started) * 1000),
                 )
+        except SoftTimeLimitExceeded:
+            raise
         except Exception:  # noqa: BLE001 - the log must never stop a payment's bookkeeping
             logger.exception("could not store the Prolific API call %s %s", method, url)

@@ -1,6 +1,7 @@
 """The Prolific client against the loopback fake: token, errors, retries, pagination, the call log."""
 
 import pytest
+from celery.exceptions import SoftTimeLimitExceeded
 
 from prolific.client import ProlificApiError, ProlificClient, ProlificNotConfigured
 from prolific.models import ApiCall
@@ -140,3 +141,20 @@ def test_it_reports_an_unreachable_prolific(settings, monkeypatch):
     assert caught.value.status is None
     assert ApiCall.objects.count() == 2
     assert all(TOKEN not in call.error for call in ApiCall.objects.all())
+
+
+def test_it_carries_on_when_the_log_fails_but_lets_a_time_limit_through(fake_prolific, monkeypatch):
+    """A broken log never stops a payment's bookkeeping; Celery's soft time limit is not the log's to swallow."""
+
+    def broken(**fields):
+        raise RuntimeError("the log table is gone")
+
+    monkeypatch.setattr(ApiCall.objects, "create", broken)
+    assert ProlificClient().get("workspaces/")["results"]
+
+    def out_of_time(**fields):
+        raise SoftTimeLimitExceeded()
+
+    monkeypatch.setattr(ApiCall.objects, "create", out_of_time)
+    with pytest.raises(SoftTimeLimitExceeded):
+        ProlificClient().get("workspaces/")
