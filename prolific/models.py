@@ -61,6 +61,22 @@ class ProlificStudy(models.Model):
         return f"{self.study.slug}/{self.group or '*'} → {self.prolific_id or '-'}"
 
 
+class ProlificSyncChain(models.Model):
+    """Which chain of periodic sync tasks holds the study, until when: one row per study, seen by every process.
+
+    Claimed by a unique insert (or, once expired, by an UPDATE guarded on ``expires_at``), so two
+    processes starting the chain at once start one; a chain whose ``holder`` no longer matches
+    (its hold expired and another took over) stops.
+    """
+
+    study = models.OneToOneField(Study, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    holder = models.CharField(max_length=32)
+    expires_at = models.DateTimeField()
+
+    def __str__(self):
+        return f"sync chain of {self.study_id} until {self.expires_at:%Y-%m-%d %H:%M:%S}"
+
+
 class SubmissionStatus(models.TextChoices):
     RESERVED = "RESERVED", _("Reserved")
     ACTIVE = "ACTIVE", _("Active")

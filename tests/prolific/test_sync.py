@@ -1,9 +1,8 @@
 """Following every submission: all pages, statuses beside the local sessions, places freed at once, discrepancies."""
 
 import pytest
-from django.core.cache import cache
 
-from prolific.models import ApiCall, ProlificStudyStatus, ProlificSubmission, SubmissionStatus
+from prolific.models import ApiCall, ProlificStudyStatus, ProlificSubmission, ProlificSyncChain, SubmissionStatus
 from prolific.selectors import prolific_discrepancies, prolific_review_rows
 from prolific.services import (
     prolific_study_create,
@@ -11,7 +10,6 @@ from prolific.services import (
     prolific_submissions_sync,
     prolific_sync_scheduled,
 )
-from prolific.services.sync import sync_chain_key
 from prolific.tasks import prolific_sync_start, prolific_sync_task
 from study.models import ParticipantStatus, StudyStatus
 from study.selectors.participants import participant_places_taken
@@ -149,19 +147,20 @@ def test_it_keeps_the_periodic_sync_going_only_while_the_study_is_live(fake_prol
 def test_it_runs_one_sync_chain_per_study(fake_prolific, live, study_for_prolific, monkeypatch, settings):
     sent = []
     monkeypatch.setattr(prolific_sync_task, "apply_async", lambda args, countdown: sent.append((args, countdown)))
-    cache.delete(sync_chain_key(study_for_prolific.pk))
     assert prolific_sync_start(study_for_prolific.pk) is True
     assert prolific_sync_start(study_for_prolific.pk) is False
-    assert sent == [([study_for_prolific.pk], settings.PROLIFIC_SYNC_SECONDS)]
+    ((args, countdown),) = sent
+    assert args == [study_for_prolific.pk, ProlificSyncChain.objects.get().holder]
+    assert countdown == settings.PROLIFIC_SYNC_SECONDS
     live.status = ProlificStudyStatus.ACTIVE
     live.save()
-    prolific_sync_task(study_for_prolific.pk)  # runs, and schedules the next one
-    assert len(sent) == 2
+    prolific_sync_task(*args)  # runs, and schedules the next one
+    assert sent[1] == (args, settings.PROLIFIC_SYNC_SECONDS)
     study_for_prolific.status = StudyStatus.CLOSED
     study_for_prolific.save()
-    prolific_sync_task(study_for_prolific.pk)  # the study closed: the chain ends
+    prolific_sync_task(*args)  # the study closed: the chain ends
     assert len(sent) == 2
-    assert cache.get(sync_chain_key(study_for_prolific.pk)) is None
+    assert not ProlificSyncChain.objects.exists()
 
 
 def test_it_keeps_the_chain_alive_when_prolific_fails_once(fake_prolific, live, study_for_prolific, settings):
@@ -177,7 +176,6 @@ def test_it_syncs_once_at_publish_when_tasks_run_inline(
 ):
     from prolific.services import prolific_study_publish
 
-    cache.delete(sync_chain_key(study_for_prolific.pk))
     (row,) = prolific_study_create(study=study_for_prolific, group="american")
     fake_prolific.add_submission(row.prolific_id, "PIDE", status="ACTIVE")
     with django_capture_on_commit_callbacks(execute=True):
