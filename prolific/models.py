@@ -174,7 +174,8 @@ class ApiCall(models.Model):
 
 
 class WebhookDelivery(models.Model):
-    """Each webhook request received, valid or not; invalid ones are kept to show who is knocking."""
+    """Each webhook request received: every valid one; of the refused ones, the first
+    PROLIFIC_WEBHOOK_REFUSED_BODIES_PER_MINUTE of each minute, to show who is knocking (the rest are only counted)."""
 
     received_at = models.DateTimeField(auto_now_add=True, db_index=True)
     signature_valid = models.BooleanField()
@@ -188,3 +189,13 @@ class WebhookDelivery(models.Model):
 
     def __str__(self):
         return f"{self.received_at:%Y-%m-%d %H:%M:%S} {self.outcome}"
+
+
+class WebhookRefusalCount(models.Model):
+    """How many webhook deliveries were refused in one minute, every one counted (anyone can post them)."""
+
+    minute = models.DateTimeField(unique=True)
+    count = models.PositiveIntegerField(default=0)
+
+    def __str__(self):
+        return f"{self.minute:%Y-%m-%d %H:%M} {self.count} refused"

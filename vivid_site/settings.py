@@ -399,6 +399,9 @@ PROLIFIC_SYNC_SECONDS = env_int("PROLIFIC_SYNC_SECONDS", 120, minimum=10)
 # The largest bonus one participant may get in one batch, in the study currency's major unit.
 PROLIFIC_BONUS_CAP = float(env_str("PROLIFIC_BONUS_CAP", "20"))
 PROLIFIC_WEBHOOK_MAX_AGE_S = env_int("PROLIFIC_WEBHOOK_MAX_AGE_S", 300, minimum=1)
+# Refused webhook deliveries (anyone can post them) are all counted, but only this many of each
+# minute are stored with their body; the rest would fill the database at the sender's pace.
+PROLIFIC_WEBHOOK_REFUSED_BODIES_PER_MINUTE = env_int("PROLIFIC_WEBHOOK_REFUSED_BODIES_PER_MINUTE", 5, minimum=0)
 # The app's public https address, for the study URL and webhook target the CLI sends to Prolific
 # (pages use the address they were requested at).
 PROLIFIC_SITE_URL = env_str("PROLIFIC_SITE_URL", "")

@@ -12,6 +12,7 @@ from .studies import (
     prolific_submission_of,
     prolific_submissions_of,
     prolific_webhook_secret_configured,
+    webhook_refusals_recent,
 )
 
 __all__ = [
@@ -30,4 +31,5 @@ __all__ = [
     "prolific_webhook_secret_configured",
     "reward_minor_units",
     "site_url",
+    "webhook_refusals_recent",
 ]

@@ -2,14 +2,16 @@
 verdicts, the discrepancies, bonus batches and the API call log."""
 
 import os
+from datetime import timedelta
 
 from django.conf import settings
-from django.db.models import Q
+from django.db.models import Q, Sum
+from django.utils import timezone
 
 from study.models import Participant, ParticipantStatus, Study
 
 from ..client import api_token
-from ..models import ApiCall, BonusBatch, ProlificStudy, ProlificSubmission, SubmissionStatus
+from ..models import ApiCall, BonusBatch, ProlificStudy, ProlificSubmission, SubmissionStatus, WebhookRefusalCount
 
 # Submissions a researcher reviews: finished on Prolific's side, whatever the review's outcome.
 REVIEWED_STATUSES = (
@@ -128,3 +130,9 @@ def submissions_by_participant(*, study: Study) -> dict[str, ProlificSubmission]
     """Prolific participant id -> its submission to one of this study's Prolific studies."""
     rows = ProlificSubmission.objects.filter(prolific_study__study=study).exclude(prolific_study__prolific_id="")
     return {row.prolific_pid: row for row in rows.select_related("prolific_study").order_by("pk")}
+
+
+def webhook_refusals_recent(*, hours: int = 24) -> int:
+    """Webhook deliveries refused in the last ``hours`` (all of them: most are counted, not stored)."""
+    since = timezone.now() - timedelta(hours=hours)
+    return WebhookRefusalCount.objects.filter(minute__gte=since).aggregate(n=Sum("count"))["n"] or 0

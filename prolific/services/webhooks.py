@@ -2,8 +2,10 @@
 
 A delivery is signed base64(HMAC-SHA256(secret, timestamp + raw body)) in the headers
 X-Prolific-Request-Signature and X-Prolific-Request-Timestamp. The secret is read from the
-environment variable PROLIFIC_WEBHOOK_SECRET_ENV names, never from the database. Every delivery
-is kept (WebhookDelivery), the refused ones too, to show who is knocking.
+environment variable PROLIFIC_WEBHOOK_SECRET_ENV names, never from the database. Every valid
+delivery is kept (WebhookDelivery). Anyone can post refused ones, as fast as they like: each is
+counted per minute (WebhookRefusalCount), and only the first PROLIFIC_WEBHOOK_REFUSED_BODIES_PER_MINUTE
+of a minute are kept, with their body, to show who is knocking.
 """
 
 import base64
@@ -13,21 +15,27 @@ import json
 import logging
 import os
 import time
+from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
 from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from study.models import Study
 
 from ..client import ProlificClient, ProlificError
-from ..models import WebhookDelivery
+from ..models import WebhookDelivery, WebhookRefusalCount
 from .submissions import prolific_submission_status_apply
 
 logger = logging.getLogger(__name__)
 
 EVENT_TYPE = "submission.status.change"
 BODY_KEPT = 10_000
+# Per-minute counts older than this are deleted as new minutes are counted.
+REFUSAL_COUNTS_KEPT = timedelta(days=30)
 
 
 class WebhookSignatureError(ProlificError):
@@ -71,17 +79,25 @@ def _check(body: bytes, headers) -> str:
 
 
 def prolific_webhook_receive(*, body: bytes, headers, remote_addr: str = "") -> WebhookDelivery:
-    """Verify and apply one delivery; raises WebhookSignatureError (after logging it) when it is not Prolific's."""
+    """Verify and apply one delivery; raises WebhookSignatureError (after counting it) when it is not Prolific's."""
     text = body.decode("utf-8", errors="replace")[:BODY_KEPT]
     problem = _check(body, headers)
     if problem:
-        delivery = WebhookDelivery.objects.create(
-            signature_valid=False, remote_addr=(remote_addr or "")[:64], body=text, outcome=problem
-        )
-        logger.warning("Prolific webhook refused (%s) from %s", problem, remote_addr or "?")
-        error = WebhookSignatureError(problem)
-        error.delivery = delivery
-        raise error
+        refused = webhook_refusal_record(at=timezone.now())
+        kept = settings.PROLIFIC_WEBHOOK_REFUSED_BODIES_PER_MINUTE
+        if refused <= kept:
+            WebhookDelivery.objects.create(
+                signature_valid=False, remote_addr=(remote_addr or "")[:64], body=text, outcome=problem
+            )
+            logger.warning("Prolific webhook refused (%s) from %s", problem, remote_addr or "?")
+        elif refused == kept + 1:
+            logger.warning(
+                "Prolific webhook: more than %s deliveries refused this minute (the last from %s); "
+                "the rest of the minute's are only counted",
+                kept,
+                remote_addr or "?",
+            )
+        raise WebhookSignatureError(problem)
     try:
         event = json.loads(body)
     except ValueError:
@@ -108,6 +124,26 @@ def prolific_webhook_receive(*, body: bytes, headers, remote_addr: str = "") -> 
         body=text,
         outcome=outcome[:40],
     )
+
+
+def webhook_refusal_record(*, at: datetime) -> int:
+    """Count one refused delivery in the minute of ``at``; the minute's count, this one included.
+
+    The increment and the read are one transaction: the row stays locked in between, so of
+    deliveries refused at the same instant each reads its own number.
+    """
+    minute = at.replace(second=0, microsecond=0)
+    with transaction.atomic():
+        if not WebhookRefusalCount.objects.filter(minute=minute).update(count=F("count") + 1):
+            try:
+                with transaction.atomic():
+                    WebhookRefusalCount.objects.create(minute=minute, count=1)
+            except IntegrityError:
+                # Another delivery created the minute's row first (we waited on its unique index).
+                WebhookRefusalCount.objects.filter(minute=minute).update(count=F("count") + 1)
+            else:
+                WebhookRefusalCount.objects.filter(minute__lt=minute - REFUSAL_COUNTS_KEPT).delete()
+        return WebhookRefusalCount.objects.values_list("count", flat=True).get(minute=minute)
 
 
 def _workspace(client, workspace_id: str | None) -> str:

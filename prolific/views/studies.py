@@ -71,6 +71,8 @@ def page_context(request, study, *, form: PublishForm | None = None, bonus_form=
         "sync_seconds": settings.PROLIFIC_SYNC_SECONDS,
         "bonus_cap": settings.PROLIFIC_BONUS_CAP,
         "webhook_url": request.build_absolute_uri(reverse("prolific:webhook")),
+        "webhook_refusals": selectors.webhook_refusals_recent(),
+        "refused_bodies_per_minute": settings.PROLIFIC_WEBHOOK_REFUSED_BODIES_PER_MINUTE,
         "prolific_studies": selectors.prolific_studies_of(study=study),
         "form": form,
         **preview(request, form, study),

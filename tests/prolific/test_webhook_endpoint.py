@@ -6,10 +6,13 @@ status twice changes nothing.
 """
 
 import logging
+from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from prolific.models import (
     ProlificStudy,
@@ -17,8 +20,10 @@ from prolific.models import (
     ProlificSubmission,
     SubmissionStatus,
     WebhookDelivery,
+    WebhookRefusalCount,
 )
 from study.models import Participant, ParticipantStatus
+from tests.concurrency import at_the_same_instant
 from tests.study.factories import make_study, package_dict
 
 pytestmark = pytest.mark.django_db
@@ -125,3 +130,48 @@ def test_it_refuses_an_unsigned_request(fake_prolific, submission):
 
 def test_it_takes_only_post(fake_prolific):
     assert Client().get(URL).status_code == 405
+
+
+def test_it_counts_every_refused_delivery_but_keeps_few_bodies(researcher_client, settings, monkeypatch):
+    """Anyone can post to the endpoint: 100 refused deliveries of 10 kB each keep the first few bodies of the
+    minute and count all 100, on the study's Prolific page too."""
+    settings.PROLIFIC_WEBHOOK_REFUSED_BODIES_PER_MINUTE = 5
+    moment = timezone.now().replace(second=30)
+    monkeypatch.setattr(timezone, "now", lambda: moment)  # one minute, whatever the clock does meanwhile
+    client = Client()
+    for _ in range(100):
+        answer = client.post(URL, data=b"x" * 10_000, content_type="application/json")
+        assert answer.status_code == 403
+    assert WebhookDelivery.objects.count() == 5
+    assert WebhookRefusalCount.objects.get().count == 100
+    study = make_study(package_dict(slug="refusals-study"))
+    page = researcher_client.get(reverse("prolific:study", args=[study.slug])).content.decode()
+    assert "100 refused deliveries in the last 24 hours" in page
+
+
+def test_it_keeps_bodies_again_in_the_next_minute(settings, monkeypatch):
+    settings.PROLIFIC_WEBHOOK_REFUSED_BODIES_PER_MINUTE = 2
+    moment = timezone.now().replace(second=0)
+    monkeypatch.setattr(timezone, "now", lambda: moment)
+    for _ in range(3):
+        Client().post(URL, data=b"{}", content_type="application/json")
+    moment += timedelta(minutes=1)
+    for _ in range(3):
+        Client().post(URL, data=b"{}", content_type="application/json")
+    assert WebhookDelivery.objects.count() == 4
+    assert sorted(WebhookRefusalCount.objects.values_list("count", flat=True)) == [3, 3]
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_it_counts_refusals_that_arrive_at_the_same_instant(settings):
+    if connection.vendor == "sqlite" and connection.settings_dict["NAME"].startswith(("file:memory", ":memory:")):
+        pytest.skip("concurrent connections need a database file or PostgreSQL")
+    settings.PROLIFIC_WEBHOOK_REFUSED_BODIES_PER_MINUTE = 1
+
+    def refuse():
+        return Client().post(URL, data=b"{}", content_type="application/json").status_code
+
+    results, errors = at_the_same_instant(*[refuse] * 4)
+    assert errors == [] and results == [403] * 4
+    assert sum(WebhookRefusalCount.objects.values_list("count", flat=True)) == 4
+    assert WebhookDelivery.objects.count() <= len(WebhookRefusalCount.objects.all())
