@@ -6,3 +6,8 @@ class CoreConfig(AppConfig):
 
     name = "core"
     verbose_name = "Core"
+
+    def ready(self):
+        from core.apis.common import text_fields_take_only_text
+
+        text_fields_take_only_text()

@@ -50,6 +50,34 @@ def reject_nul_characters(request) -> None:
         raise exceptions.ValidationError({key.removesuffix(".0"): value for key, value in errors.items()})
 
 
+def text_fields_take_only_text() -> None:
+    """Every DRF CharField (SlugField, URLField, RegexField... too) refuses a JSON number.
+
+    DRF turns ``{"name": 0}`` into the text "0", where the schema promises a string and a client
+    that sent a number has made a mistake; a form body carries nothing but text, so only JSON
+    changes. Set once for every serializer, none can forget it (called from CoreConfig.ready).
+    """
+    if getattr(serializers.CharField, "_vivid_text_only", False):
+        return
+    lenient = serializers.CharField.to_internal_value
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return lenient(self, data)
+
+    serializers.CharField.to_internal_value = to_internal_value
+    serializers.CharField._vivid_text_only = True
+
+
+def query_validate(serializer_class: type[serializers.Serializer], request) -> dict:
+    """The query string read through a serializer: a value of the wrong type is a 400 naming the
+    parameter (``?include_test=maybe`` is not quietly false)."""
+    serializer = serializer_class(data=request.query_params)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
 class ApiMixin:
     """Token or session authentication; services' Django ValidationErrors become 400s; NUL characters are refused."""
 

@@ -10,10 +10,11 @@ IDEMPOTENCY_KEY_HEADER = OpenApiParameter(
     type=OpenApiTypes.STR,
     location=OpenApiParameter.HEADER,
     required=False,
-    pattern=KEY_PATTERN.pattern,
+    # Empty is allowed: idempotency_key_check reads an empty header as no key.
+    pattern=f"^(?:{KEY_PATTERN.pattern.strip('^$')})?$",
     description=(
-        "8-64 letters, digits, '-' or '_'. A repeat of a request with the same key (a retry after a "
-        "timeout) returns what the first created instead of creating again."
+        "8-64 letters, digits, '-' or '_' (empty: as if none was sent). A repeat of a request with the same "
+        "key (a retry after a timeout) returns what the first created instead of creating again."
     ),
 )
 

@@ -15,6 +15,7 @@ from core.apis.common import (
     IgnoreFormatParamNegotiation,
     error_responses,
     paginated,
+    query_validate,
     string_enum,
 )
 from core.apis.idempotency import IDEMPOTENCY_KEY_HEADER, request_idempotency_key
@@ -326,6 +327,11 @@ class RunResumeApi(ApiMixin, APIView):
         return Response(_run_detail(_run_or_404(pk)))
 
 
+class RunItemFlagsSerializer(serializers.Serializer):
+    unscored = serializers.BooleanField(required=False, default=False)
+    cached = serializers.BooleanField(required=False, default=False)
+
+
 class RunItemListApi(ApiMixin, APIView):
     permission_classes = [IsResearcher]
 
@@ -348,11 +354,9 @@ class RunItemListApi(ApiMixin, APIView):
         item_status = request.query_params.get("status", "")
         if item_status and item_status not in ItemStatus.values:
             raise ValidationError({"status": [f"One of {', '.join(ItemStatus.values)}."]})
-        truthy = {"1", "true", "yes"}
-        items = selectors.run_items(
-            run=run, status=item_status, unscored=request.query_params.get("unscored", "") in truthy
-        )
-        if request.query_params.get("cached", "") in truthy:
+        flags = query_validate(RunItemFlagsSerializer, request)
+        items = selectors.run_items(run=run, status=item_status, unscored=flags["unscored"])
+        if flags["cached"]:
             items = items.filter(cached=True)
         paginator = PageNumberPagination()
         page = paginator.paginate_queryset(items, request, view=self)

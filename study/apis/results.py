@@ -4,27 +4,31 @@ from django.shortcuts import get_object_or_404
 from django.urls import path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.apis.common import ApiMixin, IgnoreFormatParamNegotiation, error_responses
+from core.apis.common import ApiMixin, IgnoreFormatParamNegotiation, error_responses, query_validate
 from core.apis.pagination import PageNumberPagination
 from core.http import streamed_download
 from core.permissions import IsResearcher
 
 from ..models import Study
 from ..selectors.results import EXPORT_COLUMNS, StudyExportRows, study_export_chunks, study_results
-
-TRUE_VALUES = {"1", "true", "yes", "on"}
+from .studies import STUDY_SLUG
 
 INCLUDE_TEST = OpenApiParameter(
     "include_test", OpenApiTypes.BOOL, required=False, description="Count synthetic test participants too."
 )
 
 
-def _flag(request, name: str) -> bool:
-    return request.query_params.get(name, "").strip().lower() in TRUE_VALUES
+class ResultsQuerySerializer(serializers.Serializer):
+    include_test = serializers.BooleanField(required=False, default=False)
+
+
+class ResponsesQuerySerializer(ResultsQuerySerializer):
+    raw_pid = serializers.BooleanField(required=False, default=False)
 
 
 class StudyResultsApi(ApiMixin, APIView):
@@ -32,7 +36,7 @@ class StudyResultsApi(ApiMixin, APIView):
 
     @extend_schema(
         operation_id="study_results",
-        parameters=[INCLUDE_TEST],
+        parameters=[STUDY_SLUG, INCLUDE_TEST],
         responses={
             200: OpenApiResponse(
                 OpenApiTypes.OBJECT,
@@ -52,7 +56,8 @@ class StudyResultsApi(ApiMixin, APIView):
     )
     def get(self, request, slug: str):
         study = get_object_or_404(Study, slug=slug)
-        return Response(study_results(study=study, include_test=_flag(request, "include_test")))
+        query = query_validate(ResultsQuerySerializer, request)
+        return Response(study_results(study=study, include_test=query["include_test"]))
 
 
 class ResponsePagination(PageNumberPagination):
@@ -67,13 +72,18 @@ class StudyResponsesApi(ApiMixin, APIView):
     @extend_schema(
         operation_id="study_responses",
         parameters=[
+            STUDY_SLUG,
             OpenApiParameter("format", OpenApiTypes.STR, enum=["json", "csv"], required=False),
             INCLUDE_TEST,
             OpenApiParameter(
                 "raw_pid", OpenApiTypes.BOOL, required=False, description="Add the raw Prolific id (personal data)."
             ),
             OpenApiParameter("page", OpenApiTypes.INT, required=False),
-            OpenApiParameter("page_size", OpenApiTypes.INT, required=False),
+            OpenApiParameter(
+                "page_size",
+                {"type": "integer", "minimum": 1, "maximum": ResponsePagination.max_page_size},
+                required=False,
+            ),
         ],
         responses={
             (200, "application/json"): OpenApiResponse(
@@ -93,7 +103,8 @@ class StudyResponsesApi(ApiMixin, APIView):
         fmt = request.query_params.get("format", "json")
         if fmt not in ("json", "csv"):
             raise ValidationError({"format": ["json or csv."]})
-        include_test, raw_pid = _flag(request, "include_test"), _flag(request, "raw_pid")
+        query = query_validate(ResponsesQuerySerializer, request)
+        include_test, raw_pid = query["include_test"], query["raw_pid"]
         if fmt == "csv":
             chunks = study_export_chunks(study=study, include_test=include_test, raw_pid=raw_pid)
             return streamed_download(chunks, filename=f"{study.slug}-responses.csv", fmt="csv")

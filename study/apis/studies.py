@@ -3,7 +3,8 @@
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
 from django.urls import path
-from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
@@ -19,6 +20,14 @@ from ..selectors import studies as selectors
 from ..services import imports
 from ..services import studies as services
 
+# The package's slug; the example is the one tests/study/factories.py imports, so a fuzz run reaches a study.
+STUDY_SLUG = OpenApiParameter(
+    "slug",
+    OpenApiTypes.STR,
+    OpenApiParameter.PATH,
+    description="The study's slug, from its package.",
+    examples=[OpenApiExample("A study", value="artworks")],
+)
 STUDY_IMPORTED = inline_serializer("StudyImported", fields={"slug": serializers.SlugField()})
 
 
@@ -113,6 +122,7 @@ class StudyDetailApi(ApiMixin, APIView):
 
     @extend_schema(
         operation_id="study_retrieve",
+        parameters=[STUDY_SLUG],
         responses={200: StudyDetailSerializer, **error_responses(401, 403, 404)},
     )
     def get(self, request, slug: str):
@@ -185,15 +195,17 @@ class StudyImportApi(ApiMixin, APIView):
         )
 
 
+class StudyTransitionInputSerializer(serializers.Serializer):
+    action = serializers.ChoiceField(choices=list(services.TRANSITIONS))
+
+
 class StudyTransitionApi(ApiMixin, APIView):
     permission_classes = [IsResearcher]
 
     @extend_schema(
         operation_id="study_transition",
-        request=inline_serializer(
-            "StudyTransitionInput",
-            fields={"action": serializers.ChoiceField(choices=list(services.TRANSITIONS))},
-        ),
+        parameters=[STUDY_SLUG],
+        request=StudyTransitionInputSerializer,
         responses={
             200: StudyDetailSerializer,
             409: OpenApiResponse(
@@ -206,11 +218,10 @@ class StudyTransitionApi(ApiMixin, APIView):
     def post(self, request, slug: str):
         """Launch, pause, resume or close a study."""
         study = _study_or_404(slug)
-        action = request.data.get("action", "")
-        if action not in services.TRANSITIONS:
-            return Response(
-                {"action": [f"Expected one of {', '.join(services.TRANSITIONS)}."]}, status=status.HTTP_400_BAD_REQUEST
-            )
+        # A serializer, not request.data.get(): the body may be a list, and the action an object.
+        serializer = StudyTransitionInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        action = serializer.validated_data["action"]
         try:
             services.study_transition(study=study, action=action, user=request.user)
         except services.StudyTransitionError as exc:

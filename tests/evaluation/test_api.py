@@ -101,6 +101,28 @@ def test_it_lists_and_adds_models_without_ever_holding_a_key(api, researcher, mo
     assert set(bad.json()) == {"base_url", "api_key_env"}
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"name": 0, "kind": "judge", "messages": [{"role": "user", "content": "{phrase}"}]},
+        {"name": "n", "kind": "judge", "messages": [{"role": "user", "content": 0}]},
+        {"name": "n", "kind": "judge", "messages": [{"role": "user", "content": "{phrase}"}], "reference": 1.5},
+    ],
+)
+def test_it_refuses_a_number_where_the_schema_says_text(api, body):
+    # DRF would store the number as its text; the schema says string, so it is the client's mistake.
+    response = api.post(url("prompt_list"), body, format="json")
+    assert response.status_code == 400
+    assert not PromptTemplate.objects.filter(name__in=["0", "n"]).exists()
+
+
+def test_it_refuses_an_item_filter_that_is_not_a_boolean(api, queued_run):
+    items = url("item_list", queued_run.pk)
+    assert api.get(items, {"cached": "maybe"}).status_code == 400
+    assert api.get(items, {"unscored": "2"}).status_code == 400
+    assert api.get(items, {"cached": "true", "unscored": "0"}).status_code == 200
+
+
 def test_it_lists_prompts_by_kind_and_adds_one(api):
     judges = api.get(url("prompt_list"), {"kind": "judge"}).json()
     # The four strategies, and the judge bias prompts (their paraphrases and the pairwise prompt), all ours but Fig. 7.

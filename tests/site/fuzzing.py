@@ -3,6 +3,12 @@
 One runner for the bounded CI test (tests/site/test_api_fuzz.py) and the longer
 `make fuzz` (VIVID_FUZZ_EXAMPLES=200): it counts the cases it sends and sorts
 every failed check by kind, so a report can be read before and after a fix.
+
+Beside the random cases, the cases of schemathesis' coverage phase (deterministic:
+boundaries, wrong types, missing fields, each input in turn). `make fuzz` sends them
+all; CI sends, per body field, the wrong type most likely to break a view that reads
+request.data by hand: an object or a list where the schema says otherwise
+(``{"action": {}}`` was a 500).
 """
 
 import os
@@ -21,6 +27,10 @@ from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
 from schemathesis.core import NotSet
 from schemathesis.core.failures import Failure, FailureGroup
+from schemathesis.generation.drivers import CoverageGenerator
+from schemathesis.generation.feedback import FeedbackSources
+from schemathesis.generation.meta import CoverageScenario
+from schemathesis.generation.overrides import Override
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
     negative_data_rejection,
@@ -73,6 +83,12 @@ def fuzz_examples() -> int:
     return int(os.environ.get("VIVID_FUZZ_EXAMPLES", CI_EXAMPLES))
 
 
+# VIVID_FUZZ_COVERAGE: "all" the coverage phase's cases (the default beyond CI's examples), or
+# "containers" (CI): per body field, one object or list where the schema wants something else.
+def fuzz_coverage() -> str:
+    return os.environ.get("VIVID_FUZZ_COVERAGE") or ("all" if fuzz_examples() > CI_EXAMPLES else "containers")
+
+
 @dataclass
 class FuzzReport:
     persona: str
@@ -116,7 +132,7 @@ def load_schema(app, headers: dict):
     return schemathesis.openapi.from_wsgi("/api/schema/?format=json", app, headers=headers)
 
 
-def fuzz_api(*, persona: str, token: str, max_examples: int, app) -> FuzzReport:
+def fuzz_api(*, persona: str, token: str, max_examples: int, app, coverage: str = "containers") -> FuzzReport:
     headers = {"Authorization": f"Token {token}"}
     schema = load_schema(app, headers)
     report = FuzzReport(persona=persona)
@@ -126,12 +142,55 @@ def fuzz_api(*, persona: str, token: str, max_examples: int, app) -> FuzzReport:
         if only and only not in operation.label:
             continue
         report.operations += 1
+        for case in coverage_cases(operation, coverage):
+            _send(case, operation, headers=headers, report=report)
         _fuzz_operation(operation, GenerationMode.POSITIVE, headers=headers, max_examples=max_examples, report=report)
         if _has_negative_cases(operation):
             _fuzz_operation(
                 operation, GenerationMode.NEGATIVE, headers=headers, max_examples=max_examples, report=report
             )
     return report
+
+
+def coverage_cases(operation, coverage: str) -> list:
+    """The coverage phase's cases of ``operation``: all of them, or one container per body field."""
+    modes = list(GenerationMode) if coverage == "all" else [GenerationMode.NEGATIVE]
+    generator = CoverageGenerator(
+        operation=operation,
+        generation_modes=modes,
+        generation_config=operation.schema.config.generation_for(operation=operation, phase="coverage"),
+        auth_storage=None,
+        override=Override(),
+        feedback=FeedbackSources(),
+    )
+    if coverage == "all":
+        return list(generator)
+    chosen: dict[str, object] = {}
+    for case in generator:
+        data = case.meta.phase.data
+        if data.scenario != CoverageScenario.INCORRECT_TYPE or data.parameter_location is None:
+            continue
+        if data.parameter_location.value != "body":
+            continue
+        value = _at(case.body, data.location)
+        # An object rather than a list where both are wrong: {} is unhashable and has no .strip().
+        if isinstance(value, dict) or (isinstance(value, list) and data.location not in chosen):
+            chosen[data.location] = case
+    return list(chosen.values())
+
+
+def _at(body, location: str | None):
+    """The value a coverage case's schema location ("/properties/a/items/type") puts wrong in ``body``."""
+    parts = (location or "").strip("/").split("/")
+    value = body
+    for kind, name in zip(parts[::2], parts[1::2], strict=False):
+        if kind == "properties" and isinstance(value, dict):
+            value = value.get(name)
+        elif kind == "items" and isinstance(value, list) and value:
+            value = value[0]
+        else:
+            return None
+    return value
 
 
 def _has_negative_cases(operation) -> bool:
@@ -157,28 +216,7 @@ def _fuzz_operation(operation, mode, *, headers, max_examples, report) -> None:
     )
     @given(case=operation.as_strategy(generation_mode=mode))
     def run(case):
-        # A failed request must not leave the transaction aborted for the cases after it (PostgreSQL).
-        savepoint = transaction.savepoint()
-        response = case.call(headers=headers)
-        if response.status_code >= 500:
-            transaction.savepoint_rollback(savepoint)
-            report.server_errors += 1
-        else:
-            transaction.savepoint_commit(savepoint)
-        report.cases += 1
-        try:
-            case.validate_response(response, checks=CHECKS, headers=headers)
-        except FailureGroup as group:
-            for failure in group.exceptions:
-                if _data_dependent_rejection(failure, operation.label, response):
-                    continue
-                sent = f" query {case.query!r}" if case.query else ""
-                sent += f" sent {str(case.body)[:200]!r}" if not isinstance(case.body, NotSet) else ""
-                detail = (
-                    f"{case.method} {case.formatted_path}{sent} -> {response.status_code}: {failure.message[:200]!r} "
-                    f"body {response.text[:300]!r}"
-                )
-                report.record(failure, operation.label, detail)
+        _send(case, operation, headers=headers, report=report)
 
     try:
         run()
@@ -186,6 +224,32 @@ def _fuzz_operation(operation, mode, *, headers, max_examples, report) -> None:
         # An operation with nothing to break (no parameters, no body) has no negative cases.
         if mode is not GenerationMode.NEGATIVE:
             raise
+
+
+def _send(case, operation, *, headers, report) -> None:
+    # A failed request must not leave the transaction aborted for the cases after it (PostgreSQL).
+    savepoint = transaction.savepoint()
+    response = case.call(headers=headers)
+    if response.status_code >= 500:
+        transaction.savepoint_rollback(savepoint)
+        report.server_errors += 1
+    else:
+        transaction.savepoint_commit(savepoint)
+    report.cases += 1
+    try:
+        case.validate_response(response, checks=CHECKS, headers=headers)
+    except FailureGroup as group:
+        for failure in group.exceptions:
+            if _data_dependent_rejection(failure, operation.label, response):
+                continue
+            sent = f" query {case.query!r}" if case.query else ""
+            sent += f" headers {case.headers!r}" if case.headers else ""
+            sent += f" sent {str(case.body)[:200]!r}" if not isinstance(case.body, NotSet) else ""
+            detail = (
+                f"{case.method} {case.formatted_path}{sent} -> {response.status_code}: {failure.message[:200]!r} "
+                f"body {response.text[:300]!r}"
+            )
+            report.record(failure, operation.label, detail)
 
 
 def _error_fields(body) -> set[str]:

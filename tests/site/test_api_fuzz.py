@@ -1,7 +1,9 @@
 """Every operation of /api/schema/ fuzzed as a researcher and as an annotator: no 5xx, every answer in the schema.
 
 Bounded for CI (a few derandomized examples per operation and mode, no
-shrinking); `make fuzz` runs the same with VIVID_FUZZ_EXAMPLES=200.
+shrinking, and per body field an object or a list where it wants something
+else); `make fuzz` runs the same with VIVID_FUZZ_EXAMPLES=200 and every case
+of schemathesis' coverage phase.
 """
 
 import os
@@ -10,17 +12,20 @@ import pytest
 from rest_framework.authtoken.models import Token
 
 from annotation.services.demo import demo_dataset_load, demo_round_ensure
+from tests.study.factories import make_study
 
-from .fuzzing import fuzz_api, fuzz_examples, in_process_requests
+from .fuzzing import fuzz_api, fuzz_coverage, fuzz_examples, in_process_requests
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def seeded(annotator_a, annotator_b, adjudicator, researcher):
-    """A dataset, a suggestion set and an open round, so ids the fuzzer draws sometimes exist."""
+    """A dataset, a suggestion set, an open round and a study, so ids the fuzzer draws sometimes exist
+    (the study's slug is the schema's example)."""
     demo_dataset_load(user=researcher)
     demo_round_ensure(user=researcher)
+    make_study()
 
 
 @pytest.fixture(autouse=True)
@@ -35,7 +40,9 @@ def test_it_answers_every_operation_within_the_schema(persona, seeded, request):
     user = request.getfixturevalue(persona)
     token = Token.objects.create(user=user)
     with in_process_requests() as app:
-        report = fuzz_api(persona=persona, token=token.key, max_examples=fuzz_examples(), app=app)
+        report = fuzz_api(
+            persona=persona, token=token.key, max_examples=fuzz_examples(), app=app, coverage=fuzz_coverage()
+        )
     print(report.summary())
     # Every operation of the schema, unless VIVID_FUZZ_ONLY narrows the run to reproduce a finding.
     assert report.operations > 50 or os.environ.get("VIVID_FUZZ_ONLY")

@@ -151,6 +151,18 @@ def test_it_pages_the_responses_over_the_api(scenario, researcher_client):
     assert researcher_client.get(url + "?format=xml").status_code == 400
 
 
+def test_it_refuses_flags_and_page_sizes_the_schema_does_not_allow(scenario, researcher_client):
+    results = reverse("study_api:results", args=[scenario.slug])
+    responses = reverse("study_api:responses", args=[scenario.slug])
+    for bad in (results + "?include_test=maybe", responses + "?raw_pid=2", responses + "?raw_pid=null"):
+        response = researcher_client.get(bad)
+        assert response.status_code == 400, bad
+    for bad in ("0", "1001", "0.5", "ten"):
+        response = researcher_client.get(responses + f"?page_size={bad}")
+        assert response.status_code == 400 and "page_size" in response.json(), bad
+    assert researcher_client.get(results + "?include_test=yes").json()["participants"]["completed"] == 4
+
+
 def test_it_says_what_the_intervals_resampled_on_the_page_and_in_the_json(scenario, researcher_client):
     url = reverse("study:results", args=[scenario.slug])
     html = researcher_client.get(url).content.decode()

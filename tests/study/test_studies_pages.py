@@ -457,6 +457,15 @@ def test_the_api_changes_the_status_or_says_why_not(api):
     assert response.status_code == 200 and response.json()["status"] == "live"
 
 
+@pytest.mark.parametrize("body", [{"action": {}}, {"action": ["launch"]}, {"action": None}, ["launch"], {}])
+def test_it_refuses_an_action_of_the_wrong_type_with_a_400(api, body):
+    draft(slug="api-typed")
+    url = reverse("study_api:study-transition", args=["api-typed"])
+    response = api.post(url, body, format="json")
+    assert response.status_code == 400
+    assert Study.objects.get(slug="api-typed").status == StudyStatus.DRAFT
+
+
 # --- Admin -------------------------------------------------------------------------------------
 
 
