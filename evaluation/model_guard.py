@@ -14,9 +14,10 @@ import importlib
 import ipaddress
 import logging
 import os
+import posixpath
 import re
 import socket
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from django.conf import settings
 from django.utils.translation import gettext as _
@@ -25,6 +26,8 @@ logger = logging.getLogger(__name__)
 
 KEY_ENV_PREFIX = "VIVID_MODEL_KEY_"
 ERROR_TEXT_MAX_CHARS = 500
+# Where the openai client sends requests when a model has no base URL.
+OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 # Secrets of the deployment that no setting may hand to a model, on top of every variable
 # vivid_site/settings.py reads (found by reading its source, so a new setting is covered).
@@ -138,9 +141,38 @@ def _listed_prefix(url, entry: str) -> bool:
         or not ports_match
     ):
         return False
-    prefix = listed.path.rstrip("/")
+    if path_problem(url.path) or url.query or url.fragment:
+        return False
+    prefix = _normal_path(listed.path).rstrip("/")
+    path = _normal_path(url.path)
     # A path boundary: "/v1" lists "/v1/..." but not "/v10".
-    return url.path == prefix or url.path.startswith(prefix + "/") or not prefix
+    return path == prefix or path.startswith(prefix + "/") or not prefix
+
+
+def _normal_path(path: str) -> str:
+    """The path a server ends up serving: percent-decoded, dot segments resolved, slashes collapsed
+    (posixpath keeps a leading "//", which some servers read as one slash)."""
+    normal = posixpath.normpath("/" + unquote(path).replace("\\", "/"))
+    return re.sub(r"/{2,}", "/", normal)
+
+
+def path_problem(path: str) -> str | None:
+    """Why a base URL's path is ambiguous, or None. The HTTP client resolves "/v1/../admin" to
+    "/admin", and servers decode "%2e%2e", read a backslash as a slash or collapse "//", so a path
+    written that way would be checked as one path and served as another."""
+    lowered = path.lower()
+    segments = unquote(path).replace("\\", "/").split("/")
+    if (
+        "\\" in path
+        or any(code in lowered for code in ("%2e", "%2f", "%5c"))
+        or "//" in path
+        or any(segment in {".", ".."} for segment in segments)
+    ):
+        return _(
+            "the path %(path)s is ambiguous: a base URL may not contain '.' or '..' segments, '//', "
+            "backslashes or percent-encoded dots, slashes or backslashes"
+        ) % {"path": path}
+    return None
 
 
 def _allow_listed(*, host: str, port: int | None, addresses: list, url=None) -> bool:
@@ -232,6 +264,12 @@ def base_url_problem(base_url: str) -> str | None:
         return _("not a valid URL")
     if url.username is not None or url.password is not None:
         return _("a base URL may not carry a user name or password; name the key's variable instead")
+    if "\\" in base_url:
+        # Parsers disagree on a backslash: "http://a.org\@b.org" is a.org to some and b.org to others.
+        return _("a base URL may not contain a backslash")
+    ambiguous = path_problem(url.path)
+    if ambiguous:
+        return ambiguous
     if _allow_listed(host=url.hostname or "", port=None, addresses=[], url=url):
         return None
     if url.scheme.lower() not in {"http", "https"}:
@@ -257,10 +295,88 @@ def base_url_problem(base_url: str) -> str | None:
     return None
 
 
+def _host_key(host: str) -> str:
+    """A host as MODEL_KEY_HOSTS compares it: lower case, no brackets or trailing dot, an IP address
+    in its canonical form, a name in its ASCII (IDNA) form, as the HTTP client sends it."""
+    host = (host or "").strip().lower().strip("[]").rstrip(".")
+    try:
+        return str(ipaddress.ip_address(host.split("%", 1)[0]))
+    except ValueError:
+        pass
+    try:
+        return host.encode("idna").decode("ascii")
+    except UnicodeError:
+        return host
+
+
+def _is_loopback_host(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return (_embedded_v4(address) or address).is_loopback
+
+
+def key_hosts(name: str) -> tuple[str, ...]:
+    """The hosts MODEL_KEY_HOSTS lets the key in the variable ``name`` be sent to."""
+    return tuple(_host_key(host) for host in settings.MODEL_KEY_HOSTS.get(name, ()))
+
+
+def key_host_problem(name: str, host: str) -> str | None:
+    """Why the key in the variable ``name`` may not be sent to ``host``, or None when it may: only
+    to a host MODEL_KEY_HOSTS binds to that variable, or to loopback outside production."""
+    if not name:
+        return None
+    target = _host_key(host)
+    allowed = key_hosts(name)
+    loopback = bool(settings.MODEL_ALLOW_LOOPBACK)
+    if target and (target in allowed or (loopback and _is_loopback_host(target))):
+        return None
+    shown = host or "-"
+    if allowed:
+        return _(
+            "the key in %(name)s may be sent only to %(hosts)s%(loopback)s, not to %(host)s; an administrator "
+            "may bind it to more hosts in MODEL_KEY_HOSTS (e.g. MODEL_KEY_HOSTS=%(name)s=%(hosts_list)s,%(host)s)"
+        ) % {
+            "name": name,
+            "hosts": ", ".join(allowed),
+            "hosts_list": ",".join(allowed),
+            "loopback": _(" and loopback addresses") if loopback else "",
+            "host": shown,
+        }
+    return _(
+        "%(name)s is bound to no host in MODEL_KEY_HOSTS, so its key may be sent %(reach)s, not to %(host)s; "
+        "an administrator may bind it in MODEL_KEY_HOSTS (e.g. MODEL_KEY_HOSTS=%(name)s=%(host)s)"
+    ) % {
+        "name": name,
+        "reach": _("only to loopback addresses") if loopback else _("to no host"),
+        "host": shown,
+    }
+
+
+def key_binding_problem(api_key_env: str, base_url: str) -> str | None:
+    """Why a model reading its key from ``api_key_env`` may not send it to ``base_url`` (the openai
+    client's default when empty), or None."""
+    if not api_key_env:
+        return None
+    try:
+        host = urlsplit((base_url or "").strip() or os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT_BASE_URL)
+        hostname = host.hostname or ""
+    except ValueError:
+        return None  # base_url_problem says what is wrong with the URL
+    return key_host_problem(api_key_env, hostname)
+
+
 def model_problems(model) -> dict[str, str]:
     """The refusals of a model's API key variable and base URL, by field."""
     problems = {}
-    key = api_key_env_problem((model.api_key_env or "").strip())
+    key_env = (model.api_key_env or "").strip()
+    key = api_key_env_problem(key_env)
+    # The local transformers provider reads no key and sends nothing.
+    if not key and getattr(model, "provider", "") != "transformers":
+        key = key_binding_problem(key_env, model.base_url or "")
     if key:
         problems["api_key_env"] = key
     url = base_url_problem(model.base_url or "")
@@ -332,15 +448,45 @@ def _connect_check(host: str, port: int) -> list:
     return addresses
 
 
-def guarded_http_client(*, timeout: float):
-    """An HTTP client for the openai SDK that checks the address of every connection it opens.
+class KeyHostRefused(EndpointRefused):
+    """A request that would have carried a key to a host MODEL_KEY_HOSTS does not bind it to."""
+
+
+def _key_binding_hook(*, api_key_env: str, api_key: str):
+    """A request hook refusing to send the key to a host it is not bound to.
+
+    httpx runs request hooks for every request it sends, each redirect included, with the headers
+    that will go out: a redirect to another host loses the Authorization header in httpx itself,
+    and whatever carries the key anyway (a same-origin request after MODEL_KEY_HOSTS changed, a
+    future client that keeps the header) is stopped here. The settings are read per request, so a
+    cached client obeys the current binding.
+    """
+    import httpx2
+
+    def check(request) -> None:
+        headers = request.headers
+        if "authorization" not in headers and not (api_key and any(api_key in value for value in headers.values())):
+            return
+        host = request.url.raw_host.decode("ascii", "replace")
+        problem = key_host_problem(api_key_env, host)
+        if problem:
+            logger.warning("request to %s with the key in %s refused: not bound to that host", host, api_key_env)
+            # A request error, so the SDK reports it as a connection error carrying the refusal.
+            raise httpx2.ConnectError(str(problem), request=request) from KeyHostRefused(problem)
+
+    return check
+
+
+def guarded_http_client(*, timeout: float, api_key_env: str = "", api_key: str = ""):
+    """An HTTP client for the openai SDK that checks the address of every connection it opens and,
+    given the key and its variable, the host of every request that would carry the key.
 
     The check at registration and at run start resolves the name once; the client resolves it
     again for each new connection and follows redirects, so a name re-pointed in between (DNS
     rebinding) or a redirect to a metadata address would slip past. Here the socket connects
     only to an address that was just checked. With an HTTP(S) proxy in the environment the proxy
-    makes the connections, so the SDK's own client (which honours the proxy) is used instead
-    (None): egress rules then belong to the proxy.
+    makes the connections, so the client connects through it (as the SDK's own would) with no
+    address check: egress rules then belong to the proxy. The key's binding holds either way.
     """
     import urllib.request
 
@@ -348,8 +494,9 @@ def guarded_http_client(*, timeout: float):
     import httpx2
     import openai
 
+    hooks = {"request": [_key_binding_hook(api_key_env=api_key_env, api_key=api_key)]} if api_key_env else {}
     if {"http", "https", "all"} & set(urllib.request.getproxies()):
-        return None
+        return openai.DefaultHttpxClient(timeout=timeout, event_hooks=hooks)
 
     class GuardedBackend(httpcore2.SyncBackend):
         def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
@@ -374,4 +521,4 @@ def guarded_http_client(*, timeout: float):
     # httpx offers no public way to hand its pool a network backend; the pool reads this attribute
     # for every new connection.
     transport._pool._network_backend = GuardedBackend()
-    return openai.DefaultHttpxClient(transport=transport, timeout=timeout)
+    return openai.DefaultHttpxClient(transport=transport, timeout=timeout, event_hooks=hooks)

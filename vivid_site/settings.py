@@ -6,7 +6,9 @@ services and no keys. The helpers below refuse malformed values at start-up
 instead of letting a typo turn into a silent default.
 """
 
+import ipaddress
 import os
+import re
 from datetime import timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -372,6 +374,65 @@ MODEL_API_KEY_ENVS = env_list("MODEL_API_KEY_ENVS", ["OPENAI_API_KEY"])
 MODEL_BASE_URL_ALLOW = env_list("MODEL_BASE_URL_ALLOW", [])
 # Development and tests talk to local servers (vLLM, Ollama, the fake OpenAI server).
 MODEL_ALLOW_LOOPBACK = not PRODUCTION
+
+# The hosts each key variable may be sent to (a researcher chooses the base URL, so without this
+# the server's OpenAI key would go to any public host they name). These are the well-known
+# providers' OpenAI-compatible API hosts; a variable outside MODEL_API_KEY_ENVS is never read anyway.
+DEFAULT_MODEL_KEY_HOSTS: dict[str, tuple[str, ...]] = {
+    "OPENAI_API_KEY": ("api.openai.com",),
+    "ANTHROPIC_API_KEY": ("api.anthropic.com",),
+    "GROQ_API_KEY": ("api.groq.com",),
+    "TOGETHER_API_KEY": ("api.together.xyz",),
+    "MISTRAL_API_KEY": ("api.mistral.ai",),
+    "OPENROUTER_API_KEY": ("openrouter.ai",),
+    "DEEPSEEK_API_KEY": ("api.deepseek.com",),
+    "GEMINI_API_KEY": ("generativelanguage.googleapis.com",),
+    "FIREWORKS_API_KEY": ("api.fireworks.ai",),
+    "XAI_API_KEY": ("api.x.ai",),
+    "PERPLEXITY_API_KEY": ("api.perplexity.ai",),
+    "DEEPINFRA_API_KEY": ("api.deepinfra.com",),
+    "CEREBRAS_API_KEY": ("api.cerebras.ai",),
+}
+_HOST_LABEL = r"(?!-)[a-z0-9-]{1,63}(?<!-)"
+_HOST_NAME = re.compile(rf"{_HOST_LABEL}(\.{_HOST_LABEL})*\.?")
+
+
+def _key_host(raw: str) -> str:
+    """One host of MODEL_KEY_HOSTS in the form the guard compares: lower case, no trailing dot,
+    an IP address in its canonical form (``[::1]`` and ``::1`` alike)."""
+    host = raw.strip().lower().strip("[]")
+    try:
+        return str(ipaddress.ip_address(host))
+    except ValueError:
+        pass
+    if not _HOST_NAME.fullmatch(host):
+        raise ImproperlyConfigured(
+            f"MODEL_KEY_HOSTS: {raw!r} is not a host name or IP address (no scheme, port, path or wildcard)."
+        )
+    return host.rstrip(".")
+
+
+def parse_key_hosts(raw: str, defaults: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+    """``NAME=host[,host...];NAME=...``: each variable named replaces its default hosts (``NAME=``
+    sends its key nowhere); the defaults of the variables not named stay."""
+    bound = dict(defaults)
+    named: dict[str, list[str]] = {}
+    for entry in raw.split(";"):
+        if not entry.strip():
+            continue
+        name, equals, hosts = entry.partition("=")
+        name = name.strip()
+        if not equals or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise ImproperlyConfigured(
+                f"MODEL_KEY_HOSTS: {entry.strip()!r} is not NAME=host[,host...] (entries are separated by ';')."
+            )
+        listed = named.setdefault(name, [])
+        listed.extend(h for h in (_key_host(host) for host in hosts.split(",") if host.strip()) if h not in listed)
+    bound.update({name: tuple(hosts) for name, hosts in named.items()})
+    return bound
+
+
+MODEL_KEY_HOSTS = parse_key_hosts(env_str("MODEL_KEY_HOSTS", ""), DEFAULT_MODEL_KEY_HOSTS)
 
 # The artwork preference study (study/).
 # Sentence embeddings: a sentence-transformers model id or folder; empty means the

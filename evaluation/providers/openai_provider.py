@@ -156,7 +156,8 @@ class OpenAIProvider(Provider):
     @classmethod
     def for_config(cls, model_config) -> OpenAIProvider:
         # The last line of defence: whatever path led here, a forbidden variable is never
-        # read and a forbidden address never gets a request.
+        # read, a key never goes to a host it is not bound to (MODEL_KEY_HOSTS; the client checks
+        # each request again) and a forbidden address never gets a request.
         refusal = model_refusal(model_config)
         if refusal:
             raise ClientError(refusal)
@@ -173,7 +174,8 @@ class OpenAIProvider(Provider):
         api_key = api_key or PLACEHOLDER_KEY
         base_url = model_config.base_url or None
         timeout = float(model_config.timeout)
-        cache_key = (base_url, hashlib.sha256(api_key.encode()).hexdigest(), timeout)
+        # The variable is part of the key: the client's request hook holds the hosts it is bound to.
+        cache_key = (base_url, env_name, hashlib.sha256(api_key.encode()).hexdigest(), timeout)
         with _CLIENTS_LOCK:
             client = _CLIENTS.get(cache_key)
             if client is None:
@@ -182,7 +184,7 @@ class OpenAIProvider(Provider):
                     api_key=api_key,
                     timeout=timeout,
                     max_retries=0,
-                    http_client=guarded_http_client(timeout=timeout),
+                    http_client=guarded_http_client(timeout=timeout, api_key_env=env_name, api_key=api_key),
                 )
                 _CLIENTS[cache_key] = client
         return cls(client=client, model_id=model_config.model_id, base_url=str(client.base_url))

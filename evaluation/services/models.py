@@ -6,7 +6,7 @@ from django.utils.translation import gettext as _
 
 from core.services.idempotency import idempotent_create
 
-from ..model_guard import api_key_env_problem, base_url_problem
+from ..model_guard import api_key_env_problem, base_url_problem, key_binding_problem
 from ..models import MAX_CONCURRENCY, ModelConfig, ModelSlot, ModelThrottle, PromptKind, PromptTemplate, Provider
 
 MODEL_IDEMPOTENCY_SCOPE = "evaluation.model"
@@ -92,6 +92,8 @@ def _model_create(
     if not model_id:
         errors["model_id"] = _("a model id is required")
     key_problem = api_key_env_problem(api_key_env)
+    if not key_problem and provider == Provider.OPENAI:
+        key_problem = key_binding_problem(api_key_env, base_url)
     if key_problem:
         errors["api_key_env"] = key_problem
     url_problem = base_url_problem(base_url)

@@ -312,15 +312,18 @@ def test_it_refuses_credentials_in_the_url():
     assert "user name or password" in model_guard.base_url_problem("http://user:pw@127.0.0.1:8000/v1")
 
 
-def test_it_sends_nothing_to_a_stored_model_whose_address_is_now_refused(production, fake_openai, dataset):
-    model = stored_model(fake_openai)
-
-    with pytest.raises(ClientError, match="a loopback address"):
+def assert_refused_on_every_path(model, dataset, match: str) -> None:
+    """The provider, a single completion and a run start all refuse ``model``, saying ``match``."""
+    with pytest.raises(ClientError, match=match):
         provider_for(model)
-    with pytest.raises(ClientError, match="a loopback address"):
+    with pytest.raises(ClientError, match=match):
         model_complete(model=model, messages=HELLO)
-    with pytest.raises(ValidationError):
+    with pytest.raises(ValidationError, match=match):
         run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=dataset)
+
+
+def test_it_sends_nothing_to_a_stored_model_whose_address_is_now_refused(production, fake_openai, dataset):
+    assert_refused_on_every_path(stored_model(fake_openai), dataset, "a loopback address")
 
     assert fake_openai.count == 0
 

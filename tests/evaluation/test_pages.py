@@ -149,6 +149,10 @@ def test_it_lists_models_with_the_key_variable_name_but_never_its_value(
     researcher_client, model, monkeypatch, settings
 ):
     settings.MODEL_BASE_URL_ALLOW = ["llm.example.org"]  # listed, so never resolved: tests stay offline
+    settings.MODEL_KEY_HOSTS = {
+        "VIVID_MODEL_KEY_TEST": ("llm.example.org",),
+        "VIVID_MODEL_KEY_TEST_MISSING": ("llm.example.org",),
+    }
     make_model(
         "remote",
         base_url="https://llm.example.org/v1",
