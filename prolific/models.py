@@ -123,6 +123,8 @@ class ProlificSubmission(models.Model):
 
 class BonusBatchStatus(models.TextChoices):
     CREATED = "CREATED", _("Created, not paid")
+    # Pay was pressed on the page: a worker's task sends it (nothing has left yet).
+    QUEUED = "QUEUED", _("Waiting for the worker to pay")
     # Recorded before the pay request leaves: a batch in SENDING or SENT is never sent again.
     SENDING = "SENDING", _("Pay request sent, answer unknown")
     SENT = "SENT", _("Paid")
@@ -144,6 +146,8 @@ class BonusBatch(models.Model):
     error = models.TextField(blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
+    # When Pay was pressed on the page (the worker has not claimed it yet while QUEUED).
+    queued_at = models.DateTimeField(null=True, blank=True)
     sent_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

@@ -3,13 +3,14 @@
 ``prolific.sync`` re-enqueues itself every PROLIFIC_SYNC_SECONDS while the study is live and has
 a Prolific study; a hold in the database (ProlificSyncChain) keeps one chain per study however
 often, and from however many processes, publish starts it.
-``prolific.bonus_pay`` may be delivered twice (acks_late): the service never pays a batch twice.
+``prolific.bonus_pay`` pays a batch the page queued; it may be delivered twice (acks_late): it pays only a
+batch still QUEUED, which it moves to SENDING before the request leaves, so never twice.
 """
 
 from celery import shared_task
 from django.conf import settings
 
-from .services import bonus_batch_pay_by_id, prolific_sync_scheduled
+from .services import bonus_batch_pay_queued, prolific_sync_scheduled
 from .services.sync import sync_chain_claim, sync_chain_end, sync_chain_extend
 
 
@@ -43,4 +44,4 @@ def prolific_sync_start(study_id: int) -> bool:
 
 @shared_task(name="prolific.bonus_pay")
 def prolific_bonus_pay_task(batch_id: int) -> None:
-    bonus_batch_pay_by_id(batch_id=batch_id)
+    bonus_batch_pay_queued(batch_id=batch_id)

@@ -2,6 +2,7 @@
 
 from .bodies import completion_codes, external_study_url, prolific_study_bodies, reward_minor_units, site_url
 from .studies import (
+    bonus_batch_of,
     bonus_batches_of,
     prolific_calls_of,
     prolific_configured,
@@ -13,9 +14,11 @@ from .studies import (
     prolific_submissions_of,
     prolific_webhook_secret_configured,
     webhook_refusals_recent,
+    worker_hint,
 )
 
 __all__ = [
+    "bonus_batch_of",
     "bonus_batches_of",
     "completion_codes",
     "external_study_url",
@@ -32,4 +35,5 @@ __all__ = [
     "reward_minor_units",
     "site_url",
     "webhook_refusals_recent",
+    "worker_hint",
 ]

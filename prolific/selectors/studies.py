@@ -11,7 +11,15 @@ from django.utils import timezone
 from study.models import Participant, ParticipantStatus, Study
 
 from ..client import api_token
-from ..models import ApiCall, BonusBatch, ProlificStudy, ProlificSubmission, SubmissionStatus, WebhookRefusalCount
+from ..models import (
+    ApiCall,
+    BonusBatch,
+    BonusBatchStatus,
+    ProlificStudy,
+    ProlificSubmission,
+    SubmissionStatus,
+    WebhookRefusalCount,
+)
 
 # Submissions a researcher reviews: finished on Prolific's side, whatever the review's outcome.
 REVIEWED_STATUSES = (
@@ -122,8 +130,45 @@ def prolific_calls_of(*, study: Study, limit: int = 200) -> list[ApiCall]:
     return list(ApiCall.objects.filter(study=study).order_by("-created_at", "-pk")[:limit])
 
 
+# What the page tells a researcher to run when no worker picks a payment up (as the run pages do).
+WORKER_COMMAND = ".venv/bin/celery -A vivid_site worker -l info"
+# The states in which a batch's row on the page polls for its next one.
+BONUS_IN_FLIGHT = ("queued", "no_worker", "sending")
+
+
+def bonus_batch_state(*, batch: BonusBatch) -> str:
+    """What the page says of a batch: created, queued, no_worker (queued for longer than EVAL_NO_WORKER_SECONDS),
+    sending (Prolific's answer awaited), unknown (sent, no clear answer: check Prolific), sent or failed."""
+    now = timezone.now()
+    if batch.status == BonusBatchStatus.QUEUED:
+        waited = (now - (batch.queued_at or now)).total_seconds()
+        return "no_worker" if waited > settings.EVAL_NO_WORKER_SECONDS else "queued"
+    if batch.status == BonusBatchStatus.SENDING:
+        # Past the task's hard time limit nobody is waiting for the answer any more.
+        waited = (now - (batch.sent_at or now)).total_seconds()
+        return "sending" if not batch.error and waited <= settings.CELERY_TASK_TIME_LIMIT else "unknown"
+    return str(batch.status).lower()
+
+
+def worker_hint() -> dict:
+    return {"no_worker_seconds": settings.EVAL_NO_WORKER_SECONDS, "worker_command": WORKER_COMMAND}
+
+
+def _with_state(batch: BonusBatch) -> BonusBatch:
+    batch.state = bonus_batch_state(batch=batch)
+    batch.in_flight = batch.state in BONUS_IN_FLIGHT
+    return batch
+
+
 def bonus_batches_of(*, study: Study) -> list[BonusBatch]:
-    return list(BonusBatch.objects.filter(prolific_study__study=study).select_related("prolific_study").order_by("-pk"))
+    rows = BonusBatch.objects.filter(prolific_study__study=study).select_related("prolific_study").order_by("-pk")
+    return [_with_state(batch) for batch in rows]
+
+
+def bonus_batch_of(*, study: Study, pk: int) -> BonusBatch | None:
+    """The study's batch of that id, with its state for the page, or None (another study's batch is none of it)."""
+    batch = BonusBatch.objects.filter(prolific_study__study=study, pk=pk).select_related("prolific_study").first()
+    return _with_state(batch) if batch is not None else None
 
 
 def submissions_by_participant(*, study: Study) -> dict[str, ProlificSubmission]:

@@ -1,6 +1,13 @@
 """Writes of the Prolific integration, shared by the pages, the webhook, the commands and the tasks."""
 
-from .bonuses import BonusFileError, bonus_batch_create, bonus_batch_pay, bonus_batch_pay_by_id, bonus_rows_validate
+from .bonuses import (
+    BonusFileError,
+    bonus_batch_create,
+    bonus_batch_pay,
+    bonus_batch_pay_queued,
+    bonus_batch_pay_request,
+    bonus_rows_validate,
+)
 from .studies import prolific_study_create, prolific_study_publish, prolific_study_refresh
 from .submissions import (
     BULK_APPROVE_BATCH,
@@ -26,7 +33,8 @@ __all__ = [
     "WebhookSignatureError",
     "bonus_batch_create",
     "bonus_batch_pay",
-    "bonus_batch_pay_by_id",
+    "bonus_batch_pay_queued",
+    "bonus_batch_pay_request",
     "bonus_rows_validate",
     "prolific_hooks_register",
     "prolific_hooks_secret_create",

@@ -1,15 +1,21 @@
 """Bonus batches, paid exactly once.
 
 Prolific's pay endpoint is not idempotent: paying a bulk bonus twice pays the participants twice.
-So a batch moves CREATED -> SENDING in one guarded UPDATE, committed before the pay request
-leaves; only the caller whose UPDATE changed the row sends it. A batch in SENDING or SENT is never
-sent again, whatever happens next (the command run twice, a worker retried, the answer lost):
+So a batch moves to SENDING in one guarded UPDATE, committed before the pay request leaves; only
+the caller whose UPDATE changed the row sends it. A batch in SENDING or SENT is never sent again,
+whatever happens next (the command run twice, a worker's task delivered twice, the answer lost):
 a pay whose answer is unknown stays SENDING for a person to check in Prolific's web app.
 Only a refusal (a 4xx: nothing was paid) moves it to FAILED, from which it may be paid again.
+
+The page never calls Prolific itself (the client may wait minutes on a rate limit): Pay moves the
+batch CREATED (or FAILED) -> QUEUED and a worker's task claims it QUEUED -> SENDING and pays it.
+A task claims only a QUEUED batch, so a late redelivery never sends a batch again, nor retries one
+Prolific refused. ``prolific_bonus --pay`` pays in its own process, from CREATED, FAILED or QUEUED.
 """
 
 import hashlib
 import json
+import logging
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 from django.conf import settings
@@ -17,14 +23,20 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from core.csv_writer import csv_text
 from core.tables import TableError, cell, read_table
 from study.models import Study
 
-from ..client import ProlificApiError, ProlificClient, ProlificError
+from ..client import ProlificApiError, ProlificClient, ProlificError, ProlificNotConfigured
 from ..models import BonusBatch, BonusBatchStatus
 from ..selectors.studies import submissions_by_participant
 
+logger = logging.getLogger(__name__)
+
 COLUMNS = ("participant_id", "amount")
+# What the page may queue and what ``prolific_bonus --pay`` may pay; a task pays only QUEUED.
+PAYABLE = (BonusBatchStatus.CREATED, BonusBatchStatus.FAILED)
+COMMAND_PAYABLE = (*PAYABLE, BonusBatchStatus.QUEUED)
 CENT = Decimal("0.01")
 
 
@@ -133,8 +145,8 @@ def bonus_rows_validate(*, study: Study, file_or_text) -> dict:
 
 
 def bonus_csv(rows: list[dict]) -> str:
-    """Prolific's csv_bonuses: '<participant_id>,<amount>' lines, amounts in the major unit."""
-    return "".join(f"{row['participant_id']},{row['amount']}\n" for row in rows)
+    """Prolific's csv_bonuses: '<participant_id>,<amount>' lines, amounts in the major unit (no header)."""
+    return csv_text(None, ([row["participant_id"], row["amount"]] for row in rows))
 
 
 def bonus_batch_create(*, study: Study, file_or_text, user=None) -> BonusBatch:
@@ -210,17 +222,21 @@ def minor_to_major(value) -> Decimal | None:
 
 
 def bonus_batch_pay(*, batch: BonusBatch) -> BonusBatch:
-    """Pay a batch once: the SENDING claim is committed before the pay request; a batch already
-    SENDING or SENT is returned unchanged, never sent again.
+    """Pay a batch once, in this process (``prolific_bonus --pay``): the SENDING claim is committed before
+    the pay request; a batch already SENDING or SENT is returned unchanged, never sent again.
 
     Call it outside any transaction: the claim must be committed before the request leaves.
     """
+    return _pay(batch=batch, claimable=COMMAND_PAYABLE)
+
+
+def _pay(*, batch: BonusBatch, claimable: tuple[str, ...]) -> BonusBatch:
     batch.refresh_from_db()
     if not batch.prolific_id:
         raise ProlificError(_("This bonus batch has no Prolific record yet: create it again from its file."))
     client = ProlificClient(study=batch.prolific_study.study)
     claimed = (
-        BonusBatch.objects.filter(pk=batch.pk, status__in=(BonusBatchStatus.CREATED, BonusBatchStatus.FAILED))
+        BonusBatch.objects.filter(pk=batch.pk, status__in=claimable)
         .exclude(prolific_id="")
         .update(status=BonusBatchStatus.SENDING, sent_at=timezone.now(), error="")
     )
@@ -236,20 +252,67 @@ def bonus_batch_pay(*, batch: BonusBatch) -> BonusBatch:
                 status=BonusBatchStatus.FAILED, error=exc.message[:2000]
             )
         else:
-            BonusBatch.objects.filter(pk=batch.pk, status=BonusBatchStatus.SENDING).update(
-                error=_(
-                    "The pay request got no clear answer (%(error)s): it may have been paid. Check the bonuses in "
-                    "Prolific's web app; this batch is never sent again from here."
-                )
-                % {"error": str(exc)}
-            )
+            _answer_unknown(batch, str(exc))
         batch.refresh_from_db()
+        raise
+    except BaseException as exc:
+        # A time limit or a shutdown while the request was out: it may have been paid.
+        _answer_unknown(batch, type(exc).__name__)
         raise
     BonusBatch.objects.filter(pk=batch.pk, status=BonusBatchStatus.SENDING).update(status=BonusBatchStatus.SENT)
     batch.refresh_from_db()
     return batch
 
 
-def bonus_batch_pay_by_id(*, batch_id: int) -> BonusBatch | None:
+def _answer_unknown(batch: BonusBatch, error: str) -> None:
+    BonusBatch.objects.filter(pk=batch.pk, status=BonusBatchStatus.SENDING).update(
+        error=_(
+            "The pay request got no clear answer (%(error)s): it may have been paid. Check the bonuses in "
+            "Prolific's web app; this batch is never sent again from here."
+        )
+        % {"error": error}
+    )
+
+
+def bonus_batch_pay_request(*, batch: BonusBatch) -> bool:
+    """Pay from the page: queue the batch for a worker's task (CREATED or FAILED -> QUEUED), sending nothing
+    here. False when it was not payable (a double click or a second tab: already queued, sending or paid)."""
+    if not batch.prolific_id:
+        raise ProlificError(_("This bonus batch has no Prolific record yet: create it again from its file."))
+    with transaction.atomic():
+        queued = (
+            BonusBatch.objects.filter(pk=batch.pk, status__in=PAYABLE)
+            .exclude(prolific_id="")
+            .update(status=BonusBatchStatus.QUEUED, queued_at=timezone.now(), error="")
+        )
+        if queued:
+            transaction.on_commit(lambda: bonus_batch_pay_enqueue(batch.pk))
+    batch.refresh_from_db()
+    return bool(queued)
+
+
+def bonus_batch_pay_enqueue(batch_id: int) -> None:
+    from ..tasks import prolific_bonus_pay_task
+
+    prolific_bonus_pay_task.delay(batch_id)
+
+
+def bonus_batch_pay_queued(*, batch_id: int) -> BonusBatch | None:
+    """The worker's side of ``bonus_batch_pay_request``: pays the batch if it is still QUEUED, once.
+
+    Prolific's refusal, or an answer that never came, is recorded on the batch for the page, not raised.
+    """
     batch = BonusBatch.objects.filter(pk=batch_id).select_related("prolific_study__study").first()
-    return bonus_batch_pay(batch=batch) if batch is not None else None
+    if batch is None or batch.status != BonusBatchStatus.QUEUED:
+        return batch
+    try:
+        return _pay(batch=batch, claimable=(BonusBatchStatus.QUEUED,))
+    except ProlificNotConfigured as exc:
+        # The worker's environment lacks the token the web server has: nothing was sent.
+        BonusBatch.objects.filter(pk=batch.pk, status=BonusBatchStatus.QUEUED).update(
+            status=BonusBatchStatus.FAILED, error=str(exc)
+        )
+    except ProlificError as exc:
+        logger.warning("Prolific bonus batch %s: %s", batch.pk, exc)
+    batch.refresh_from_db()
+    return batch

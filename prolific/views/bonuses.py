@@ -1,4 +1,5 @@
-"""Bonuses on the study's Prolific page: a CSV becomes a batch with its total cost; "Pay" sends it once, ever."""
+"""Bonuses on the study's Prolific page: a CSV becomes a batch with its total cost; "Pay" queues it for a worker,
+which sends it once, ever; the batch's row follows it (htmx) until Prolific has answered."""
 
 from django.contrib import messages
 from django.shortcuts import render
@@ -10,12 +11,9 @@ from core.roles import RESEARCHER
 
 from .. import selectors, services
 from ..forms import BonusPayForm, BonusUploadForm
-from ..models import BonusBatchStatus
+from ..services.bonuses import PAYABLE
 from . import back, call_prolific, study_or_404
 from .studies import page_context
-
-# A batch Prolific refused outright (FAILED) was not paid and may be sent again; SENDING and SENT never are.
-PAYABLE = (BonusBatchStatus.CREATED, BonusBatchStatus.FAILED)
 
 
 @require_POST
@@ -51,32 +49,26 @@ def prolific_bonus_pay(request, slug: str):
             for error in errors:
                 messages.error(request, error)
         return back(study)
-    batch = next((b for b in selectors.bonus_batches_of(study=study) if b.pk == form.cleaned_data["batch"]), None)
+    batch = selectors.bonus_batch_of(study=study, pk=form.cleaned_data["batch"])
     if batch is None:
         messages.error(request, _("No such bonus batch of this study."))
         return back(study)
-    if batch.status not in PAYABLE:
-        # A double click or a second tab: the batch left CREATED with the first request and is never sent again.
+    # A double click or a second tab: the batch left CREATED with the first request and is never sent again.
+    queued = batch.status in PAYABLE and call_prolific(
+        request,
+        would=_("It would pay bonus batch %(n)s (total %(total)s).") % {"n": batch.pk, "total": batch.total_amount},
+        call=lambda: services.bonus_batch_pay_request(batch=batch),
+    )
+    if queued:
+        messages.success(
+            request,
+            _("Bonus batch %(n)s is being paid: a worker sends it to Prolific, and its row below shows the answer.")
+            % {"n": batch.pk},
+        )
+    elif queued is not None:
         messages.info(
             request,
             _("Bonus batch %(n)s is %(status)s; it is never sent twice.")
             % {"n": batch.pk, "status": batch.get_status_display()},
         )
-        return back(study)
-    paid = call_prolific(
-        request,
-        would=_("It would pay bonus batch %(n)s (total %(total)s).") % {"n": batch.pk, "total": batch.total_amount},
-        call=lambda: services.bonus_batch_pay(batch=batch),
-    )
-    if paid is not None:
-        if paid.status == BonusBatchStatus.SENT:
-            messages.success(request, _("Bonus batch %(n)s paid.") % {"n": paid.pk})
-        elif paid.status == BonusBatchStatus.FAILED:
-            messages.error(
-                request, _("Prolific refused bonus batch %(n)s: %(error)s") % {"n": paid.pk, "error": paid.error}
-            )
-        else:
-            messages.info(
-                request, _("Bonus batch %(n)s is %(status)s.") % {"n": paid.pk, "status": paid.get_status_display()}
-            )
     return back(study)

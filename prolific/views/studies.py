@@ -5,6 +5,7 @@ import json
 
 from django.conf import settings
 from django.contrib import messages
+from django.http import Http404
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -82,6 +83,7 @@ def page_context(request, study, *, form: PublishForm | None = None, bonus_form=
         "bonus_form": bonus_form or BonusUploadForm(),
         "batches": selectors.bonus_batches_of(study=study),
         "pay_form": BonusPayForm(),
+        **selectors.worker_hint(),
     }
 
 
@@ -99,10 +101,17 @@ def review_context(study) -> dict:
 @role_required(RESEARCHER)
 @vary_on_headers("HX-Request")
 def prolific_study_page(request, slug: str):
-    """The page; its review part alone (``?panel=review``) is what the study's results page shows."""
+    """The page; its review part alone (``?panel=review``) is what the study's results page shows, and one bonus
+    batch's row (``?batch=N``) is what that row polls while a worker pays it."""
     study = study_or_404(slug)
     if request.GET.get("panel") == "review" and wants_fragment(request):
         return render(request, "prolific/study.html#review-panel", review_context(study))
+    if request.GET.get("batch", "").isdigit() and wants_fragment(request):
+        batch = selectors.bonus_batch_of(study=study, pk=int(request.GET["batch"]))
+        if batch is None:
+            raise Http404(_("No such bonus batch of this study."))
+        context = {"study": study, "batch": batch, "pay_form": BonusPayForm(), **selectors.worker_hint()}
+        return render(request, "prolific/study.html#bonus-batch", context)
     return render(request, "prolific/study.html", page_context(request, study))
 
 

@@ -12,6 +12,8 @@ from django.urls import reverse
 from playwright.sync_api import expect
 
 from prolific.models import BonusBatch, BonusBatchStatus, ProlificStudy, ProlificStudyStatus, ProlificSubmission
+from prolific.services import bonuses as bonus_services
+from prolific.tasks import prolific_bonus_pay_task
 from study.demo import SLUG, write_demo_package
 from study.models import Participant, ParticipantStatus, Study, StudyStatus
 from study.services.imports import study_import
@@ -63,9 +65,12 @@ def message(page):
 
 
 def test_it_publishes_the_demo_study_follows_the_participants_approves_and_pays_a_bonus(
-    researcher_page, live_server, demo_study, prolific_api
+    researcher_page, live_server, demo_study, prolific_api, monkeypatch
 ):
     page, fake_prolific = researcher_page, prolific_api
+    # Pay queues a task: here the test is the worker, so the page must follow the batch by itself.
+    queued = []
+    monkeypatch.setattr(bonus_services, "bonus_batch_pay_enqueue", queued.append)
     page.goto(f"{live_server.url}/studies/{SLUG}/")
     page.get_by_role("button", name="Prolific", exact=True).click()
     expect(page.get_by_role("heading", name="Prolific", exact=True)).to_be_visible()
@@ -131,7 +136,12 @@ def test_it_publishes_the_demo_study_follows_the_participants_approves_and_pays_
     expect(row.get_by_test_id("batch-total")).to_have_text(str(batch.total_amount))
     row.get_by_role("checkbox").check()
     row.get_by_role("button", name=f"Pay {batch.total_amount}").click()
-    expect(page.locator(f'tr[data-batch="{batch.pk}"]')).to_have_attribute("data-status", "SENT")
+    expect(message(page)).to_contain_text("a worker sends it to Prolific")
+    row = page.locator(f'tr[data-batch="{batch.pk}"]')
+    expect(row).to_have_attribute("data-state", "queued")
+    assert queued == [batch.pk] and fake_prolific.pay_counts[batch.prolific_id] == 0
+    prolific_bonus_pay_task(batch.pk)  # the worker
+    expect(row).to_have_attribute("data-status", "SENT")  # the row polls until Prolific has answered
     expect(page.get_by_test_id("pay-form")).to_have_count(0)
     batch.refresh_from_db()
     assert batch.status == BonusBatchStatus.SENT and fake_prolific.pay_counts[batch.prolific_id] == 1

@@ -151,15 +151,21 @@ def test_it_changes_nothing_without_a_token(fake_prolific, study_for_prolific, s
     assert batch.status == BonusBatchStatus.CREATED
 
 
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
-def test_it_pays_once_when_two_pay_at_the_same_instant(fake_prolific, settings):
+def batch_for_a_race(fake_prolific, settings, slug: str) -> BonusBatch:
+    """A batch of a committed study, for payers on several connections at once, and a Prolific slow to answer."""
     if connection.vendor == "sqlite" and connection.settings_dict["NAME"].startswith(("file:memory", ":memory:")):
         pytest.skip("concurrent connections need a database file or PostgreSQL")
     settings.PROLIFIC_SITE_URL = SITE
-    study = light_study("race-pay")
+    study = light_study(slug)
     with_participants(fake_prolific, study)
     batch = bonus_batch_create(study=study, file_or_text=GOOD)
     fake_prolific.delay = 0.2
+    return batch
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_it_pays_once_when_two_pay_at_the_same_instant(fake_prolific, settings):
+    batch = batch_for_a_race(fake_prolific, settings, "race-pay")
 
     def pay():
         return bonus_batch_pay(batch=BonusBatch.objects.select_related("prolific_study__study").get(pk=batch.pk)).status

@@ -326,7 +326,9 @@ def test_it_asks_a_participant_to_return_and_refuses_another_study_s_submission(
 # --- Bonuses ---------------------------------------------------------------------------------
 
 
-def test_it_creates_a_bonus_batch_shows_its_cost_and_pays_it_exactly_once(web_study, researcher_client, fake_prolific):
+def test_it_creates_a_bonus_batch_shows_its_cost_and_pays_it_exactly_once(
+    web_study, researcher_client, fake_prolific, eager, django_capture_on_commit_callbacks
+):
     draft = published(researcher_client, web_study, fake_prolific)
     awaiting_review(
         researcher_client,
@@ -349,8 +351,9 @@ def test_it_creates_a_bonus_batch_shows_its_cost_and_pays_it_exactly_once(web_st
         "Tick the confirmation to pay." in messages_of(unconfirmed) and fake_prolific.pay_counts[batch.prolific_id] == 0
     )
 
-    for _ in range(2):  # the double submit
-        answer = follow(researcher_client, "bonus_pay", web_study, {"batch": batch.pk, "confirm": "on"})
+    for _ in range(2):  # the double submit; the worker's task runs inline here
+        with django_capture_on_commit_callbacks(execute=True):
+            answer = follow(researcher_client, "bonus_pay", web_study, {"batch": batch.pk, "confirm": "on"})
     batch.refresh_from_db()
     assert batch.status == BonusBatchStatus.SENT and fake_prolific.pay_counts[batch.prolific_id] == 1
     assert any("never sent twice" in m for m in messages_of(answer))

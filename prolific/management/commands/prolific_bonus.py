@@ -49,6 +49,8 @@ class Command(BaseCommand):
         if not pay:
             if batch.status in (BonusBatchStatus.CREATED, BonusBatchStatus.FAILED):
                 self.stdout.write("Not paid: run again with --pay to pay it.")
+            elif batch.status == BonusBatchStatus.QUEUED:
+                self.stdout.write("Queued from the study's Prolific page for a worker to pay; --pay pays it from here.")
             return
         before = batch.status
         try:
@@ -66,6 +68,12 @@ class Command(BaseCommand):
                 f"batch {batch.pk} was sent before without a clear answer ({batch.get_status_display()}); it is "
                 "never sent again from here: check it in Prolific's web app."
                 + (f" {batch.error}" if batch.error else "")
+            )
+        if batch.status == BonusBatchStatus.SENDING:
+            # A worker claimed it between this command's read and its claim: its answer is not this run's to know.
+            raise CommandError(
+                f"batch {batch.pk} is being paid by another process (a worker, from the study's Prolific page); "
+                "it is never sent twice: see its row there, or check it in Prolific's web app."
             )
         self.stdout.write(f"batch {batch.pk}: {batch.get_status_display()}")
 
