@@ -11,6 +11,7 @@ from io import StringIO
 import pytest
 from celery.exceptions import SoftTimeLimitExceeded
 from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.urls import reverse
 from django.utils import timezone
 
@@ -178,3 +179,21 @@ def test_the_command_pays_a_batch_queued_on_the_page_and_the_task_then_sends_not
     assert f"batch {batch.pk}: Paid" in out.getvalue()
     prolific_bonus_pay_task(batch.pk)
     assert fake_prolific.pay_counts[batch.prolific_id] == 1
+
+
+def test_the_command_exits_1_when_a_worker_claims_the_batch_first(batch, fake_prolific, tmp_path, monkeypatch):
+    queued(batch)
+    real, clients = bonus_services.ProlificClient, []
+
+    def worker_claims_meanwhile(**kwargs):
+        clients.append(kwargs)
+        if len(clients) == 2:  # the command's pay, after its create found the batch
+            BonusBatch.objects.filter(pk=batch.pk).update(status=BonusBatchStatus.SENDING, sent_at=timezone.now())
+        return real(**kwargs)
+
+    monkeypatch.setattr(bonus_services, "ProlificClient", worker_claims_meanwhile)
+    file = tmp_path / "bonuses.csv"
+    file.write_text(GOOD)
+    with pytest.raises(CommandError, match="being paid by another process"):
+        call_command("prolific_bonus", batch.prolific_study.study.slug, "--file", str(file), "--pay", stdout=StringIO())
+    assert fake_prolific.calls("POST", "/pay/") == []
