@@ -28,6 +28,33 @@ def skip_or_fail(reason: str):
     pytest.skip(reason)
 
 
+# pytest-django refuses the database to a test that asks for none of these, so a test without
+# them gives the same answer on every engine.
+DATABASE_FIXTURES = frozenset(
+    {"db", "transactional_db", "django_db_reset_sequences", "django_db_serialized_rollback", "live_server"}
+)
+
+
+def touches_database(item) -> bool:
+    if item.get_closest_marker("django_db"):
+        return True
+    fixtures = set(getattr(item, "fixturenames", ()))
+    if fixtures & DATABASE_FIXTURES:
+        return True
+    # A module fixture of ours that unblocks the database itself (the permission matrix's world);
+    # pytest-django's own autouse fixtures ask for the blocker in every test.
+    info = getattr(item, "_fixtureinfo", None)
+    for definitions in info.name2fixturedefs.values() if info else ():
+        for definition in definitions:
+            if "django_db_blocker" in definition.argnames and not definition.func.__module__.startswith(
+                "pytest_django"
+            ):
+                return True
+    return False
+
+
+# Before pytest's own -m filter reads the markers added here.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     # A transactional test ends by emptying every table; without serialized_rollback the roles,
     # taxonomy and prompts the data migrations wrote are gone for every test after it.
@@ -39,6 +66,8 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.browser)
         if "smollm2" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.model)
+        if not touches_database(item):
+            item.add_marker(pytest.mark.once)
         marker = item.get_closest_marker("django_db")
         if marker and marker.kwargs.get("transaction") and not marker.kwargs.get("serialized_rollback"):
             unsafe.append(item.nodeid)
