@@ -1,7 +1,8 @@
-"""What every app's views share: htmx fragments, service errors on forms, and file downloads."""
+"""What every app's views share: htmx fragments, service errors on forms, and file downloads.
 
-import csv
-import io
+CSV text is written by core.csv_writer (formula cells neutralised), never here.
+"""
+
 import json
 
 from django.core.exceptions import ValidationError
@@ -63,11 +64,3 @@ def streamed_download(chunks, *, filename: str, fmt: str) -> StreamingHttpRespon
 
 def json_text(data) -> str:
     return json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False, default=str) + "\n"
-
-
-def csv_text(header: list[str], rows: list[list]) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(["" if value is None else value for value in row] for row in rows)
-    return out.getvalue()

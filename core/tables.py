@@ -15,6 +15,7 @@ import pandas as pd
 from celery.exceptions import SoftTimeLimitExceeded
 from django.utils.translation import gettext_lazy as _
 
+from core.csv_writer import csv_cell_read
 from core.files import ArchiveError, zip_verify
 
 SUPPORTED_EXTENSIONS = (".csv", ".tsv", ".json", ".jsonl", ".xlsx")
@@ -220,7 +221,8 @@ def read_delimited(filename: str, text: str, delimiter: str) -> tuple[list[str],
         raise TableError(
             "bad_table", filename=filename, format=delimiter == "," and "CSV" or "TSV", detail=str(exc)
         ) from None
-    header = [h.strip() for h in rows[0]]
+    # csv_cell_read: a cell the app's own CSV export neutralised ("'=x") reads back as written ("=x").
+    header = [csv_cell_read(h.strip()) for h in rows[0]]
     records: list[dict | None] = []
     for offset, fields in enumerate(rows[1:]):
         if not any(f.strip() for f in fields):
@@ -228,7 +230,7 @@ def read_delimited(filename: str, text: str, delimiter: str) -> tuple[list[str],
             continue
         if len(fields) != len(header):
             raise TableError("field_count", row=offset + 2, found=len(fields), expected=len(header))
-        records.append(dict(zip(header, fields, strict=True)))
+        records.append(dict(zip(header, map(csv_cell_read, fields), strict=True)))
     return header, records, 2
 
 

@@ -2,14 +2,13 @@
 
 Dataset and version exports share one serialiser so both read back the same way (into
 ``expression_import``, or pandas without options). A version exports in the dataset's
-columns plus ``provenance``.
+columns plus ``provenance``. CSV goes through core.csv_writer: a text cell a spreadsheet would
+run as a formula starts with an apostrophe, which ``expression_import`` takes off again.
 """
 
-import csv
-import io
 import json
 
-import pandas as pd
+from core.csv_writer import csv_records_text
 
 from ..models import Dataset, DatasetVersion
 from ..selectors.corpus import dataset_export_rows
@@ -68,8 +67,7 @@ def rows_serialise(*, rows: list[dict], columns: list[str], fmt: str) -> str:
             value = metadata.get(key, "")
             row[key] = json.dumps(value, ensure_ascii=False) if isinstance(value, (list, dict)) else value
         flat.append(row)
-    frame = pd.DataFrame(flat, columns=columns + extra_columns)
-    return frame.to_csv(index=False, lineterminator="\n")
+    return csv_records_text(columns + extra_columns, flat)
 
 
 def _version_rows(version: DatasetVersion) -> list[dict]:
@@ -135,17 +133,15 @@ CSV_COLUMNS = [
 
 def stats_csv(stats: dict) -> str:
     """One row per label (the theme, then each trait) with the numbers of the JSON."""
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
-    writer.writeheader()
+    rows = []
     labels = [("theme", stats["theme"]), *stats["traits"].items()]
     for name, values in labels:
         row = {"label": name}
         for key, value in values.items():
             if key.endswith("_ci"):
-                row[f"{key}_low"] = "" if value is None else value["low"]
-                row[f"{key}_high"] = "" if value is None else value["high"]
+                row[f"{key}_low"] = None if value is None else value["low"]
+                row[f"{key}_high"] = None if value is None else value["high"]
             elif not isinstance(value, (dict, list)):
-                row[key] = "" if value is None else value
-        writer.writerow(row)
-    return out.getvalue()
+                row[key] = value
+        rows.append(row)
+    return csv_records_text(CSV_COLUMNS, rows)

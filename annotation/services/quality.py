@@ -5,8 +5,6 @@ Control items are blind: they reach queues as ordinary round items created among
 The statistics are in selectors/quality.py.
 """
 
-import csv
-import io
 import json
 import random
 from datetime import datetime
@@ -16,6 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from core.csv_writer import csv_records_text
 from core.stamps import forget
 
 from ..models import (
@@ -448,9 +447,4 @@ def round_quality_export(*, summary: dict, fmt: str) -> str:
         rows.extend(
             {"row": "pair_window", "a": pair["a"], "b": pair["b"], **_window_row(window)} for window in pair["windows"]
         )
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=QUALITY_CSV_COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({key: "" if row.get(key) is None else row[key] for key in QUALITY_CSV_COLUMNS})
-    return out.getvalue()
+    return csv_records_text(QUALITY_CSV_COLUMNS, rows)

@@ -5,9 +5,9 @@ Nothing here comes from the paper's stimuli or a museum. Every image carries the
 inputs give the same bytes, so writing the folder again changes nothing.
 """
 
-import csv
-import io
 from pathlib import Path
+
+from core.csv_writer import csv_text
 
 from .drawings import DRAWINGS, png
 
@@ -69,22 +69,19 @@ ARTWORKS = [
 
 
 def demo_csv() -> bytes:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["id", "title", "artist", "date", "culture", "comment", "image"])
-    for artwork in ARTWORKS:
-        writer.writerow(
-            [
-                artwork["id"],
-                artwork["title"],
-                ARTIST,
-                DATE,
-                artwork["culture"],
-                artwork["comment"],
-                f"images/{artwork['id']}.png",
-            ]
-        )
-    return out.getvalue().encode("utf-8")
+    rows = [
+        [
+            artwork["id"],
+            artwork["title"],
+            ARTIST,
+            DATE,
+            artwork["culture"],
+            artwork["comment"],
+            f"images/{artwork['id']}.png",
+        ]
+        for artwork in ARTWORKS
+    ]
+    return csv_text(["id", "title", "artist", "date", "culture", "comment", "image"], rows).encode("utf-8")
 
 
 def write_demo_folder(folder: Path) -> Path:

@@ -9,12 +9,12 @@ the two differ, so each keeps its direction and p-value, and a pragmatic speaker
 *worse* than the base one is marked ‡ (never †).
 """
 
-import io
 import warnings
 
 from django.db.models import Avg, Count
 
 from core import statistics
+from core.csv_writer import csv_frame_text
 
 from ..models import (
     ArtworkPipelineRun,
@@ -216,6 +216,4 @@ def artwork_report_frame(report: dict):
 
 
 def artwork_report_csv(report: dict) -> str:
-    out = io.StringIO()
-    artwork_report_frame(report).to_csv(out, index=False, lineterminator="\n")
-    return out.getvalue()
+    return csv_frame_text(artwork_report_frame(report))

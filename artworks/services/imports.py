@@ -19,6 +19,7 @@ from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
+from core.csv_writer import csv_cell_read
 from core.packages import (
     FileRefused,
     FolderPackage,
@@ -116,7 +117,10 @@ def _read_csv(text: str, data_name: str) -> tuple[list[tuple[int, dict]], list[s
         ]
     rows = []
     for n, record in enumerate(frame.to_dict("records")):
-        rows.append((n + 2, {column: str(record[columns[column]]) for column in COLUMNS if column in columns}))
+        # csv_cell_read: a title of "=..." written by one of the app's CSVs comes back without its apostrophe.
+        rows.append(
+            (n + 2, {column: csv_cell_read(str(record[columns[column]])) for column in COLUMNS if column in columns})
+        )
     return rows, []
 
 

@@ -3,7 +3,7 @@ built in one place so a page, the API and the CLI give the same bytes."""
 
 import json
 
-from core.http import csv_text
+from core.csv_writer import csv_text
 
 RUN_COUNT_KEYS = ("n_items", "n_done", "n_failed", "n_unscored", "n_cached", "n_cut_off")
 

@@ -23,6 +23,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from core.csv_writer import csv_text
 from core.tables import TableError, cell, read_table
 from study.models import Study
 
@@ -144,8 +145,8 @@ def bonus_rows_validate(*, study: Study, file_or_text) -> dict:
 
 
 def bonus_csv(rows: list[dict]) -> str:
-    """Prolific's csv_bonuses: '<participant_id>,<amount>' lines, amounts in the major unit."""
-    return "".join(f"{row['participant_id']},{row['amount']}\n" for row in rows)
+    """Prolific's csv_bonuses: '<participant_id>,<amount>' lines, amounts in the major unit (no header)."""
+    return csv_text(None, ([row["participant_id"], row["amount"]] for row in rows))
 
 
 def bonus_batch_create(*, study: Study, file_or_text, user=None) -> BonusBatch:

@@ -14,8 +14,6 @@ of the API): nothing holds the whole study in memory. Previews never count; test
 count only on request.
 """
 
-import csv
-import io
 from collections import defaultdict
 from datetime import timedelta
 from itertools import islice
@@ -27,6 +25,7 @@ from django.db.models import Count, DurationField, ExpressionWrapper, F, Integer
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from core.csv_writer import CsvWriter
 from core.stamps import stamp_get
 
 from .. import analysis
@@ -723,19 +722,17 @@ def study_export_rows(*, study: Study, include_test: bool = False, raw_pid: bool
 
 def study_export_chunks(*, study: Study, include_test: bool = False, raw_pid: bool = False):
     """The long-format CSV as text chunks, the header first (even when there is no row): the
-    text pandas' ``to_csv`` wrote for these rows (empty for None, ``True``/``False``, minimal quoting)."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    text pandas' ``to_csv`` wrote for these rows (empty for None, ``True``/``False``, minimal quoting),
+    with text cells a spreadsheet would run as formulas neutralised (core.csv_writer)."""
+    writer = CsvWriter()
     writer.writerow(export_columns(raw_pid=raw_pid))
     rows = _export_lists(study=study, include_test=include_test, raw_pid=raw_pid)
     while True:
         batch = list(islice(rows, EXPORT_CHUNK))
         writer.writerows(batch)
-        text = out.getvalue()
+        text = writer.take()
         if text:
             yield text
-        out.seek(0)
-        out.truncate()
         if len(batch) < EXPORT_CHUNK:
             return
 
