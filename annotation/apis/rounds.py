@@ -19,11 +19,17 @@ from core.apis.common import MAX_INT32, ApiMixin, IgnoreFormatParamNegotiation, 
 from core.apis.idempotency import IDEMPOTENCY_KEY_HEADER, request_idempotency_key
 from core.http import DOWNLOAD_CONTENT_TYPES, download
 from core.permissions import HasAnyRole, IsResearcher
+from core.roles import ADJUDICATOR, RESEARCHER, has_role
 
 from .. import selectors, services
 from ..models import AnnotationRound, RoundStatus
 from ..selectors import rounds as round_selectors
-from ..selectors.visibility import gold_labels_visible, item_filter_visible, round_overview_visible
+from ..selectors.visibility import (
+    gold_labels_visible,
+    item_filter_visible,
+    round_overview_visible,
+    round_seed_visible,
+)
 from .imports import ImportReportSerializer
 
 # The media types the schema lists (the responses add the charset).
@@ -62,7 +68,9 @@ class RoundSerializer(serializers.Serializer):
     status = serializers.CharField(help_text=f"One of {', '.join(RoundStatus.values)}.")
     annotators_per_item = serializers.IntegerField()
     hide_suggestions_fraction = serializers.FloatField()
-    seed = serializers.IntegerField()
+    seed = serializers.IntegerField(
+        allow_null=True, help_text="Null for anyone who annotates the round (until it is frozen) and for annotators."
+    )
     item_filter = serializers.DictField()
     n_items = serializers.IntegerField()
     created_by = serializers.CharField(source="created_by.username", allow_null=True, default=None)
@@ -128,9 +136,13 @@ def _round_detail(round_: AnnotationRound, user) -> dict:
     }
 
 
-def _round_data(round_: AnnotationRound, user, gold: bool | None = None) -> dict:
+def _round_data(round_: AnnotationRound, user, gold: bool | None = None, annotated: set[int] | None = None) -> dict:
     data = RoundSerializer(round_).data
-    return {**data, "item_filter": item_filter_visible(item_filter=round_.item_filter, user=user, gold=gold)}
+    return {
+        **data,
+        "seed": round_.seed if round_seed_visible(round=round_, user=user, annotated=annotated) else None,
+        "item_filter": item_filter_visible(item_filter=round_.item_filter, user=user, gold=gold),
+    }
 
 
 def _round_or_404(pk: int, user) -> AnnotationRound:
@@ -155,7 +167,12 @@ class RoundListApi(ApiMixin, APIView):
     @extend_schema(operation_id="rounds_list", responses={200: RoundSerializer(many=True), **error_responses(401, 403)})
     def get(self, request):
         gold = gold_labels_visible(user=request.user)
-        return Response([_round_data(round_, request.user, gold) for round_ in selectors.round_list(user=request.user)])
+        # Whose rounds hide their seed: read once for the list, and only for those who could see one.
+        staff = has_role(request.user, RESEARCHER, ADJUDICATOR)
+        annotated = selectors.annotated_round_ids(user=request.user) if staff else set()
+        return Response(
+            [_round_data(round_, request.user, gold, annotated) for round_ in selectors.round_list(user=request.user)]
+        )
 
     @extend_schema(
         operation_id="rounds_create",

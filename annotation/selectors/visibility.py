@@ -39,6 +39,20 @@ def round_overview_visible(*, round: AnnotationRound, user) -> bool:
     return has_role(user, RESEARCHER, ADJUDICATOR) and not round_blind_for(round=round, user=user)
 
 
+def round_seed_visible(*, round: AnnotationRound, user, annotated: set[int] | None = None) -> bool:
+    """Whether ``user`` may read the round's seed: it lays every queue out again, controls and hidden
+    suggestions included, so nobody reads it who annotates the round before it is frozen (an
+    annotator would find their controls as the items the seed does not put in their queue).
+    ``annotated``: the rounds the reader annotates, when a list has read them once for all rounds."""
+    if not has_role(user, RESEARCHER, ADJUDICATOR):
+        return False
+    if round.status == RoundStatus.FROZEN:
+        return True
+    if annotated is None:
+        return not round_annotated_by(round=round, user=user)
+    return round.pk not in annotated
+
+
 def blind_round_ids(*, user) -> set[int]:
     """The open rounds ``user`` annotates, for list pages that show many rounds at once."""
     if not user.is_authenticated:
@@ -70,4 +84,5 @@ __all__ = [
     "round_annotated_by",
     "round_blind_for",
     "round_overview_visible",
+    "round_seed_visible",
 ]

@@ -237,10 +237,13 @@ def round_items_distribute(
     """Create a round's items and hand them out, from ``round.seed``: the same seed, items and
     annotators give the same queues, with or without control items.
 
-    Control items (``controls``, hidden suggestions per control id in ``control_hidden``) are
-    created among the regular items, not after them, so their ids do not set them apart; each
-    annotator gets ``control_share`` of them (minus ``excluded[annotator id]``), one in each
-    equal stretch of their queue, so every drift window holds some.
+    Nothing an annotator reads may set a control item (``controls``, hidden suggestions per control id
+    in ``control_hidden``) apart from a regular one. The items are created in an order shuffled with
+    the seed, controls among them, so an item's id says nothing about its expression's id (regular
+    items made in expression order used to leave every control as the one id out of order). Each
+    annotator's queue is a shuffle of its own, from the seed and the annotator, and gets
+    ``control_share`` of the controls (minus ``excluded[annotator id]``), one at a random place in each
+    equal stretch of the queue, so every drift window holds some.
     """
     rng = random.Random(round.seed)
     # Annotators in id order: the stored seed and the round's annotators alone reproduce the queues.
@@ -248,8 +251,6 @@ def round_items_distribute(
     fraction = round.hide_suggestions_fraction
     hidden = set(rng.sample(expressions, builtins.round(len(expressions) * fraction))) if fraction else set()
     regular = [RoundItem(round=round, expression_id=eid, suggestions_hidden=eid in hidden) for eid in expressions]
-    # A second generator: the regular queues stay what the seed gave them before any control was added.
-    control_rng = random.Random(f"{round.seed}:controls")
     control_items = [
         RoundItem(
             round=round,
@@ -259,13 +260,12 @@ def round_items_distribute(
         )
         for control in controls
     ]
-    ordered = list(regular)
-    for item in control_items:
-        ordered.insert(control_rng.randrange(len(ordered) + 1), item)
-    suggested = round_suggested_codes(round=round, expressions=[item.expression_id for item in ordered])
-    for item in ordered:
+    created = regular + control_items
+    random.Random(f"{round.seed}:items").shuffle(created)
+    suggested = round_suggested_codes(round=round, expressions=[item.expression_id for item in created])
+    for item in created:
         item.suggested = suggested.get(item.expression_id)
-    RoundItem.objects.bulk_create(ordered)
+    RoundItem.objects.bulk_create(created)
     schedule = _pair_schedule(annotators, round.annotators_per_item, len(regular), rng)
     queues: dict = {a.pk: [] for a in annotators}
     for item, group in zip(regular, schedule, strict=True):
@@ -273,7 +273,10 @@ def round_items_distribute(
             queues[annotator.pk].append(item)
     assignments = []
     for annotator_id, queue in queues.items():
-        rng.shuffle(queue)
+        # Generators of the annotator's own, and apart for the controls: a queue keeps the order its
+        # seed gave it whatever the other queues hold and whether controls were added since.
+        random.Random(f"{round.seed}:queue:{annotator_id}").shuffle(queue)
+        control_rng = random.Random(f"{round.seed}:controls:{annotator_id}")
         offered = [i for i in control_items if i.control.pk not in (excluded or {}).get(annotator_id, set())]
         k = min(control_share(n_items=len(queue), rate=round.control_rate), len(offered))
         chosen = control_rng.sample(offered, k)

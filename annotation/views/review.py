@@ -318,8 +318,11 @@ def outcomes(request, round_pk: int):
         item_ = assignment.item
         if item_.control_id is not None:
             # A control item ends like any other item, with its known labels, so it does not stand out here either.
-            # Its labels were decided by a researcher, not the annotators: "adjudicated" tells nothing more.
-            resolved, status_label = show_resolution, ItemStatus.ADJUDICATED.label
+            # Its labels were decided by a researcher, not the annotators: "adjudicated" tells nothing more. Only
+            # once the round is frozen, though: at the lock no item is adjudicated yet, so every "adjudicated" row
+            # would be a control, its answer in sight of anyone who changes theirs if the round is reopened.
+            resolved = round_.status == RoundStatus.FROZEN
+            status_label = ItemStatus.ADJUDICATED.label
             final_theme = item_.control.theme if resolved else None
             final_traits = [t for t in traits if t.code in item_.control.traits] if resolved else []
         else:

@@ -29,7 +29,7 @@ from ..forms.rounds import FreezeForm, RoundForm, SuggestionImportForm
 from ..models import AnnotationRound, DatasetVersion, RoundStatus
 from ..selectors import rounds as round_selectors
 from ..selectors.quality import annotator_control_counts
-from ..selectors.visibility import blind_round_ids, gold_labels_visible, round_overview_visible
+from ..selectors.visibility import blind_round_ids, gold_labels_visible, round_overview_visible, round_seed_visible
 
 VERSION_ITEMS_PER_PAGE = 50
 # The funnel in the order items flow through it, with labels for people.
@@ -235,6 +235,7 @@ def _render_detail(request, round_: AnnotationRound, freeze_form: FreezeForm, st
         "overview": overview,
         "freeze_form": freeze_form,
         "is_researcher": has_role(request.user, RESEARCHER),
+        "seed_visible": round_seed_visible(round=round_, user=request.user),
         **round_selectors.round_summary(round=round_),
     }
     if overview:
