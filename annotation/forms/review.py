@@ -140,9 +140,9 @@ class ReviewForm(forms.Form):
         return form
 
     @classmethod
-    def initial_for(cls, assignment: Assignment, *, suggested: list[str]) -> dict:
-        """Prefill: the autosaved draft when there is one, else the submitted answer."""
-        source = assignment.draft or answer_as_draft(assignment)
+    def initial_for(cls, assignment: Assignment, *, suggested: list[str], with_draft: bool = True) -> dict:
+        """Prefill: the autosaved draft when there is one (and ``with_draft``), else the submitted answer."""
+        source = (with_draft and assignment.draft) or answer_as_draft(assignment)
         decisions = source.get("trait_decisions") or {}
         initial = {
             "theme": source.get("theme") or "",

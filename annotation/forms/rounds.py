@@ -169,11 +169,23 @@ class RoundForm(IdempotentFormMixin, forms.Form):
             return None
 
 
+class LockForm(forms.Form):
+    """Locking takes the round from its annotators: the page names what it does before it is done."""
+
+    confirm = forms.BooleanField(
+        error_messages={"required": _("Tick “I understand” to lock the round.")},
+    )
+
+
 class FreezeForm(IdempotentFormMixin, forms.Form):
     name = forms.CharField(
         label=_("Version name"),
         max_length=200,
         help_text=_("Unique; a version can never change once frozen, e.g. “v1.0”."),
+    )
+    # Freezing cannot be undone: the page names the round and the items that enter and stay out.
+    confirm = forms.BooleanField(
+        error_messages={"required": _("Tick “I understand” to freeze the round for good.")},
     )
 
     def clean_name(self):

@@ -110,14 +110,15 @@ def _item_context(request, assignment, *, form=None, suggested=None, taxonomy=No
     if suggested is None:
         suggested = services.suggested_codes(assignment.item)
     traits, themes = taxonomy or _taxonomy()
+    is_open = round_.status == RoundStatus.OPEN
     if form is None:
         form = ReviewForm(
-            initial=ReviewForm.initial_for(assignment, suggested=suggested),
+            # A locked round shows the answer as submitted: a draft left behind can no longer be sent.
+            initial=ReviewForm.initial_for(assignment, suggested=suggested, with_draft=is_open),
             traits=traits,
             themes=themes,
             suggested=suggested,
         )
-    is_open = round_.status == RoundStatus.OPEN
     if following is _UNREAD or not is_open:
         following = selectors.annotator_next(round=round_, user=request.user, after=assignment) if is_open else None
     state = _suggestion_state(assignment.item)
@@ -143,7 +144,7 @@ def _item_context(request, assignment, *, form=None, suggested=None, taxonomy=No
         "notes": [_note_context(note) for note in notes],
         "suggestion_state": state,
         "submitted": assignment.status == AssignmentStatus.SUBMITTED,
-        "has_draft": bool(assignment.draft) and assignment.status == AssignmentStatus.SUBMITTED,
+        "has_draft": is_open and bool(assignment.draft) and assignment.status == AssignmentStatus.SUBMITTED,
         "next_url": _item_url(following) if following else "",
         "fragment": wants_fragment(request),
         "conflict_answer": _answer_summary(extra["conflict"], traits) if extra.get("conflict") else None,
@@ -219,7 +220,9 @@ def item(request, round_pk: int, assignment_pk: int):
     common = {"suggested": suggested, "taxonomy": (traits, themes)}
     if round_.status != RoundStatus.OPEN:
         # Shown back (read-only) so nothing typed is lost even though it cannot be saved.
-        return _render_item(request, assignment, form=form, status=200 if wants_fragment(request) else 409, **common)
+        return _render_item(
+            request, assignment, form=form, status=200 if wants_fragment(request) else 409, refused=True, **common
+        )
     if not form.is_valid():
         return _render_item(request, assignment, form=form, **common)
     try:

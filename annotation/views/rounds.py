@@ -25,7 +25,7 @@ from core.localization import localized_name
 from core.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER, has_role
 
 from .. import selectors, services
-from ..forms.rounds import FreezeForm, RoundForm, SuggestionImportForm
+from ..forms.rounds import FreezeForm, LockForm, RoundForm, SuggestionImportForm
 from ..models import AnnotationRound, DatasetVersion, RoundStatus
 from ..selectors import rounds as round_selectors
 from ..selectors.quality import annotator_control_counts
@@ -228,12 +228,15 @@ def round_detail(request, pk: int):
     return _render_detail(request, round_, FreezeForm())
 
 
-def _render_detail(request, round_: AnnotationRound, freeze_form: FreezeForm, status: int = 200):
+def _render_detail(
+    request, round_: AnnotationRound, freeze_form: FreezeForm, status: int = 200, lock_form: LockForm | None = None
+):
     overview = round_overview_visible(round=round_, user=request.user)
     context = {
         "round": round_,
         "overview": overview,
         "freeze_form": freeze_form,
+        "lock_form": lock_form or LockForm(),
         "is_researcher": has_role(request.user, RESEARCHER),
         "seed_visible": round_seed_visible(round=round_, user=request.user),
         **round_selectors.round_summary(round=round_),
@@ -248,6 +251,9 @@ def _render_detail(request, round_: AnnotationRound, freeze_form: FreezeForm, st
             "funnel": funnel,
             "funnel_rows": funnel_rows(funnel),
             "progress": counts["progress"],
+            # What locking takes from the annotators, named on the lock's confirmation.
+            "answers_done": sum(row["done"] for row in counts["progress"]),
+            "answers_total": sum(row["total"] for row in counts["progress"]),
             "can_freeze": round_.status == RoundStatus.LOCKED and funnel["undecided"] == 0,
             "waiting": funnel["undecided"],
             "quality_warnings": quality["warnings"],
@@ -283,6 +289,11 @@ def _transition(request, pk: int, service, target: str, done_message: str):
 @require_POST
 @role_required(RESEARCHER)
 def round_lock(request, pk: int):
+    form = LockForm(request.POST)
+    if not form.is_valid():
+        round_ = _round_or_404(request, pk)
+        if round_.status == RoundStatus.OPEN:
+            return _render_detail(request, round_, FreezeForm(), status=400, lock_form=form)
     return _transition(
         request,
         pk,

@@ -107,7 +107,7 @@ def test_it_refuses_on_the_round_page_and_shows_what_is_left(mixed_round, adjudi
     assert re.search(
         r'data-stage="undecided">\s*<th scope="row">Not decided yet</th>\s*<td class="numeric">2</td>', html
     )
-    response = client.post(freeze_url, {"name": "v1"})
+    response = client.post(freeze_url, {"name": "v1", "confirm": "on"})
     assert response.status_code == 400 and NOT_DECIDED in text_of(response)
     assert not DatasetVersion.objects.exists()
     settle(mixed_round, adjudicator)

@@ -368,6 +368,25 @@ def test_it_lets_an_annotator_edit_an_answer_until_the_round_is_locked(client_a,
     assert f'href="{item_url(first)}"' not in outcomes.content.decode()
 
 
+def test_it_shows_a_locked_rounds_item_read_only_with_the_submitted_answer(client_a, review_round, annotator_a):
+    first = queue_of(review_round, annotator_a)[0]
+    client_a.post(item_url(first), answer(first, theme="love", note="đã nộp"))
+    first.refresh_from_db()
+    client_a.post(draft_url(first), answer(first, theme="virtues", note="nháp chưa nộp"), headers=HTMX)
+    before = client_a.get(item_url(first))
+    assert "unsubmitted changes" in text_of(before) and checked(before, "theme") == {"virtues"}
+
+    round_lock(round=review_round)
+    page = client_a.get(item_url(first))
+    html, text = page.content.decode(), text_of(page)
+    assert "This round is locked" in text and "Your submitted answer, read-only." in text
+    assert "unsubmitted" not in text and "Submit" not in text and "nháp chưa nộp" not in html
+    assert checked(page, "theme") == {"love"} and "đã nộp" in html
+    assert '<fieldset class="review-fields" disabled>' in html and draft_url(first) not in html
+    unanswered = queue_of(review_round, annotator_a)[1]
+    assert "You did not answer this item before the round was locked." in text_of(client_a.get(item_url(unanswered)))
+
+
 def test_it_asks_for_all_five_traits_when_suggestions_are_hidden(
     numbered_dataset, suggestions, annotator_a, annotator_b, client_a
 ):

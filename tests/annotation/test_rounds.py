@@ -16,7 +16,7 @@ from annotation.models import (
     RoundStatus,
     SuggestionSet,
 )
-from annotation.services import adjudication_resolve, assignment_skip, round_lock
+from annotation.services import adjudication_remove, adjudication_resolve, assignment_skip, round_lock
 from tests.conftest import make_user
 
 from .factories import (
@@ -415,16 +415,54 @@ def test_it_answers_404_for_a_missing_round(researcher):
 
 def test_it_locks_and_reopens_a_round_and_says_so(round_, researcher):
     client = client_for(researcher)
-    response = client.post(reverse("annotation:round_lock", args=[round_.pk]), follow=True)
+    response = client.post(reverse("annotation:round_lock", args=[round_.pk]), {"confirm": "on"}, follow=True)
     round_.refresh_from_db()
     assert round_.status == RoundStatus.LOCKED and "is locked" in text_of(response)
     assert reverse("annotation:adjudication_queue", args=[round_.pk]) in response.content.decode()
     # A second click (or tab) finds it already locked and says so without an error.
-    again = client.post(reverse("annotation:round_lock", args=[round_.pk]), follow=True)
+    again = client.post(reverse("annotation:round_lock", args=[round_.pk]), {"confirm": "on"}, follow=True)
     assert "message-info" in again.content.decode() and "message-error" not in again.content.decode()
     response = client.post(reverse("annotation:round_reopen", args=[round_.pk]), follow=True)
     round_.refresh_from_db()
     assert round_.status == RoundStatus.OPEN and "open again" in text_of(response)
+
+
+def test_it_locks_only_once_the_researcher_confirms_and_says_how_to_undo_it(
+    round_, researcher, annotator_a, annotator_b
+):
+    submit(Assignment.objects.filter(item__round=round_, annotator=annotator_a).first(), annotator_a)
+    total = Assignment.objects.filter(item__round=round_).count()
+    client = client_for(researcher)
+    page = text_of(client.get(reverse("annotation:round_detail", args=[round_.pk])))
+    assert "I understand: annotators can no longer submit or change their answers in “R1”." in page
+    assert f"1 of {total} answers are in." in page and "Reopen for annotators" in page
+    refused = client.post(reverse("annotation:round_lock", args=[round_.pk]), {})
+    round_.refresh_from_db()
+    assert refused.status_code == 400 and round_.status == RoundStatus.OPEN
+    assert "Tick “I understand” to lock the round." in text_of(refused)
+    client.post(reverse("annotation:round_lock", args=[round_.pk]), {"confirm": "on"})
+    round_.refresh_from_db()
+    assert round_.status == RoundStatus.LOCKED
+
+
+def test_it_freezes_only_once_confirmed_naming_what_enters_and_what_is_left_out(
+    round_, researcher, adjudicator, annotator_a, annotator_b
+):
+    review_all(round_, annotator_a, annotator_b, disagree=1)
+    round_lock(round=round_)
+    item = round_.items.get(status=ItemStatus.NEEDS_ADJUDICATION)
+    adjudication_remove(item=item, user=adjudicator, reason="other", note="Không rõ.", revision=item.revision)
+    client = client_for(researcher)
+    page = text_of(client.get(reverse("annotation:round_detail", args=[round_.pk])))
+    assert "I understand: freezing closes “R1” for good. 5 decided items enter the version;" in page
+    assert "1 removed item is left out. This cannot be undone." in page
+    freeze_url = reverse("annotation:round_freeze", args=[round_.pk])
+    refused = client.post(freeze_url, {"name": "v1"})
+    assert refused.status_code == 400 and "Tick “I understand” to freeze the round for good." in text_of(refused)
+    round_.refresh_from_db()
+    assert round_.status == RoundStatus.LOCKED and not DatasetVersion.objects.exists()
+    assert client.post(freeze_url, {"name": "v1", "confirm": "on"}).status_code == 302
+    assert DatasetVersion.objects.get().items.count() == 5
 
 
 def test_it_shows_a_service_refusal_as_a_message(round_, researcher):
@@ -447,7 +485,7 @@ def test_it_offers_the_freeze_form_only_when_locked_with_nothing_waiting(
     round_lock(round=round_)
     page = client.get(url)
     assert freeze_url not in page.content.decode() and "1 item is not decided yet" in text_of(page)
-    response = client.post(freeze_url, {"name": "v1"})
+    response = client.post(freeze_url, {"name": "v1", "confirm": "on"})
     assert response.status_code == 400 and "1 item of round “R1” is not decided yet" in text_of(response)
     assert not DatasetVersion.objects.exists()
     item = round_.items.get(status=ItemStatus.NEEDS_ADJUDICATION)
@@ -462,17 +500,20 @@ def test_it_freezes_a_version_from_the_round_page_once(round_, researcher, adjud
     adjudication_resolve(item=item, user=adjudicator, traits=["literal"], theme="love", revision=item.revision)
     client = client_for(researcher)
     freeze_url = reverse("annotation:round_freeze", args=[round_.pk])
-    response = client.post(freeze_url, {"name": "  "})
+    response = client.post(freeze_url, {"name": "  ", "confirm": "on"})
     assert response.status_code == 400 and not DatasetVersion.objects.exists()
-    response = client.post(freeze_url, {"name": " v1.0 ", "idempotency_key": "freeze-form-1"})
+    response = client.post(freeze_url, {"name": " v1.0 ", "idempotency_key": "freeze-form-1", "confirm": "on"})
     version = DatasetVersion.objects.get()
     assert version.name == "v1.0" and version.created_by == researcher and version.items.count() == 6
     assert response.url == reverse("annotation:version_detail", args=[version.pk])
     round_.refresh_from_db()
     assert round_.status == RoundStatus.FROZEN
     # The double submit lands on the same version; another name cannot freeze the round again.
-    assert client.post(freeze_url, {"name": " v1.0 ", "idempotency_key": "freeze-form-1"}).url == response.url
-    again = client.post(freeze_url, {"name": "v2", "idempotency_key": "freeze-form-2"})
+    assert (
+        client.post(freeze_url, {"name": " v1.0 ", "idempotency_key": "freeze-form-1", "confirm": "on"}).url
+        == response.url
+    )
+    again = client.post(freeze_url, {"name": "v2", "idempotency_key": "freeze-form-2", "confirm": "on"})
     assert again.status_code == 400 and "already frozen as 'v1.0'" in text_of(again)
     assert DatasetVersion.objects.count() == 1
 

@@ -213,6 +213,7 @@ def test_it_walks_a_round_from_creation_to_frozen_version_and_statistics(context
     rp.goto(round_url)
     for name in ("annotator_a", "annotator_b"):
         expect(rp.locator(f'tr[data-annotator="{name}"] td').first).to_have_text("4")
+    rp.get_by_role("checkbox", name=re.compile("I understand: annotators")).check()
     rp.get_by_role("button", name="Lock the round").click()
     expect(rp.get_by_test_id("round-status")).to_have_text("Locked (adjudication)")
     expect(rp.locator("main")).to_contain_text(
@@ -283,6 +284,12 @@ def test_it_walks_a_round_from_creation_to_frozen_version_and_statistics(context
     expect(rp.locator("main")).to_contain_text("The 3 accepted items (unanimous or adjudicated)")
     rp.get_by_label("Version name:", exact=True).fill("VIVID v1")
     _shot(rp, "round-locked")
+    confirm = rp.get_by_test_id("freeze-confirm")
+    expect(confirm).to_contain_text(
+        "I understand: freezing closes “Vòng 1” for good. 3 decided items enter the version;"
+    )
+    expect(confirm).to_contain_text("1 removed item is left out.")
+    confirm.get_by_role("checkbox").check()
     rp.get_by_role("button", name="Freeze the version").click()
     expect(rp.get_by_role("heading", name="VIVID v1")).to_be_visible()
     expect(rp.locator("main")).to_contain_text("Version “VIVID v1” frozen with 3 items.")

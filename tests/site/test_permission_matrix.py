@@ -122,7 +122,8 @@ TABLE: dict[str, Row] = {
     "annotation:round_detail": Row(
         get=page(roles=("annotator_adjudicator", "adjudicator", "researcher")), kwargs=k(pk="round_pk")
     ),
-    "annotation:round_lock": Row(get=POST_ONLY, post=researcher_page(REDIRECT), kwargs=k(pk="round_pk")),
+    # Posted without "I understand" ticked: the round page asks for it (400) and nothing is locked.
+    "annotation:round_lock": Row(get=POST_ONLY, post=researcher_page(400), kwargs=k(pk="round_pk")),
     "annotation:round_reopen": Row(get=POST_ONLY, post=researcher_page(REDIRECT), kwargs=k(pk="round_pk")),
     "annotation:round_freeze": Row(get=POST_ONLY, post=researcher_page(400), kwargs=k(pk="round_pk")),
     "annotation:suggestion_import": Row(get=researcher_page(), post=researcher_page(200)),
