@@ -88,9 +88,10 @@ def recording_transport():
 
 
 def take_part(base: str, slug: str, key, *, index: int, tag: str, group: str, pause: float, seed: int):
+    from study.services.participants import prolific_id_for
     from study.services.simulation import Outcome, SyntheticParticipant, entry_url
 
-    pid = f"BENCH-{tag}-{index:04d}"
+    pid = prolific_id_for(f"BENCH-{tag}-{index:04d}")
     transport = recording_transport()
     # A little jitter so a crowd does not send its pages in lock step.
     rng = random.Random(seed)
@@ -184,6 +185,7 @@ def run_burst(args, bases: list[str], stop: threading.Event) -> None:
     from django.db.models import Count
 
     from study.models import Participant, ParticipantStatus
+    from study.services.participants import prolific_id_for
 
     n, places = args.burst, args.burst_places
     study = new_study("burst", places)
@@ -196,7 +198,7 @@ def run_burst(args, bases: list[str], stop: threading.Event) -> None:
     pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="arrival")
     try:
         futures = [
-            pool.submit(arrive, bases[i % len(bases)], study.slug, pid=f"BURST-{tag}-{i:04d}", group=groups[i % len(groups)],
+            pool.submit(arrive, bases[i % len(bases)], study.slug, pid=prolific_id_for(f"BURST-{tag}-{i:04d}"), group=groups[i % len(groups)],
                         start_at=start + i / n, pause=args.pause, seed=i)
             for i in range(n)
         ]  # fmt: skip
@@ -360,6 +362,7 @@ def profile_pages(study, *, n: int) -> None:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
+    from study.services.participants import prolific_id_for
     from study.services.simulation import DjangoClientTransport, SyntheticParticipant, answer_key, entry_url
 
     cpu = defaultdict(list)
@@ -384,7 +387,7 @@ def profile_pages(study, *, n: int) -> None:
 
     key = answer_key(study=study)
     for i in range(n):
-        pid = f"PROF-{uuid.uuid4().hex[:8]}-{i}"
+        pid = prolific_id_for(f"PROF-{uuid.uuid4().hex[:8]}-{i}")
         participant = SyntheticParticipant(Measured(), key=key, rng=random.Random(i))
         outcome = participant.run(
             entry_url("http://localhost", study.slug, pid=pid, group=study.groups[i % len(study.groups)]), pid
@@ -474,8 +477,12 @@ def main() -> int:
         return 0
     var_dir = tempfile.mkdtemp(prefix="vivid-bench-survey-")
     env = server_env(args.database_url, var_dir)
+    # Every synthetic participant comes from this one address: the per-address limits would turn
+    # the crowd away after the first few (they are what a real crowd, from many addresses, never meets).
+    env.update(STUDY_ENTRY_RATE="off", STUDY_CONSENT_RATE="off")
     migrate(env)
-    for name in ("DATABASE_URL", "DJANGO_ENV", "DEBUG", "DJANGO_SETTINGS_MODULE", "VIVID_VAR_DIR", "LOG_LEVEL"):
+    for name in ("DATABASE_URL", "DJANGO_ENV", "DEBUG", "DJANGO_SETTINGS_MODULE", "VIVID_VAR_DIR", "LOG_LEVEL",
+                 "STUDY_ENTRY_RATE", "STUDY_CONSENT_RATE"):  # fmt: skip
         os.environ[name] = env[name]
     os.environ.pop("VIVID_TEST_SQLITE", None)
     import django

@@ -218,6 +218,9 @@ class ParticipantStatus(models.TextChoices):
     EXCLUDED_QC = "excluded_qc", _("Excluded (quality control)")
     NO_CONSENT = "no_consent", _("Declined consent")
     RETURNED = "returned", _("Returned")
+    # Prolific knew no submission of its PROLIFIC_PID and SESSION_ID (PROLIFIC_VERIFY_SECONDS after the
+    # consent): released, and left out of the results and exports.
+    UNVERIFIED = "unverified", _("Unverified (unknown to Prolific)")
 
 
 class Participant(models.Model):

@@ -64,6 +64,17 @@ def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
     return value
 
 
+RATE_PATTERN = re.compile(r"^([1-9][0-9]*)/([smh])$")
+
+
+def env_rate(name: str, default: str) -> str:
+    """A request rate such as ``20/m`` (per second, minute or hour), or ``off`` for no limit."""
+    raw = os.environ.get(name, default).strip().lower()
+    if raw != "off" and not RATE_PATTERN.match(raw):
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a rate (use e.g. 20/m, 5/s, 100/h, or off).")
+    return raw
+
+
 def env_list(name: str, default: list[str]) -> list[str]:
     raw = os.environ.get(name)
     if raw is None:
@@ -450,6 +461,13 @@ STUDY_ABANDON_MINUTES = env_int("STUDY_ABANDON_MINUTES", 90, minimum=1)
 
 # Prolific's REST API (README, Running it on Prolific). The token and the webhook secret are read
 # from the environment variables these name, at each use: never from the database.
+# A consented session that has not sent its first page of answers holds its place only this long
+# idle: a scripted entry that consents and stops must not keep a real participant out for 90 minutes.
+STUDY_HOLD_MINUTES = env_int("STUDY_HOLD_MINUTES", 10, minimum=1)
+# Entry links opened and consents sent per client address (the address as AXES_IPWARE_* read it),
+# counted in the shared cache (CACHE_URL): a script filling the quota is answered 429.
+STUDY_ENTRY_RATE = env_rate("STUDY_ENTRY_RATE", "20/m")
+STUDY_CONSENT_RATE = env_rate("STUDY_CONSENT_RATE", "10/m")
 PROLIFIC_API_URL = env_str("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
 PROLIFIC_API_TOKEN_ENV = env_str("PROLIFIC_API_TOKEN_ENV", "PROLIFIC_API_TOKEN")
 PROLIFIC_WEBHOOK_SECRET_ENV = env_str("PROLIFIC_WEBHOOK_SECRET_ENV", "PROLIFIC_WEBHOOK_SECRET")

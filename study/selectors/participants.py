@@ -176,25 +176,53 @@ def participant_missing_step(*, participant: Participant) -> str | None:
 # -- quota places and exposures -------------------------------------------------------------------
 
 
+# A session has sent its first page of answers once past the instructions (step 0) and the first
+# artwork page (step 1) that consent puts first in its plan.
+FIRST_ANSWER_STEP = 2
+
+
 def participant_abandon_cutoff():
-    """Unfinished sessions not seen since this moment count as returned (STUDY_ABANDON_MINUTES)."""
+    """Unfinished sessions with answers not seen since this moment count as returned (STUDY_ABANDON_MINUTES)."""
     return timezone.now() - timedelta(minutes=settings.STUDY_ABANDON_MINUTES)
 
 
+def participant_hold_cutoff():
+    """Unfinished sessions without answers not seen since this moment count as returned (STUDY_HOLD_MINUTES):
+    a place taken by a consent alone is held only that long."""
+    return timezone.now() - timedelta(minutes=min(settings.STUDY_HOLD_MINUTES, settings.STUDY_ABANDON_MINUTES))
+
+
+def participant_idle_after(*, step_index: int) -> timedelta:
+    """How long an unfinished session at ``step_index`` may stay unseen before it counts as returned."""
+    minutes = settings.STUDY_ABANDON_MINUTES
+    if step_index < FIRST_ANSWER_STEP:
+        minutes = min(minutes, settings.STUDY_HOLD_MINUTES)
+    return timedelta(minutes=minutes)
+
+
+def participant_idle_q() -> Q:
+    """Unfinished sessions the two idle rules count as returned (whether or not marked so yet)."""
+    return Q(status__in=UNFINISHED) & (
+        Q(last_seen_at__lt=participant_abandon_cutoff())
+        | Q(step_index__lt=FIRST_ANSWER_STEP, last_seen_at__lt=participant_hold_cutoff())
+    )
+
+
 def participant_counted_returned(*, participant: Participant) -> bool:
-    """Whether the results count this unfinished session as returned (idle past STUDY_ABANDON_MINUTES)."""
+    """Whether the results count this unfinished session as returned (idle past STUDY_HOLD_MINUTES before
+    its first answers, STUDY_ABANDON_MINUTES after)."""
     return (
         participant.status in UNFINISHED
         and participant.last_seen_at is not None
-        and participant.last_seen_at < participant_abandon_cutoff()
+        and participant.last_seen_at + participant_idle_after(step_index=participant.step_index) < timezone.now()
     )
 
 
 def participant_places_taken(*, study: Study, group: str, exclude_pk: int | None = None) -> int:
-    """Valid completions plus live sessions of a group: a failed or returned session takes no place."""
+    """Valid completions plus live sessions of a group: a failed, returned, idle or unverified session
+    takes no place."""
     taken = Participant.objects.filter(study=study, group=group, is_preview=False, is_test=False).filter(
-        Q(status=ParticipantStatus.COMPLETED)
-        | Q(status=ParticipantStatus.IN_PROGRESS, last_seen_at__gte=participant_abandon_cutoff())
+        Q(status=ParticipantStatus.COMPLETED) | (Q(status=ParticipantStatus.IN_PROGRESS) & ~participant_idle_q())
     )
     if exclude_pk:
         taken = taken.exclude(pk=exclude_pk)

@@ -15,11 +15,9 @@ count only on request.
 """
 
 from collections import defaultdict
-from datetime import timedelta
 from itertools import islice
 
 import numpy as np
-from django.conf import settings
 from django.core.cache import cache
 from django.db.models import Count, DurationField, ExpressionWrapper, F, IntegerField, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
@@ -45,7 +43,7 @@ from ..models import (
     Speaker,
     Study,
 )
-from .participants import UNFINISHED, participant_abandon_cutoff
+from .participants import UNFINISHED, participant_idle_after
 
 CRITERIA = [choice.value for choice in Criterion]
 SPEAKERS = [choice.value for choice in Speaker]
@@ -53,6 +51,9 @@ UNASSIGNED = "unassigned"
 # Who is analysed (valid, QC excluded) and whose QC answers are scored: statuses the abandon rule
 # never changes, so the figures do not depend on the time they are computed at; the counts do.
 ANALYSED = (ParticipantStatus.COMPLETED, ParticipantStatus.EXCLUDED_QC)
+# Sessions Prolific did not know (PROLIFIC_VERIFY_SECONDS after their consent) were not Prolific's
+# participants: counted as released, never exported.
+EXPORTED = tuple(status for status in ParticipantStatus.values if status != ParticipantStatus.UNVERIFIED)
 
 EXPORT_COLUMNS = [
     "participant",
@@ -96,12 +97,25 @@ def study_results_scope(study_id: int) -> str:
     return f"study:{study_id}"
 
 
-def _effective_status(status: str, last_seen_at, cutoff) -> str:
-    # The flow marks stale sessions as returned only when someone touches them; the
+def _idle_at(status: str, last_seen_at, step_index: int):
+    """When an unfinished session turns returned if nobody sees it again (None for the others)."""
+    if status not in UNFINISHED or last_seen_at is None:
+        return None
+    return last_seen_at + participant_idle_after(step_index=step_index)
+
+
+def _effective_status(status: str, last_seen_at, step_index: int, now) -> str:
+    # The flow marks idle sessions as returned only when someone touches them; the
     # counts must not wait for that.
-    if status in UNFINISHED and last_seen_at is not None and last_seen_at < cutoff:
+    idle_at = _idle_at(status, last_seen_at, step_index)
+    if idle_at is not None and idle_at < now:
         return ParticipantStatus.RETURNED
     return status
+
+
+def _exported(lookups: dict, prefix: str = "") -> dict:
+    """The export's participants: those of ``lookups`` but the sessions Prolific did not know."""
+    return {**lookups, f"{prefix}status__in": EXPORTED}
 
 
 def _participant_filter(study: Study, include_test: bool, prefix: str = "") -> dict:
@@ -168,7 +182,8 @@ def _counts_cached(*, study: Study, include_test: bool, key: str) -> dict:
     """The participant counts, under the stamp but also until the next open session goes idle.
 
     They are the only part of the results that depends on the time: an unfinished session not
-    seen for STUDY_ABANDON_MINUTES counts as returned without any write. So the entry carries the
+    seen for STUDY_ABANDON_MINUTES (STUDY_HOLD_MINUTES before its first answers) counts as returned
+    without any write. So the entry carries the
     moment the earliest open session crosses that line (from the rows it was computed from) and
     is computed again from then on. Not a time bucket in the key: that would recompute every
     bucket whether or not anyone is open, and still be up to a bucket late; this is never late,
@@ -187,11 +202,11 @@ def _counts_cached(*, study: Study, include_test: bool, key: str) -> dict:
 
 
 def _counts(rows: list[tuple]) -> dict:
-    """``rows``: (status, consented) of the participants counted, status as the abandon rule makes it."""
+    """``rows``: (status, consented) of the participants counted, status as the idle rules make it."""
     statuses = [status for status, _ in rows]
     completed = statuses.count(ParticipantStatus.COMPLETED)
     return {
-        "started": sum(1 for _, consented in rows if consented),
+        "started": sum(1 for status, consented in rows if consented and status != ParticipantStatus.UNVERIFIED),
         "completed": completed,
         # Valid and completed coincide: a failed QC check ends with its own status.
         "valid": completed,
@@ -199,22 +214,22 @@ def _counts(rows: list[tuple]) -> dict:
         "returned": statuses.count(ParticipantStatus.RETURNED),
         "in_progress": statuses.count(ParticipantStatus.IN_PROGRESS),
         "no_consent": statuses.count(ParticipantStatus.NO_CONSENT),
+        # Released by the Prolific sync: no submission on Prolific carried their PID and SESSION_ID.
+        "unverified": statuses.count(ParticipantStatus.UNVERIFIED),
     }
 
 
 def _counts_compute(*, study: Study, include_test: bool) -> dict:
     now = timezone.now()
-    cutoff = participant_abandon_cutoff()
-    idle = timedelta(minutes=settings.STUDY_ABANDON_MINUTES)
     rows, by_group, valid_until = [], defaultdict(list), None
-    for group, status, consented_at, last_seen_at in (
+    for group, status, consented_at, last_seen_at, step_index in (
         Participant.objects.filter(**_participant_filter(study, include_test))
         .order_by("entered_at", "id")
-        .values_list("group", "status", "consented_at", "last_seen_at")
+        .values_list("group", "status", "consented_at", "last_seen_at", "step_index")
     ):
-        effective = _effective_status(status, last_seen_at, cutoff)
+        effective = _effective_status(status, last_seen_at, step_index, now)
         if effective in UNFINISHED and last_seen_at is not None:
-            crossing = last_seen_at + idle
+            crossing = _idle_at(status, last_seen_at, step_index)
             valid_until = crossing if valid_until is None else min(valid_until, crossing)
         row = (effective, consented_at is not None)
         rows.append(row)
@@ -503,9 +518,11 @@ def _export_lists(*, study: Study, include_test: bool, raw_pid: bool, participan
     from them. The participants, and the study's artworks, questions and descriptions, are read
     first (a row each); nothing else in Python grows with the study.
     """
-    who = _participant_filter(study, include_test)
-    owner = _participant_filter(study, include_test, "participant__")
-    through = _participant_filter(study, include_test, "assignment__participant__")
+    who = _exported(_participant_filter(study, include_test))
+    owner = _exported(_participant_filter(study, include_test, "participant__"), "participant__")
+    through = _exported(
+        _participant_filter(study, include_test, "assignment__participant__"), "assignment__participant__"
+    )
     if participant_ids is not None:
         who["id__in"] = participant_ids
         owner["participant_id__in"] = participant_ids
@@ -528,14 +545,14 @@ def _export_lists(*, study: Study, include_test: bool, raw_pid: bool, participan
             "id", "key", "speaker", "model"
         )
     }
-    cutoff = participant_abandon_cutoff()
+    now = timezone.now()
     participants = {}
-    for pk, pseudonym, group, status, is_test, last_seen_at, prolific_pid in (
+    for pk, pseudonym, group, status, is_test, last_seen_at, step_index, prolific_pid in (
         Participant.objects.filter(**who)
         .order_by("entered_at", "id")
-        .values_list("id", "pseudonym", "group", "status", "is_test", "last_seen_at", "prolific_pid")
+        .values_list("id", "pseudonym", "group", "status", "is_test", "last_seen_at", "step_index", "prolific_pid")
     ):
-        status = _effective_status(status, last_seen_at, cutoff)
+        status = _effective_status(status, last_seen_at, step_index, now)
         participants[pk] = (str(pseudonym), _group(group), status, bool(is_test), prolific_pid)
     # Each participant's place in the order every stream follows.
     rank = {pk: position for position, pk in enumerate(participants)}
@@ -774,7 +791,7 @@ class StudyExportRows:
             answers = count(Answer.objects.all(), "assignment__participant", Count("id"))
             chosen = count(Preference.objects.all(), "assignment__participant", Count("id"))
             self._spans = list(
-                Participant.objects.filter(**_participant_filter(self.study, self.include_test))
+                Participant.objects.filter(**_exported(_participant_filter(self.study, self.include_test)))
                 .order_by("entered_at", "id")
                 .annotate(rows=symbols + answers + chosen)
                 .filter(rows__gt=0)

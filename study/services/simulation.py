@@ -208,7 +208,13 @@ class SyntheticParticipant:
 
 
 def entry_url(base: str, slug: str, *, pid: str, group: str = "", synthetic_token: str = "", session: str = "") -> str:
-    params = {"PROLIFIC_PID": pid, "STUDY_ID": "synthetic", "SESSION_ID": session or f"s-{pid}"}
+    """The link Prolific would open for ``pid`` (Prolific-shaped: see ``prolific_id_for``); the study
+    and session ids are made from the slug and the PID unless ``session`` is given."""
+    params = {
+        "PROLIFIC_PID": pid,
+        "STUDY_ID": flow.prolific_id_for(f"study:{slug}"),
+        "SESSION_ID": session or flow.prolific_id_for(f"session:{pid}"),
+    }
     if group:
         params["group"] = group
     if synthetic_token:
@@ -323,7 +329,7 @@ class ServiceTransport:
             )
         except flow.EntryError as exc:
             self.participant = None
-            return Page(403 if exc.reason in ("full", "other_session") else 400, url, "")
+            return Page(flow.entry_refusal_status(exc.reason), url, "")
         return Page(302, url, "", location=f"/s/{self.slug}/run/")
 
 
@@ -387,6 +393,23 @@ def _take_part_in_worker(planned: _Planned) -> Outcome:
     return _take_part(planned, slug=_run["slug"], key=_run["key"], token=_run["token"], make_transport=ServiceTransport)
 
 
+def synthetic_plan(*, groups: list[str], n: int, seed: int | None, qc_fail_rate: float) -> list[_Planned]:
+    """The participants a run sends, in order: Prolific-shaped PIDs (the entry link refuses others),
+    alternating groups, the same for the same seed."""
+    rng = random.Random(seed)
+    run_tag = f"{rng.getrandbits(32):08x}"
+    fails = set(rng.sample(range(n), round(n * qc_fail_rate)))
+    return [
+        _Planned(
+            pid=flow.prolific_id_for(f"TEST-{run_tag}-{index + 1:04d}"),
+            group=groups[index % len(groups)],
+            seed=rng.getrandbits(64),
+            fail_qc=index in fails,
+        )
+        for index in range(n)
+    ]
+
+
 def synthetic_responses_generate(
     *,
     study: Study,
@@ -417,20 +440,9 @@ def synthetic_responses_generate(
         raise SimulationError("--workers must be at least 1.")
     if study.status == StudyStatus.CLOSED:
         raise SimulationError(f"Study {study.slug} is closed.")
-    rng = random.Random(seed)
     key = answer_key(study=study)
     token = synthetic_entry_token(study.slug)
-    run_tag = f"{rng.getrandbits(32):08x}"
-    fails = set(rng.sample(range(n), round(n * qc_fail_rate)))
-    planned = [
-        _Planned(
-            pid=f"TEST-{run_tag}-{index + 1:04d}",
-            group=study.groups[index % len(study.groups)],
-            seed=rng.getrandbits(64),
-            fail_qc=index in fails,
-        )
-        for index in range(n)
-    ]
+    planned = synthetic_plan(groups=study.groups, n=n, seed=seed, qc_fail_rate=qc_fail_rate)
     workers = min(workers, n)
     if workers > 1 and transport_factory is None and not connection.in_atomic_block:
         return _generate_in_processes(

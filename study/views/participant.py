@@ -20,6 +20,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from core.decorators import role_required
 from core.files import untrusted_file_response
+from core.ratelimit import rate_limit_hit
 from core.roles import RESEARCHER, has_role
 
 from ..models import Culture, Participant, StudyStatus
@@ -43,6 +44,13 @@ ENTRY_MESSAGES = {
     "bad_params": (
         gettext_noop("This link is not valid"),
         gettext_noop("Please open the study from Prolific again."),
+    ),
+    "bad_id": (
+        gettext_noop("This link does not come from Prolific"),
+        gettext_noop(
+            "The Prolific ID, study ID or session ID in this link is not one Prolific gives (24 letters a–f "
+            "and digits). Please open the study from Prolific again, without changing the link."
+        ),
     ),
     "bad_group": (
         gettext_noop("This link is not valid"),
@@ -69,6 +77,19 @@ ENTRY_MESSAGES = {
         gettext_noop(
             "Your Prolific ID is taking part from another Prolific session. Please continue from the link "
             "of the session where you started, or contact the researchers on Prolific."
+        ),
+    ),
+    "unverified": (
+        gettext_noop("We could not confirm your Prolific session"),
+        gettext_noop(
+            "Prolific does not know the session this link opened, so it no longer holds a place in the study. "
+            "If you took part from Prolific, please contact the researchers on Prolific."
+        ),
+    ),
+    "too_many": (
+        gettext_noop("Too many attempts"),
+        gettext_noop(
+            "Too many study links were opened from your network just now. Please wait a minute and try again."
         ),
     ),
     "no_session": (
@@ -129,12 +150,26 @@ def _message(request, reason: str, *, language: str = "en", status: int = 400):
     return response
 
 
+def _too_many(request, scope: str, rate: str, *, language: str):
+    """429 with the participant's page when this address opened too many links or sent too many
+    consents (STUDY_ENTRY_RATE, STUDY_CONSENT_RATE); None when the request may go on."""
+    wait = rate_limit_hit(scope=scope, request=request, rate=rate)
+    if wait is None:
+        return None
+    response = _message(request, "too_many", language=language, status=429)
+    response["Retry-After"] = str(wait)
+    return response
+
+
 @never_cache
 @require_http_methods(["GET"])
 def entry(request, slug):
     """Prolific's link: /s/<slug>/?PROLIFIC_PID=…&STUDY_ID=…&SESSION_ID=…[&group=…]."""
     group = request.GET.get("group", "")
     language = _language(group)
+    refused = _too_many(request, "study-entry", settings.STUDY_ENTRY_RATE, language=language)
+    if refused is not None:
+        return refused
     study = study_entry_find(slug=slug)
     if study is None:
         return _message(request, "bad_params", language=language, status=404)
@@ -148,9 +183,7 @@ def entry(request, slug):
             is_test=flow.synthetic_entry_token_valid(request.GET.get("test_token", ""), slug),
         )
     except flow.EntryError as exc:
-        response = _message(
-            request, exc.reason, language=language, status=403 if exc.reason in ("full", "other_session") else 400
-        )
+        response = _message(request, exc.reason, language=language, status=flow.entry_refusal_status(exc.reason))
         # A refused link must not leave a session opened earlier in this browser (say, another
         # participant's on a shared computer) reachable through the run page. The one exception is
         # the session of the link's own PID: this browser already holds it, dropping it would stop
@@ -183,6 +216,12 @@ def run(request, slug):
 
 
 def _run(request, participant: Participant):
+    if request.method == "POST" and request.POST.get("step") == "consent" and not participant.is_preview:
+        refused = _too_many(
+            request, "study-consent", settings.STUDY_CONSENT_RATE, language=_language(participant.group)
+        )
+        if refused is not None:
+            return refused
     if request.method == "POST":
         outcome = flow.participant_page_submit(participant=participant, data=request.POST)
     else:

@@ -20,6 +20,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from study.models import Question
+from study.services.participants import prolific_id_for
 
 PROLIFIC_HOST = "app.prolific.com"
 PROLIFIC_HTML = (
@@ -124,8 +125,15 @@ def participant_browser(prolific: FakeProlific):
 
 
 def entry_link(base: str, slug: str, *, pid: str, group: str) -> str:
+    """Prolific's link for the participant the label ``pid`` names (``prolific_id_for(pid)`` is its
+    PROLIFIC_PID): ids of Prolific's shape, which the entry link requires."""
     query = urlencode(
-        {"PROLIFIC_PID": pid, "STUDY_ID": "prolific-study", "SESSION_ID": f"session-{pid}", "group": group}
+        {
+            "PROLIFIC_PID": prolific_id_for(pid),
+            "STUDY_ID": prolific_id_for("prolific-study"),
+            "SESSION_ID": prolific_id_for(f"session-{pid}"),
+            "group": group,
+        }
     )
     return f"{base}/s/{slug}/?{query}"
 

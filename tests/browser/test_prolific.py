@@ -17,6 +17,7 @@ from prolific.tasks import prolific_bonus_pay_task
 from study.demo import SLUG, write_demo_package
 from study.models import Participant, ParticipantStatus, Study, StudyStatus
 from study.services.imports import study_import
+from study.services.participants import prolific_id_for
 from study.services.simulation import HttpTransport, SyntheticParticipant, answer_key, entry_url
 from tests.conftest import skip_or_fail
 from tests.prolific import fake_prolific as fake_module
@@ -102,13 +103,13 @@ def test_it_publishes_the_demo_study_follows_the_participants_approves_and_pays_
     key = answer_key(study=demo_study)
     submissions = {}
     for n, fail_qc in ((1, False), (2, False), (3, True)):
-        pid = f"BROWSERPID{n}"
+        pid = prolific_id_for(f"BROWSERPID{n}")
         submissions[pid] = fake_prolific.add_submission(draft.prolific_id, pid, status="ACTIVE")
         final = take_part(live_server, demo_study, key, pid=pid, session=submissions[pid], fail_qc=fail_qc)
         assert "app.prolific.com" in final
         fake_prolific.set_status(submissions[pid], "AWAITING REVIEW")
-    quitter = fake_prolific.add_submission(draft.prolific_id, "BROWSERQUIT", status="RETURNED")
-    assert Participant.objects.get(prolific_pid="BROWSERPID3").status == ParticipantStatus.EXCLUDED_QC
+    quitter = fake_prolific.add_submission(draft.prolific_id, prolific_id_for("BROWSERQUIT"), status="RETURNED")
+    assert Participant.objects.get(prolific_pid=prolific_id_for("BROWSERPID3")).status == ParticipantStatus.EXCLUDED_QC
 
     page.get_by_test_id("sync").click()
     expect(message(page)).to_contain_text("Synced: 4 submissions")
@@ -120,15 +121,17 @@ def test_it_publishes_the_demo_study_follows_the_participants_approves_and_pays_
     page.get_by_test_id("approve-valid").click()
     expect(message(page)).to_contain_text("Approved on Prolific: 2 submissions")
     assert {pid: fake_prolific.status_of(sub) for pid, sub in submissions.items()} == {
-        "BROWSERPID1": "APPROVED",
-        "BROWSERPID2": "APPROVED",
-        "BROWSERPID3": "AWAITING REVIEW",
+        prolific_id_for("BROWSERPID1"): "APPROVED",
+        prolific_id_for("BROWSERPID2"): "APPROVED",
+        prolific_id_for("BROWSERPID3"): "AWAITING REVIEW",
     }
     assert len(fake_prolific.calls("POST", "bulk-approve")) == 1
 
     # A bonus for the two valid participants: checked, priced, then paid once.
     bonus = page.get_by_test_id("bonus-form")
-    bonus.get_by_label("Or paste the rows").fill("participant_id,amount\nBROWSERPID1,1.00\nBROWSERPID2,0.50\n")
+    bonus.get_by_label("Or paste the rows").fill(
+        f"participant_id,amount\n{prolific_id_for('BROWSERPID1')},1.00\n{prolific_id_for('BROWSERPID2')},0.50\n"
+    )
     bonus.get_by_role("button", name="Check and create the batch").click()
     expect(message(page)).to_contain_text("Not paid yet")
     batch = BonusBatch.objects.get()

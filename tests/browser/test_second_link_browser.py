@@ -8,6 +8,7 @@ from urllib.parse import urlencode
 import pytest
 
 from study.models import Participant, ParticipantStatus
+from study.services.participants import prolific_id_for
 from tests.conftest import skip_or_fail
 from tests.study.factories import make_study, package_dict
 
@@ -56,7 +57,12 @@ def test_the_first_tab_goes_on_after_a_second_link_with_another_session_id_is_re
     # The same PID with another SESSION_ID, in a second tab of the same browser (same cookies).
     second = first.context.new_page()
     query = urlencode(
-        {"PROLIFIC_PID": "TWOTABS1", "STUDY_ID": "prolific-study", "SESSION_ID": "another-session", "group": "american"}
+        {
+            "PROLIFIC_PID": prolific_id_for("TWOTABS1"),
+            "STUDY_ID": prolific_id_for("prolific-study"),
+            "SESSION_ID": prolific_id_for("another-session"),
+            "group": "american",
+        }
     )
     response = second.goto(f"{live_server.url}/s/{study.slug}/?{query}")
     assert response.status == 403
@@ -70,9 +76,9 @@ def test_the_first_tab_goes_on_after_a_second_link_with_another_session_id_is_re
     steps = take_session(first)
     assert steps[0] == "instructions" and first.url == COMPLETE
     assert prolific.visits == [COMPLETE]
-    participant = Participant.objects.get(study=study, prolific_pid="TWOTABS1")
+    participant = Participant.objects.get(study=study, prolific_pid=prolific_id_for("TWOTABS1"))
     assert participant.status == ParticipantStatus.COMPLETED
-    assert participant.prolific_session_id == "session-TWOTABS1"
+    assert participant.prolific_session_id == prolific_id_for("session-TWOTABS1")
     assert Participant.objects.filter(study=study).count() == 1
 
     # The second tab shares the session: its run page sends the finished participant to Prolific again.

@@ -16,6 +16,7 @@ from django.utils import translation
 from playwright.sync_api import expect
 
 from study.models import Answer, Assignment, Participant, ParticipantStatus, Phase, Preference
+from study.services.participants import prolific_id_for
 from tests.conftest import skip_or_fail
 from tests.study.factories import make_study, package_dict
 
@@ -126,9 +127,9 @@ def test_it_takes_an_american_participant_through_every_page_and_keeps_a_draft_a
     expect(page.get_by_role("heading", name="Submission complete")).to_be_visible()
     assert reloaded, "no question page was reloaded"
 
-    participant = Participant.objects.get(study=study, prolific_pid="BROWSERAM1")
+    participant = Participant.objects.get(study=study, prolific_pid=prolific_id_for("BROWSERAM1"))
     assert participant.status == ParticipantStatus.COMPLETED
-    assert (participant.group, participant.prolific_study_id) == ("american", "prolific-study")
+    assert (participant.group, participant.prolific_study_id) == ("american", prolific_id_for("prolific-study"))
     assert steps == ["consent", *participant.plan]
     assert len(steps) == N_PAGES
     assert (participant.qc_correct, participant.qc_total) == (N_QC * 2, N_QC * 2)
@@ -163,7 +164,7 @@ def test_it_shows_a_chinese_participant_glossed_and_highlighted_chinese_pages_an
             expect(page.locator("form[data-step-form] button[type=submit]")).to_have_text(next_label)
         if step.endswith(":compare"):
             assignment = Assignment.objects.select_related("artwork").get(
-                participant__prolific_pid=pid, order=int(step.split(":")[0])
+                participant__prolific_pid=prolific_id_for(pid), order=int(step.split(":")[0])
             )
             culture = assignment.artwork.culture
             compared[step] = culture
@@ -188,7 +189,9 @@ def test_it_shows_a_chinese_participant_glossed_and_highlighted_chinese_pages_an
             click_next(page)
             after = current_step(page)
             assert after != step
-            stored = Assignment.objects.get(participant__prolific_pid=pid, order=int(step.split(":")[0])).symbols_pre
+            stored = Assignment.objects.get(
+                participant__prolific_pid=prolific_id_for(pid), order=int(step.split(":")[0])
+            ).symbols_pre
             page.go_back(wait_until="load")
             shown = current_step(page)
             # Pages are never cached, so the back button fetches the current page, not the one sent.
@@ -211,7 +214,9 @@ def test_it_shows_a_chinese_participant_glossed_and_highlighted_chinese_pages_an
                 page.locator("form[data-step-form] button[type=submit]").first.click()
             assert current_step(page) == after, "a stale page must lead back to the current page"
             assert (
-                Assignment.objects.get(participant__prolific_pid=pid, order=int(step.split(":")[0])).symbols_pre
+                Assignment.objects.get(
+                    participant__prolific_pid=prolific_id_for(pid), order=int(step.split(":")[0])
+                ).symbols_pre
                 == stored
             ), "a stale page overwrote the stored answer"
             return True
@@ -225,7 +230,7 @@ def test_it_shows_a_chinese_participant_glossed_and_highlighted_chinese_pages_an
 
     assert replayed, "the back button was never used"
     assert sorted(compared.values()) == ["american", "american", "chinese", "chinese"]
-    participant = Participant.objects.get(study=study, prolific_pid=pid)
+    participant = Participant.objects.get(study=study, prolific_pid=prolific_id_for(pid))
     assert participant.status == ParticipantStatus.COMPLETED
     assert participant.group == "chinese"
     # The replayed page does not count as a page of its own.
@@ -240,7 +245,7 @@ def test_it_screens_out_a_participant_who_fails_the_attention_checks(open_page, 
     assert page.url == SCREENOUT
     assert prolific.visits == [SCREENOUT]
 
-    participant = Participant.objects.get(study=study, prolific_pid="BROWSERQC1")
+    participant = Participant.objects.get(study=study, prolific_pid=prolific_id_for("BROWSERQC1"))
     assert participant.status == ParticipantStatus.EXCLUDED_QC
     assert (participant.qc_correct, participant.qc_total) == (0, N_QC * 2)
     _assert_stored_once(participant)
@@ -284,7 +289,7 @@ def test_it_stores_a_page_once_when_next_is_clicked_twice(open_page, prolific, l
     assert prolific.visits == [COMPLETE]
     assert failures == []
 
-    participant = Participant.objects.get(study=study, prolific_pid=pid)
+    participant = Participant.objects.get(study=study, prolific_pid=prolific_id_for(pid))
     plan = participant.plan
     qa, post_qa = next(s for s in plan if s.endswith(":qa")), next(s for s in plan if s.endswith(":post_qa"))
     # Each doubled page moved the session on by exactly one page.

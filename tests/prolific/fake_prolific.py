@@ -70,6 +70,10 @@ def _number(value: Decimal) -> int | float:
     return int(value) if value == value.to_integral_value() else float(value)
 
 
+# The first hex digits of each kind of id: st(udy) 5d, s(u)b(mission) 5b, sec(ret) 5ec, ...
+ID_PREFIXES = {"st": "5d", "sb": "5b", "sc": "5ec", "hk": "400c", "cf": "cf", "bb": "bb"}
+
+
 def sign(secret: str, timestamp: str, body: bytes) -> str:
     """Prolific's webhook signature: base64(HMAC-SHA256(secret, timestamp + raw body))."""
     return base64.b64encode(hmac.new(secret.encode(), timestamp.encode() + body, hashlib.sha256).digest()).decode()
@@ -104,8 +108,10 @@ class FakeProlific:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/api/v1/"
 
-    def new_id(self, prefix: str) -> str:
-        # 24 hex characters, like Prolific's ObjectIds; the prefix keeps them readable in failures.
+    def new_id(self, kind: str) -> str:
+        # 24 hex characters, like Prolific's ObjectIds (the entry link refuses any other shape); the
+        # kind's hex prefix keeps them readable in failures.
+        prefix = ID_PREFIXES[kind]
         with self._lock:
             return f"{prefix}{next(self._ids):0{24 - len(prefix)}x}"
 

@@ -29,6 +29,7 @@ from annotation.services import (
 )
 from core.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER
 from evaluation.services.scoring import scoring_task_create
+from study.services.participants import prolific_id_for
 from tests.artworks.report_factories import make_pipeline_run
 from tests.conftest import make_user
 from tests.evaluation.factories import make_generation_run, make_judge_run, numbered_dataset
@@ -104,6 +105,8 @@ POST_ONLY = answers(405)
 TABLE: dict[str, Row] = {
     # --- Site ------------------------------------------------------------------------
     "home": Row(get=answers(200, anonymous=LOGIN, participant=LOGIN, other_participant=LOGIN)),
+    # To the static icon, for everyone: browsers ask for it on their own.
+    "favicon": Row(get=answers(REDIRECT)),
     "api-schema": Row(get=api()),
     # A page for people: signed out, the sign-in page and back; the schema keeps its 401 for clients.
     "api-docs": Row(get=api(anonymous=LOGIN, participant=LOGIN, other_participant=LOGIN)),
@@ -315,6 +318,8 @@ TABLE: dict[str, Row] = {
         kwargs=k(slug="study_slug"),
     ),
     "study:image": Row(get=answers(200), kwargs=k(slug="study_slug", key="study_image_key")),
+    # The local done page exists only in development (PROLIFIC_COMPLETE_LOCAL); tests run without it.
+    "study:done": Row(get=answers(404), kwargs=k(slug="study_slug"), query="?cc=C0MPL3TE"),
     # --- Study: researchers ----------------------------------------------------------------------
     "study:list": Row(get=researcher_page()),
     "study:import": Row(get=researcher_page(), post=researcher_page(400)),
@@ -442,7 +447,13 @@ class World:
 def _entry(client: Client, slug: str, pid: str) -> None:
     url = reverse("study:entry", args=[slug])
     response = client.get(
-        url, {"PROLIFIC_PID": pid, "STUDY_ID": "matrix", "SESSION_ID": f"s-{pid}", "group": "american"}
+        url,
+        {
+            "PROLIFIC_PID": prolific_id_for(pid),
+            "STUDY_ID": prolific_id_for("matrix"),
+            "SESSION_ID": prolific_id_for(f"s-{pid}"),
+            "group": "american",
+        },
     )
     assert response.status_code == 302, response.content[:500]
 
@@ -628,6 +639,7 @@ def test_it_keeps_each_participant_on_their_own_session(world):
     theirs = other.get(url).content.decode()
     assert 'value="consent"' not in mine and 'value="consent"' in theirs
     assert (
-        Participant.objects.get(prolific_pid="pid-two").status != Participant.objects.get(prolific_pid="pid-one").status
+        Participant.objects.get(prolific_pid=prolific_id_for("pid-two")).status
+        != Participant.objects.get(prolific_pid=prolific_id_for("pid-one")).status
     )
     assert world.clients["anonymous"].get(url).status_code == NO_SESSION

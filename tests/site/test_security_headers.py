@@ -10,6 +10,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Dataset
+from study.services.participants import prolific_id_for
 from study.services.simulation import entry_url
 from tests.study.factories import make_study
 
@@ -71,7 +72,7 @@ def test_it_sends_the_policy_with_an_api_answer(researcher_client, anonymous_cli
 def test_it_sends_the_policy_with_a_participant_page():
     study = make_study()
     client = Client()
-    entry = client.get(entry_url("", study.slug, pid="CSPPID01", group="american"))
+    entry = client.get(entry_url("", study.slug, pid=prolific_id_for("CSPPID01"), group="american"))
     assert_hardened(entry)
     page = client.get(reverse("study:run", args=[study.slug]))
     assert page.status_code == 200 and b'name="step"' in page.content

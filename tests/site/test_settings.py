@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from vivid_site.settings import env_bool, env_int, env_list
+from core.ratelimit import Rate, rate_parse
+from vivid_site.settings import env_bool, env_int, env_list, env_rate
 
 ROOT = Path(__file__).resolve().parents[2]
 STRONG_KEY = "k" * 30 + "-production-secret-for-the-check-only-0123456789"
@@ -38,6 +39,21 @@ def test_it_reads_typed_values(monkeypatch):
     assert env_bool("X_BOOL", False) is True
     assert env_list("X_LIST", []) == ["a.example", "b.example"]
     assert env_int("X_MISSING", 7) == 7
+
+
+@pytest.mark.parametrize("value", ["20", "20/min", "0/m", "-1/m", "20/d", "many"])
+def test_it_refuses_a_malformed_rate(monkeypatch, value):
+    monkeypatch.setenv("X_RATE", value)
+    with pytest.raises(ImproperlyConfigured, match="X_RATE=.* is not a rate"):
+        env_rate("X_RATE", "20/m")
+
+
+def test_it_reads_a_rate_the_limiter_understands(monkeypatch):
+    monkeypatch.setenv("X_RATE", " 5/S ")
+    assert env_rate("X_RATE", "20/m") == "5/s" and rate_parse(env_rate("X_RATE", "20/m")) == Rate(5, 1)
+    assert rate_parse(env_rate("X_MISSING_RATE", "20/m")) == Rate(20, 60)
+    monkeypatch.setenv("X_RATE", "OFF")
+    assert rate_parse(env_rate("X_RATE", "20/m")) is None
 
 
 def test_it_refuses_to_start_in_production_without_secret_key_and_hosts(tmp_path):

@@ -5,11 +5,13 @@ import json
 
 import pytest
 from django.core.management import call_command
+from django.test import Client
 from PIL import Image
 
 from study.demo import LABEL, SLUG, demo_package, write_demo_package
 from study.models import Description, PrepStatus, Study, StudyStatus, Term, TermStatus
 from study.services.imports import study_import
+from study.services.participants import prolific_id_for
 from study.text import split_sentences
 
 pytestmark = pytest.mark.django_db
@@ -106,11 +108,15 @@ def test_the_seed_command_imports_prepares_launches_and_prints_entry_links(monke
     assert calls == [SLUG]
     assert (settings.VAR_DIR / "demo-study" / "study.json").is_file()
     text = out.getvalue()
-    assert (
-        "http://127.0.0.1:8000/s/demo-artworks/?PROLIFIC_PID=demo-american-1&STUDY_ID=demo&SESSION_ID=s1&group=american"
-        in text
-    )
-    assert "PROLIFIC_PID=demo-chinese-1&STUDY_ID=demo&SESSION_ID=s2&group=chinese" in text
+    # Prolific-shaped ids, the same at every start: the entry link refuses any other.
+    study_id = prolific_id_for("demo")
+    for group in ("american", "chinese"):
+        link = (
+            f"http://127.0.0.1:8000/s/demo-artworks/?PROLIFIC_PID={prolific_id_for(f'demo-{group}-1')}"
+            f"&STUDY_ID={study_id}&SESSION_ID={prolific_id_for(f'demo-{group}-1-session')}&group={group}"
+        )
+        assert link in text
+        assert Client().get(link.removeprefix("http://127.0.0.1:8000")).status_code == 302
 
     again = io.StringIO()
     call_command("seed_demo_study", stdout=again)

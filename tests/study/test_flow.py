@@ -5,6 +5,7 @@ from django.test import Client
 from django.urls import reverse
 
 from study.models import Answer, Assignment, PageVisit, Participant, ParticipantStatus, Preference
+from study.services.participants import prolific_id_for
 from study.services.simulation import DjangoClientTransport, SyntheticParticipant, answer_key, entry_url, parse_form
 
 from .factories import make_study
@@ -16,7 +17,7 @@ def take(study, pid, *, group="american", fail_qc=False, client=None, seed=1):
     bot = SyntheticParticipant(
         DjangoClientTransport(client), key=answer_key(study=study), rng=random.Random(seed), fail_qc=fail_qc
     )
-    return bot.run(entry_url("", study.slug, pid=pid, group=group), pid)
+    return bot.run(entry_url("", study.slug, pid=prolific_id_for(pid), group=group), prolific_id_for(pid))
 
 
 def test_it_takes_a_participant_through_the_whole_session_to_the_completion_code():
@@ -24,7 +25,7 @@ def test_it_takes_a_participant_through_the_whole_session_to_the_completion_code
     outcome = take(study, "PID0001")
     assert outcome.errors == []
     assert outcome.final_url == "https://app.prolific.com/submissions/complete?cc=C0MPL3TE"
-    participant = Participant.objects.get(prolific_pid="PID0001")
+    participant = Participant.objects.get(prolific_pid=prolific_id_for("PID0001"))
     assert participant.status == ParticipantStatus.COMPLETED
     assert participant.qc_total == 4 and participant.qc_correct == 4
     assignments = Assignment.objects.filter(participant=participant)
@@ -45,13 +46,13 @@ def test_it_screens_out_a_participant_who_fails_quality_control():
     study = make_study()
     outcome = take(study, "PID0002", fail_qc=True)
     assert outcome.final_url.endswith("cc=SCR33N")
-    assert Participant.objects.get(prolific_pid="PID0002").status == ParticipantStatus.EXCLUDED_QC
+    assert Participant.objects.get(prolific_pid=prolific_id_for("PID0002")).status == ParticipantStatus.EXCLUDED_QC
 
 
 def test_it_never_shows_the_completion_code_in_a_page_before_the_end():
     study = make_study()
     client = Client()
-    client.get(entry_url("", study.slug, pid="PID0003", group="chinese"))
+    client.get(entry_url("", study.slug, pid=prolific_id_for("PID0003"), group="chinese"))
     page = client.get(reverse("study:run", args=[study.slug]))
     assert b"C0MPL3TE" not in page.content
     assert 'lang="zh-Hans"' in page.content.decode()

@@ -9,6 +9,7 @@ from django.conf import settings
 from django.test import Client
 from django.urls import reverse
 
+from study.services.participants import prolific_id_for
 from study.services.simulation import SyntheticParticipant, answer_key, entry_url, parse_form
 
 from .factories import make_study
@@ -37,7 +38,7 @@ def test_it_has_a_chinese_translation_for_every_participant_facing_string():
 def test_it_renders_every_page_of_a_chinese_session_in_chinese():
     study = make_study()
     client = Client()
-    client.get(entry_url("", study.slug, pid="PIDZH", group="chinese"))
+    client.get(entry_url("", study.slug, pid=prolific_id_for("PIDZH"), group="chinese"))
     bot = SyntheticParticipant(None, key=answer_key(study=study), rng=random.Random(2))
     seen = set()
     english = ["Next", "Consent to take part", "How confident are you", "Description A (left)", "Artwork 1 of"]

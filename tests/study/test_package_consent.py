@@ -16,6 +16,7 @@ from study.selectors.results import study_export_csv, study_export_rows
 from study.selectors.studies import study_checklist
 from study.services import participants as flow
 from study.services.imports import StudyImportError, study_import
+from study.services.participants import prolific_id_for
 from study.services.simulation import SyntheticParticipant, answer_key, entry_url, parse_form
 from study.services.studies import study_launch_blockers
 from study.text import markdown_html
@@ -135,7 +136,7 @@ def test_it_renders_only_safe_markdown():
 
 
 def _enter(client, study, pid, group):
-    return client.get(entry_url("", study.slug, pid=pid, group=group, session=f"s-{pid}"))
+    return client.get(entry_url("", study.slug, pid=prolific_id_for(pid), group=group))
 
 
 def test_it_shows_duration_reward_contact_ethics_and_the_text_on_the_consent_page(client):
@@ -181,7 +182,7 @@ def test_it_warns_on_the_checklist_when_consent_details_are_missing_without_bloc
 def _to_first_qa(client, study, pid, group="american"):
     _enter(client, study, pid, group)
     run = reverse("study:run", args=[study.slug])
-    participant = Participant.objects.get(prolific_pid=pid)
+    participant = Participant.objects.get(prolific_pid=prolific_id_for(pid))
     flow.consent_give(participant=participant)
     participant.refresh_from_db()
     flow.step_submit(participant=participant, step_key="instructions", data={})

@@ -23,6 +23,7 @@ from study.models import (
     Term,
 )
 from study.selectors.participants import artwork_draw_counts, participant_places_taken
+from study.services.participants import prolific_id_for
 from study.services.simulation import SyntheticParticipant, answer_key, entry_url, parse_form
 from tests.concurrency import at_the_same_instant
 from tests.conftest import make_user
@@ -33,8 +34,10 @@ pytestmark = pytest.mark.django_db
 COMPLETE = "https://app.prolific.com/submissions/complete?cc="
 
 
-def enter(client, study, pid, *, group="american", session=""):
-    return client.get(entry_url("", study.slug, pid=pid, group=group, session=session))
+def enter(client, study, label, *, group="american", session=""):
+    """Prolific's link for the participant ``label`` names: its ids are Prolific-shaped, made from the labels."""
+    session = prolific_id_for(session) if session else ""
+    return client.get(entry_url("", study.slug, pid=prolific_id_for(label), group=group, session=session))
 
 
 def run_url(study):
@@ -117,7 +120,7 @@ def test_it_turns_away_new_participants_unless_the_study_is_live(client, status)
 
 
 def test_it_asks_for_the_group_when_the_link_has_none(client, study):
-    client.get(entry_url("", study.slug, pid="PIDG"))
+    client.get(entry_url("", study.slug, pid=prolific_id_for("PIDG")))
     _page, spec = page_step(client, study)
     assert spec.step == "group" and sorted(spec.radios["group"]) == ["american", "chinese"]
     client.post(run_url(study), {"step": "group", "group": "chinese"})
@@ -176,7 +179,10 @@ def test_it_keeps_sessions_apart_in_one_browser_per_pid(study):
     enter(a, study, "PIDA")
     enter(b, study, "PIDB", group="chinese")
     advance(a, study, 3)
-    pa, pb = Participant.objects.get(prolific_pid="PIDA"), Participant.objects.get(prolific_pid="PIDB")
+    pa, pb = (
+        Participant.objects.get(prolific_pid=prolific_id_for("PIDA")),
+        Participant.objects.get(prolific_pid=prolific_id_for("PIDB")),
+    )
     assert pa.step_index == 2 and pb.step_index == 0 and not pb.plan
     # B posting A's current page stores nothing for A.
     _page, spec = page_step(a, study)
@@ -393,7 +399,7 @@ def test_it_draws_from_exposure_and_speaker_counts_read_in_one_query(django_asse
         client = Client()
         enter(client, study, f"PIDDC{n}", group="american")
         client.post(run_url(study), {"step": "consent", "consent": "yes"})
-    Participant.objects.filter(prolific_pid="PIDDC0").update(status=ParticipantStatus.RETURNED)
+    Participant.objects.filter(prolific_pid=prolific_id_for("PIDDC0")).update(status=ParticipantStatus.RETURNED)
     live = Assignment.objects.filter(participant__study=study, participant__group="american").exclude(
         participant__status=ParticipantStatus.RETURNED
     )
@@ -423,11 +429,13 @@ def test_it_counts_only_valid_completions_and_live_sessions_towards_the_quota():
     enter(third, study, "PIDQ3", group="chinese")
     assert third.post(run_url(study), {"step": "consent", "consent": "yes"}).status_code == 200
     # The first session goes idle: it counts as returned and frees its place.
-    Participant.objects.filter(prolific_pid="PIDQ1").update(last_seen_at=timezone.now() - timedelta(days=1))
+    Participant.objects.filter(prolific_pid=prolific_id_for("PIDQ1")).update(
+        last_seen_at=timezone.now() - timedelta(days=1)
+    )
     assert second.post(run_url(study), {"step": "consent", "consent": "yes"}).status_code == 200
-    assert Participant.objects.get(prolific_pid="PIDQ1").status == ParticipantStatus.RETURNED
+    assert Participant.objects.get(prolific_pid=prolific_id_for("PIDQ1")).status == ParticipantStatus.RETURNED
     # Coming back later, the returned participant finds the place taken.
-    response = enter(Client(), study, "PIDQ1", session="s-PIDQ1")
+    response = enter(Client(), study, "PIDQ1")
     assert response.status_code == 403 and b"full" in response.content
 
 
@@ -471,11 +479,13 @@ def test_it_never_lets_concurrent_arrivals_overfill_a_quota():
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
-def test_it_fills_every_place_and_no_more_when_many_more_arrive_than_there_are_places():
+def test_it_fills_every_place_and_no_more_when_many_more_arrive_than_there_are_places(settings):
     # Consent counts places under a lock of its own group only (PostgreSQL's advisory lock):
     # three times as many arrivals as places in two groups at once, each place taken exactly once.
     if connection.vendor != "postgresql":
         pytest.skip("the per-group lock is PostgreSQL's; SQLite runs one writer at a time")
+    # The crowd comes from the test client's one address: the per-address limits are not tested here.
+    settings.STUDY_ENTRY_RATE = settings.STUDY_CONSENT_RATE = "off"
     study = make_study(package_dict(quota_per_group=4))
     arrivals = []
     for n in range(24):
@@ -506,7 +516,7 @@ def test_it_fills_every_place_and_no_more_when_many_more_arrive_than_there_are_p
 def test_it_fixes_the_session_once_when_consent_is_sent_twice(client, study):
     enter(client, study, "PIDTWICE")
     first = client.post(run_url(study), {"step": "consent", "consent": "yes"})
-    participant = Participant.objects.get(prolific_pid="PIDTWICE")
+    participant = Participant.objects.get(prolific_pid=prolific_id_for("PIDTWICE"))
     plan, assignments = participant.plan, list(participant.assignments.values_list("artwork_id", "order", "shown_id"))
     second = client.post(run_url(study), {"step": "consent", "consent": "yes"})
     assert first.status_code == 200 and second.status_code == 303
@@ -594,5 +604,5 @@ def test_it_marks_synthetic_participants_as_test_data_and_keeps_them_out_of_quot
 
 
 def test_it_does_not_accept_a_forged_test_token(client, study):
-    client.get(f"/s/{study.slug}/?PROLIFIC_PID=PIDFORGE&SESSION_ID=S1&group=american&test_token=forged")
+    client.get(entry_url("", study.slug, pid=prolific_id_for("PIDFORGE"), group="american") + "&test_token=forged")
     assert Participant.objects.get().is_test is False

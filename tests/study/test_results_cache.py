@@ -17,6 +17,7 @@ from study.models import Participant, ParticipantStatus
 from study.selectors.participants import participant_current, participant_step
 from study.selectors.results import study_results, study_results_scope
 from study.services import participants as flow
+from study.services.participants import prolific_id_for
 from study.services.simulation import ServiceTransport, SyntheticParticipant, answer_key, entry_url
 
 from .factories import make_study, package_dict
@@ -34,7 +35,7 @@ def arrive(study, pid: str, *, group: str = "american", pages: int = 0):
     """A participant who entered, consented and sent ``pages`` pages after the consent, through
     the participant pages' services; with ``pages=-1`` all but the last."""
     transport = ServiceTransport()
-    page = transport.get(transport.get(entry_url("", study.slug, pid=pid, group=group)).location)
+    page = transport.get(transport.get(entry_url("", study.slug, pid=prolific_id_for(pid), group=group)).location)
     bot = SyntheticParticipant(transport, key=answer_key(study=study), rng=random.Random(pid))
     page = transport.post(page.url, bot.answer(page.spec))
     participant = transport.participant
@@ -73,13 +74,13 @@ def test_it_shows_a_consent_a_decline_and_a_group_chosen_at_once(study):
     assert counts(study)["started"] == 1 and counts(study)["in_progress"] == 1
 
     transport = ServiceTransport()
-    page = transport.get(transport.get(entry_url("", study.slug, pid="P2", group="chinese")).location)
+    page = transport.get(transport.get(entry_url("", study.slug, pid=prolific_id_for("P2"), group="chinese")).location)
     transport.post(page.url, {"step": "consent", "consent": "no"})
     assert counts(study)["no_consent"] == 1
 
     # Entered without a group: counted as unassigned until the group page is sent.
     transport = ServiceTransport()
-    page = transport.get(transport.get(entry_url("", study.slug, pid="P3")).location)
+    page = transport.get(transport.get(entry_url("", study.slug, pid=prolific_id_for("P3"))).location)
     assert page.spec.step == "group" and "unassigned" in counts(study)["by_group"]
     transport.post(page.url, {"step": "group", "group": "chinese"})
     assert "unassigned" not in counts(study)["by_group"]
@@ -118,7 +119,7 @@ def test_it_shows_a_release_and_a_return_from_prolific_at_once(study):
     assert counts(study)["returned"] == 1 and counts(study)["in_progress"] == 0
     # The same link again, with a place free: the session goes on.
     again = ServiceTransport()
-    again.get(entry_url("", study.slug, pid="P1", group="american"))
+    again.get(entry_url("", study.slug, pid=prolific_id_for("P1"), group="american"))
     assert counts(study)["returned"] == 0 and counts(study)["in_progress"] == 1
 
 

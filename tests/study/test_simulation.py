@@ -10,6 +10,7 @@ from django.urls import reverse
 
 from study.models import Answer, Assignment, PageVisit, Participant, ParticipantStatus, Preference
 from study.selectors.participants import participant_current, participant_step
+from study.services.participants import prolific_id_for
 from study.services.simulation import (
     DjangoClientTransport,
     ServiceTransport,
@@ -18,10 +19,13 @@ from study.services.simulation import (
     entry_url,
     form_spec,
     parse_form,
+    synthetic_plan,
     synthetic_responses_generate,
 )
 
 from .factories import make_study, package_dict
+
+PAGES, SERVICES = prolific_id_for("PAGES"), prolific_id_for("SERVICES")
 
 pytestmark = pytest.mark.django_db
 
@@ -30,13 +34,14 @@ pytestmark = pytest.mark.django_db
 def test_it_builds_each_page_form_as_the_page_draws_it(group):
     study = make_study()
     client = Client()
-    client.get(entry_url("", study.slug, pid=f"FORM-{group or 'none'}", group=group))
+    pid = prolific_id_for(f"FORM-{group or 'none'}")
+    client.get(entry_url("", study.slug, pid=pid, group=group))
     run = reverse("study:run", args=[study.slug])
     bot = SyntheticParticipant(None, key=answer_key(study=study), rng=random.Random(3))
     html = client.get(run).content.decode()
     kinds = set()
     while (drawn := parse_form(html)) is not None:
-        pk = Participant.objects.get(prolific_pid=f"FORM-{group or 'none'}").pk
+        pk = Participant.objects.get(prolific_pid=pid).pk
         participant = participant_current(slug=study.slug, pk=pk)
         step = participant_step(participant)
         built = form_spec(participant=participant, step=step)
@@ -65,13 +70,13 @@ def rows_of(participant: Participant) -> dict:
 def test_it_writes_through_the_services_what_the_pages_write():
     study = make_study()
     key = answer_key(study=study)
-    for pid, transport in (("PAGES", DjangoClientTransport()), ("SERVICES", ServiceTransport())):
+    for pid, transport in ((PAGES, DjangoClientTransport()), (SERVICES, ServiceTransport())):
         outcome = SyntheticParticipant(transport, key=key, rng=random.Random(8)).run(
             entry_url("", study.slug, pid=pid, group="chinese"), pid
         )
         assert outcome.errors == [] and outcome.final_url.endswith("cc=C0MPL3TE")
         assert len(outcome.timings) == 2 + len(Participant.objects.get(prolific_pid=pid).plan) + 1
-    pages, services = (rows_of(Participant.objects.get(prolific_pid=pid)) for pid in ("PAGES", "SERVICES"))
+    pages, services = (rows_of(Participant.objects.get(prolific_pid=pid)) for pid in (PAGES, SERVICES))
     assert pages == services and pages["status"] == ParticipantStatus.COMPLETED
 
 
@@ -82,6 +87,9 @@ def test_it_sends_participants_from_several_processes():
     assert [outcome.errors for outcome in outcomes] == [[]] * 6
     # In the order asked for, whichever process took each; the same participants as one process makes.
     pids = [outcome.pid for outcome in outcomes]
-    assert pids == sorted(pids) and len(set(pids)) == 6
+    assert (
+        pids == [outcome.pid for outcome in synthetic_plan(groups=study.groups, n=6, seed=4, qc_fail_rate=0.5)]
+        and len(set(pids)) == 6
+    )
     statuses = Counter(Participant.objects.filter(study=study).values_list("status", flat=True))
     assert statuses == {ParticipantStatus.COMPLETED: 3, ParticipantStatus.EXCLUDED_QC: 3}

@@ -15,6 +15,7 @@ from study.models import StudyStatus, Term, TermStatus
 from study.selectors.prep import study_terms_unmatched
 from study.selectors.studies import study_checklist
 from study.services import prep
+from study.services.participants import prolific_id_for
 from study.services.simulation import DjangoClientTransport, SyntheticParticipant, answer_key, entry_url
 from study.services.studies import study_launch, study_launch_blockers
 
@@ -186,7 +187,7 @@ def test_participants_see_the_label_of_a_term_the_text_inflects():
 
     # Every participant sees both Chinese artworks (three artworks a session): cn1 is described to all.
     outcome = SyntheticParticipant(Recording(), key=answer_key(study=study), rng=random.Random(3)).run(
-        entry_url("", study.slug, pid="PIDGLOSS", group="chinese"), "PIDGLOSS"
+        entry_url("", study.slug, pid=prolific_id_for("PIDGLOSS"), group="chinese"), prolific_id_for("PIDGLOSS")
     )
     assert outcome.errors == []
     described = [html for html in pages if "Two mandarin ducks" in html or "Mandarin Ducks" in html]

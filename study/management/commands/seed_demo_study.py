@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from study.demo import SLUG, demo_study_ensure
 from study.services.imports import StudyImportError
+from study.services.participants import prolific_id_for
 
 DEMO_URL = "http://127.0.0.1:8000"
 
@@ -14,10 +15,12 @@ def entry_links(*, study, base_url: str) -> list[str]:
     """The researcher's study page, then one Prolific-style entry link per participant group."""
     base = base_url.rstrip("/")
     lines = [f"Study page (researcher): {base}/studies/{study.slug}/"]
-    for n, group in enumerate(study.groups, start=1):
+    for group in study.groups:
+        # Prolific-shaped ids (the entry link refuses others), the same at every start.
+        pid = prolific_id_for(f"demo-{group}-1")
         lines.append(
-            f"Entry link, {group} participant: "
-            f"{base}/s/{study.slug}/?PROLIFIC_PID=demo-{group}-1&STUDY_ID=demo&SESSION_ID=s{n}&group={group}"
+            f"Entry link, {group} participant: {base}/s/{study.slug}/?PROLIFIC_PID={pid}"
+            f"&STUDY_ID={prolific_id_for('demo')}&SESSION_ID={prolific_id_for(f'demo-{group}-1-session')}&group={group}"
         )
     return lines
 

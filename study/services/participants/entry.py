@@ -1,19 +1,22 @@
 """Entry: the Prolific link starts or resumes a session; a researcher's preview; synthetic participants' tokens."""
 
+import hashlib
 import random
 import re
 import zlib
+from collections.abc import Iterable
 
 from django.core import signing
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from ...models import Participant, ParticipantStatus, Study, StudyStatus
-from ...selectors.participants import UNFINISHED, participant_abandon_cutoff, participant_places_taken
+from ...selectors.participants import UNFINISHED, participant_idle_q, participant_places_taken
 from ..results import study_results_changed
 
-PID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-PARAM_PATTERN = re.compile(r"^[A-Za-z0-9_-]{0,64}$")
+# Prolific's PROLIFIC_PID, STUDY_ID and SESSION_ID (the submission's id) are 24 hexadecimal digits
+# (MongoDB object ids). Any other value did not come from Prolific: refused before a session exists.
+PROLIFIC_ID_PATTERN = re.compile(r"^[0-9a-fA-F]{24}$")
 # The salt's text is part of every token already handed out: it keeps its old name.
 SYNTHETIC_ENTRY_SALT = "study.test-participant"
 
@@ -29,6 +32,22 @@ class EntryError(Exception):
         super().__init__(message or reason)
         self.reason = reason
         self.participant_pk = participant_pk
+
+
+def entry_refusal_status(reason: str) -> int:
+    """The HTTP status a refused entry link answers: 403 where the link is Prolific's but may not go
+    on (the group is full, another session of the PID, a session Prolific does not know), else 400."""
+    return 403 if reason in ("full", "other_session", "unverified") else 400
+
+
+def prolific_id_for(label: str) -> str:
+    """A Prolific-shaped id (24 hexadecimal digits) made from a label, the same every time: demo and
+    synthetic participants, benchmarks and tests enter as Prolific's participants do."""
+    return hashlib.sha256(label.encode()).hexdigest()[:24]
+
+
+def prolific_id_valid(value: str) -> bool:
+    return bool(PROLIFIC_ID_PATTERN.match(value or ""))
 
 
 def synthetic_entry_token(slug: str) -> str:
@@ -77,10 +96,12 @@ def quota_lock(*, study: Study, group: str) -> None:
 
 
 def participants_mark_returned(*, study: Study) -> int:
-    """Unfinished sessions idle past the abandon time count as returned: their quota place frees up."""
-    marked = Participant.objects.filter(
-        study=study, status__in=UNFINISHED, last_seen_at__lt=participant_abandon_cutoff(), is_preview=False
-    ).update(status=ParticipantStatus.RETURNED)
+    """Unfinished sessions idle past the hold or the abandon time count as returned: their quota place frees up."""
+    marked = (
+        Participant.objects.filter(study=study, is_preview=False)
+        .filter(participant_idle_q())
+        .update(status=ParticipantStatus.RETURNED)
+    )
     if marked:
         # The counts already showed them returned; the export's participant_status now says so too.
         study_results_changed(study_id=study.pk)
@@ -104,6 +125,38 @@ def participant_release(*, participant: Participant) -> bool:
     return released
 
 
+# A session that consented can be found unverified whatever happened to it since.
+VERIFIABLE = (
+    ParticipantStatus.IN_PROGRESS,
+    ParticipantStatus.COMPLETED,
+    ParticipantStatus.EXCLUDED_QC,
+    ParticipantStatus.RETURNED,
+)
+
+
+def participants_exclude_unverified(*, study: Study, participant_ids: Iterable[int]) -> int:
+    """Sessions the caller found unknown to Prolific (no submission of their PROLIFIC_PID and
+    SESSION_ID): their quota place is released at once and the results and exports leave them out.
+
+    Only consented, counted sessions (previews and test responses are never Prolific's); the number
+    changed. A participant who comes back to such a session is told so and goes no further.
+    """
+    ids = list(participant_ids)
+    if not ids:
+        return 0
+    excluded = Participant.objects.filter(
+        study=study,
+        pk__in=ids,
+        is_preview=False,
+        is_test=False,
+        consented_at__isnull=False,
+        status__in=VERIFIABLE,
+    ).update(status=ParticipantStatus.UNVERIFIED)
+    if excluded:
+        study_results_changed(study_id=study.pk)
+    return excluded
+
+
 def participant_enter(
     *, study: Study, pid: str, prolific_study_id: str = "", session_id: str = "", group: str = "", is_test: bool = False
 ) -> Participant:
@@ -112,16 +165,16 @@ def participant_enter(
     One session per PID and study: the same PID resumes where it left off, whatever tab or
     device it comes back from.
     """
-    if not PID_PATTERN.match(pid or ""):
+    if not pid:
         raise EntryError("bad_pid")
-    if not PARAM_PATTERN.match(prolific_study_id) or not PARAM_PATTERN.match(session_id):
+    # Prolific always sends all three; a session started without SESSION_ID could later be
+    # reopened by anyone who knows the PID.
+    if not prolific_study_id or not session_id:
         raise EntryError("bad_params")
+    if not all(prolific_id_valid(value) for value in (pid, prolific_study_id, session_id)):
+        raise EntryError("bad_id")
     if group and group not in study.groups:
         raise EntryError("bad_group")
-    # Prolific always sends SESSION_ID; a session started without one could later be
-    # reopened by anyone who knows the PID.
-    if not session_id:
-        raise EntryError("bad_params")
     existing = Participant.objects.filter(study=study, prolific_pid=pid, is_preview=False).first()
     if existing is not None:
         return _participant_resume(_same_session(existing, session_id), study=study)
@@ -157,6 +210,8 @@ def _same_session(participant: Participant, session_id: str) -> Participant:
 
 
 def _participant_resume(participant: Participant, *, study: Study) -> Participant:
+    if participant.status == ParticipantStatus.UNVERIFIED:
+        raise EntryError("unverified", participant_pk=participant.pk)
     if participant.status == ParticipantStatus.RETURNED:
         if study.status != StudyStatus.LIVE:
             raise EntryError(study.status, participant_pk=participant.pk)

@@ -44,6 +44,8 @@ def _first(data, name: str) -> str:
 
 def participant_page_show(*, participant: Participant) -> PageOutcome:
     """A GET of the run page: the current page, counted as shown."""
+    if participant.status == ParticipantStatus.UNVERIFIED:
+        return PageOutcome(participant, message="unverified", status=403)
     if participant.status in UNFINISHED and not participant_accepts_answers(participant):
         # Paused or closed: answers so far are kept; the participant may come back when it is live again.
         return PageOutcome(participant, message=participant.study.status)
@@ -64,6 +66,9 @@ def participant_page_submit(*, participant: Participant, data) -> PageOutcome:
     same answer, not after a redirect; the service that stored the page has counted it as shown.
     """
     step_key = _first(data, "step")
+    if participant.status == ParticipantStatus.UNVERIFIED:
+        # Released and left out of the results: nothing it sends is stored.
+        return PageOutcome(participant, message="unverified", status=403)
     try:
         if step_key == "group":
             participant = group_choose(participant=participant, group=_first(data, "group"))
