@@ -458,9 +458,6 @@ WIKIDATA_BACKOFF_BASE = float(env_int("WIKIDATA_BACKOFF_BASE_MS", 1000, minimum=
 PROLIFIC_COMPLETE_URL = env_str("PROLIFIC_COMPLETE_URL", "https://app.prolific.com/submissions/complete?cc={code}")
 # An unfinished session idle this long counts as returned and frees its quota place.
 STUDY_ABANDON_MINUTES = env_int("STUDY_ABANDON_MINUTES", 90, minimum=1)
-
-# Prolific's REST API (README, Running it on Prolific). The token and the webhook secret are read
-# from the environment variables these name, at each use: never from the database.
 # A consented session that has not sent its first page of answers holds its place only this long
 # idle: a scripted entry that consents and stops must not keep a real participant out for 90 minutes.
 STUDY_HOLD_MINUTES = env_int("STUDY_HOLD_MINUTES", 10, minimum=1)
@@ -468,6 +465,9 @@ STUDY_HOLD_MINUTES = env_int("STUDY_HOLD_MINUTES", 10, minimum=1)
 # counted in the shared cache (CACHE_URL): a script filling the quota is answered 429.
 STUDY_ENTRY_RATE = env_rate("STUDY_ENTRY_RATE", "20/m")
 STUDY_CONSENT_RATE = env_rate("STUDY_CONSENT_RATE", "10/m")
+
+# Prolific's REST API (README, Running it on Prolific). The token and the webhook secret are read
+# from the environment variables these name, at each use: never from the database.
 PROLIFIC_API_URL = env_str("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
 PROLIFIC_API_TOKEN_ENV = env_str("PROLIFIC_API_TOKEN_ENV", "PROLIFIC_API_TOKEN")
 PROLIFIC_WEBHOOK_SECRET_ENV = env_str("PROLIFIC_WEBHOOK_SECRET_ENV", "PROLIFIC_WEBHOOK_SECRET")
@@ -475,6 +475,10 @@ PROLIFIC_MAX_ATTEMPTS = env_int("PROLIFIC_MAX_ATTEMPTS", 5, minimum=1)
 PROLIFIC_BACKOFF_BASE = float(env_int("PROLIFIC_BACKOFF_BASE_MS", 1000, minimum=0)) / 1000
 PROLIFIC_RETRY_AFTER_CAP_S = env_int("PROLIFIC_RETRY_AFTER_CAP_S", 120, minimum=0)
 PROLIFIC_SYNC_SECONDS = env_int("PROLIFIC_SYNC_SECONDS", 120, minimum=10)
+# A consented session whose PROLIFIC_PID and SESSION_ID no submission on Prolific carries this long
+# after the consent was not opened from Prolific: the sync releases its place and leaves it out of the
+# results. Prolific lists a submission from the moment the participant starts, before our link opens.
+PROLIFIC_VERIFY_SECONDS = env_int("PROLIFIC_VERIFY_SECONDS", 300, minimum=60)
 # The largest bonus one participant may get in one batch, in the study currency's major unit.
 PROLIFIC_BONUS_CAP = float(env_str("PROLIFIC_BONUS_CAP", "20"))
 PROLIFIC_WEBHOOK_MAX_AGE_S = env_int("PROLIFIC_WEBHOOK_MAX_AGE_S", 300, minimum=1)

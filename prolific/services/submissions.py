@@ -21,6 +21,7 @@ from ..client import ProlificApiError, ProlificClient, ProlificError
 from ..models import PLACE_FREEING_STATUSES, ProlificStudy, ProlificSubmission, SubmissionStatus
 from ..selectors.studies import prolific_approvable
 from .studies import prolific_study_refresh
+from .verification import prolific_sessions_verify
 
 # Submission ids per bulk-approve request; Prolific's documentation gives no limit, this stays well inside any.
 BULK_APPROVE_BATCH = 200
@@ -151,11 +152,13 @@ def _when(value):
 
 
 def prolific_submissions_sync(*, study: Study) -> dict:
-    """Every submission of the study's Prolific studies (all pages), stored; counts seen/created/updated/freed."""
-    counts = {"seen": 0, "created": 0, "updated": 0, "unchanged": 0, "freed": 0, "studies": 0}
+    """Every submission of the study's Prolific studies (all pages), stored; counts seen/created/updated/freed,
+    and the sessions released as unknown to Prolific once the listing is complete (``unverified``)."""
+    counts = {"seen": 0, "created": 0, "updated": 0, "unchanged": 0, "freed": 0, "studies": 0, "unverified": 0}
     prolific_studies = list(ProlificStudy.objects.filter(study=study).exclude(prolific_id="").select_related("study"))
     if not prolific_studies:
         return counts
+    listed_from = timezone.now()
     client = ProlificClient(study=study)
     for prolific_study in prolific_studies:
         prolific_study_refresh(client=client, prolific_study=prolific_study)
@@ -177,6 +180,8 @@ def prolific_submissions_sync(*, study: Study) -> dict:
             counts["freed"] += int(result["freed"])
         ProlificStudy.objects.filter(pk=prolific_study.pk).update(last_synced_at=timezone.now())
         counts["studies"] += 1
+    # Reached only when every page of every Prolific study was read: an interrupted listing raised.
+    counts["unverified"] = prolific_sessions_verify(study=study, listed_from=listed_from)
     return counts
 
 

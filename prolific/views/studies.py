@@ -223,6 +223,16 @@ def prolific_study_sync(request, slug: str):
             )
             % {key: counts.get(key, 0) for key in ("seen", "created", "updated", "freed")},
         )
+        if counts.get("unverified"):
+            messages.warning(
+                request,
+                ngettext(
+                    "%(n)s session Prolific does not know was released and left out of the results.",
+                    "%(n)s sessions Prolific does not know were released and left out of the results.",
+                    counts["unverified"],
+                )
+                % {"n": counts["unverified"]},
+            )
     return back(study)
 
 

@@ -31,7 +31,7 @@ def test_it_reads_every_page_and_stores_each_status_beside_its_session(fake_prol
     ids = [fake_prolific.add_submission(live.prolific_id, f"PID{n}", status=s) for n, s in enumerate(statuses)]
     sessions = [session(study_for_prolific, f"PID{n}", sub) for n, sub in enumerate(ids)]
     counts = prolific_submissions_sync(study=study_for_prolific)
-    assert counts == {"seen": 7, "created": 7, "updated": 0, "unchanged": 0, "freed": 0, "studies": 1}
+    assert counts == {"seen": 7, "created": 7, "updated": 0, "unchanged": 0, "freed": 0, "studies": 1, "unverified": 0}
     assert len(fake_prolific.calls("GET", "/submissions/")) == 4
     stored = {s.submission_id: (s.status, s.participant) for s in ProlificSubmission.objects.all()}
     assert stored == {sub: (status, sessions[n]) for n, (sub, status) in enumerate(zip(ids, statuses, strict=True))}

@@ -25,7 +25,7 @@ class Command(BaseCommand):
             raise CommandError(f"{slug} has no Prolific study yet: create one with prolific_publish first.")
         self.stdout.write(
             "{studies} Prolific stud{plural}: {seen} submissions seen, {created} new, {updated} changed, "
-            "{unchanged} unchanged, {freed} places freed".format(
+            "{unchanged} unchanged, {freed} places freed, {unverified} sessions unknown to Prolific released".format(
                 plural="y" if counts["studies"] == 1 else "ies", **counts
             )
         )
