@@ -70,7 +70,9 @@ class ArtworkSummarySerializer(serializers.Serializer):
 class ChecklistItemSerializer(serializers.Serializer):
     key = serializers.CharField(
         help_text="package, pairs, terms, glosses (a warning: confirmed terms found in no description), "
-        "preview or consent (a warning, not needed to launch)."
+        "preview, consent (a warning, not needed to launch) or translations (a warning: detail.missing lists "
+        "each text a group whose language is not English would read in English: group, language, artwork, "
+        "title, question, field, english)."
     )
     done = serializers.BooleanField()
     detail = serializers.DictField()

@@ -540,7 +540,8 @@ ARTWORKS = [
 
 
 # The Chinese group's labels (README "What is translated"): titles, element names, questions and
-# options. Descriptions stay in English, as in the paper; the glossed terms carry the Chinese.
+# options of every artwork, quality checks included (the launch checklist lists any left out).
+# Descriptions stay in English, as in the paper; the glossed terms carry the Chinese.
 ZH_HANS = {
     "cn-lotus": {
         "title": "夏日荷塘",
@@ -569,9 +570,70 @@ ZH_HANS = {
             },
         },
     },
-    "cn-plum": {"title": "雪中梅枝"},
-    "cn-crane": {"title": "旭日仙鹤"},
-    "cn-pine": {"title": "山崖青松"},
+    "cn-plum": {
+        "title": "雪中梅枝",
+        "elements": {"plum blossoms": "梅花", "magpie": "喜鹊", "snow": "雪", "gnarled branch": "虬曲的枝干"},
+        "questions": {
+            "cn-plum-q1": {
+                "question": "在中国艺术中，梅花象征什么？",
+                "answer": "身处逆境时的坚韧与希望",
+                "distractors": ["青春与初恋", "经商致富", "皇帝的恩宠", "离别的忧伤", "稻米丰收"],
+            },
+            "cn-plum-q2": {
+                "question": "在中国传统中，枝头的喜鹊预示着什么？",
+                "answer": "喜事与好消息",
+                "distractors": ["家中有人去世", "天要下雨", "附近有小偷", "收成不好", "不速之客"],
+            },
+            "cn-plum-q3": {
+                "question": "什么覆盖着树枝？",
+                "answer": "雪",
+                "distractors": ["青苔", "沙子", "灰烬", "藤蔓", "蛛网"],
+            },
+        },
+    },
+    "cn-crane": {
+        "title": "旭日仙鹤",
+        "elements": {"red-crowned cranes": "丹顶鹤", "rising sun": "旭日", "waves": "海浪", "rock": "岩石"},
+        "questions": {
+            "cn-crane-q1": {
+                "question": "在中国画中，鹤寄托着什么祝愿？",
+                "answer": "健康长寿",
+                "distractors": ["航海平安", "多子多孙", "战胜敌人", "靠海致富", "美满姻缘"],
+            },
+            "cn-crane-q2": {
+                "question": "岩石上站着几只鹤？",
+                "answer": "两只",
+                "distractors": ["一只", "三只", "四只", "五只", "六只"],
+            },
+        },
+    },
+    "cn-pine": {
+        "title": "山崖青松",
+        "elements": {
+            "pine tree": "松树",
+            "bamboo": "竹子",
+            "pavilion": "亭子",
+            "clouds": "云雾",
+            "cliff": "山崖",
+        },
+        "questions": {
+            "cn-pine-q1": {
+                "question": "在中国画中，松树象征什么？",
+                "answer": "坚贞不移与健康长寿",
+                "distractors": ["离别的哀愁", "财富与地位", "青春与美貌", "战争的胜利", "春天的到来"],
+            },
+            "cn-pine-q2": {
+                "question": "在中国画中，竹子象征什么？",
+                "answer": "气节：弯而不折",
+                "distractors": ["财富与好运", "浪漫的爱情", "对未知的恐惧", "饥饿与饥荒", "王权"],
+            },
+            "cn-pine-q3": {
+                "question": "山崖脚下有什么？",
+                "answer": "一座小亭子",
+                "distractors": ["一座石桥", "一道寺门", "一条渔船", "一间农舍", "一座高塔"],
+            },
+        },
+    },
     "am-eagle": {
         "title": "河上的白头海雕",
         "elements": {
@@ -599,9 +661,76 @@ ZH_HANS = {
             },
         },
     },
-    "am-pumpkin": {"title": "十月的南瓜地"},
-    "am-bridge": {"title": "新英格兰的廊桥"},
-    "am-lighthouse": {"title": "缅因海岸的灯塔"},
+    "am-pumpkin": {
+        "title": "十月的南瓜地",
+        "elements": {
+            "jack-o'-lantern": "南瓜灯",
+            "pumpkins": "南瓜",
+            "scarecrow": "稻草人",
+            "red barn": "红色谷仓",
+            "falling leaves": "飘落的树叶",
+        },
+        "questions": {
+            "am-pumpkin-q1": {
+                "question": "这个刻着人脸、里面亮着烛光的南瓜是为哪个节日做的？",
+                "answer": "万圣节",
+                "distractors": ["圣诞节", "复活节", "美国独立日", "新年前夜", "情人节"],
+            },
+            "am-pumpkin-q2": {
+                "question": "在美国文化中，田里的南瓜让人想到什么？",
+                "answer": "秋收与感恩节",
+                "distractors": ["暑假的开始", "一场婚礼", "春耕播种", "全国大选", "冬季暴风雪"],
+            },
+            "am-pumpkin-q3": {
+                "question": "谷仓前面立着什么？",
+                "answer": "一个稻草人",
+                "distractors": ["一匹马", "一台拖拉机", "一座风车", "一口井", "一个邮箱"],
+            },
+        },
+    },
+    "am-bridge": {
+        "title": "新英格兰的廊桥",
+        "elements": {"covered bridge": "廊桥", "maple trees": "枫树", "stream": "小溪", "dirt road": "土路"},
+        "questions": {
+            "am-bridge-q1": {
+                "question": "在美国乡村，廊桥得到了什么绰号？",
+                "answer": "接吻桥",
+                "distractors": ["国王的收费桥", "士兵桥", "叹息桥", "幽灵桥", "金钱桥"],
+            },
+            "am-bridge-q2": {
+                "question": "在新英格兰，红色的枫树让人想到什么？",
+                "answer": "秋季赏红叶的时节",
+                "distractors": ["圣诞假期", "春天的樱花", "哀悼的日子", "淘金热", "学年的结束"],
+            },
+            "am-bridge-q3": {
+                "question": "这座桥跨过什么？",
+                "answer": "一条小溪",
+                "distractors": ["一条铁路", "一片结冰的湖", "一条城市街道", "一道深谷", "一条高速公路"],
+            },
+        },
+    },
+    "am-lighthouse": {
+        "title": "缅因海岸的灯塔",
+        "elements": {
+            "lighthouse": "灯塔",
+            "sailboat": "帆船",
+            "seagulls": "海鸥",
+            "rocks": "礁石",
+            "waves": "海浪",
+        },
+        "questions": {
+            "am-lighthouse-q1": {
+                "question": "在美国的故事和歌曲中，灯塔象征什么？",
+                "answer": "在危险中指引方向、守护平安",
+                "distractors": ["孤独与流放", "捕鱼致富", "与加拿大的边界", "葬身大海", "王宫"],
+            },
+            "am-lighthouse-q2": {
+                "question": "天空中飞着几只海鸥？",
+                "answer": "三只",
+                "distractors": ["一只", "两只", "四只", "五只", "六只"],
+            },
+        },
+    },
     "qc-blue": {
         "title": "注意力检查：颜色",
         "elements": {"blue square": "蓝色方块", "white frame": "白色边框"},

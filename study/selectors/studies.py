@@ -13,6 +13,7 @@ from ..models import (
     TermStatus,
 )
 from .prep import study_terms_unmatched
+from .translations import study_translations_missing
 
 # Previews and synthetic test responses never count toward progress or quotas.
 REAL_PARTICIPANTS = Q(is_preview=False, is_test=False)
@@ -115,9 +116,10 @@ def study_term_counts(*, study: Study) -> dict[str, int]:
 def study_checklist(study: Study) -> list[dict]:
     """The launch checklist: each item has ``key``, ``done`` and a ``detail`` line.
 
-    Launching needs every item but the preview, which is strongly advised, and two warnings: the
-    consent page details, and the confirmed terms that occur in no description of their artwork
-    (``glosses``: their Chinese label would never reach a participant).
+    Launching needs every item but the preview, which is strongly advised, and three warnings: the
+    consent page details, the confirmed terms that occur in no description of their artwork
+    (``glosses``: their Chinese label would never reach a participant), and the texts a group whose
+    language is not English would read in English (``translations``).
     """
     n_artworks = study.artworks.count()
     pairs = DescriptionPair.objects.filter(artwork__study=study)
@@ -128,6 +130,7 @@ def study_checklist(study: Study) -> list[dict]:
     terms_searching = study.terms_status in (PrepStatus.PENDING, PrepStatus.RUNNING)
     consent_missing = study_consent_missing(study)
     unmatched = study_terms_unmatched(study=study)
+    untranslated = study_translations_missing(study)
     return [
         {
             "key": "package",
@@ -175,6 +178,11 @@ def study_checklist(study: Study) -> list[dict]:
             "key": "consent",
             "done": not consent_missing,
             "detail": {"required": False, "missing": consent_missing},
+        },
+        {
+            "key": "translations",
+            "done": not untranslated,
+            "detail": {"required": False, "missing": untranslated},
         },
     ]
 

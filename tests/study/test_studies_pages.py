@@ -401,6 +401,7 @@ def test_the_api_lists_and_shows_studies(api):
         "glosses",
         "preview",
         "consent",
+        "translations",
     ]
     assert len(detail["artworks"]) == 14
     assert detail["artworks"][0] == {
