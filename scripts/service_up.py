@@ -1,10 +1,28 @@
-"""Exit 0 when a local service answers: `service_up.py postgres|redis|http URL`."""
+"""Exit 0 when a local service answers: `service_up.py postgres|redis|http URL`, or holds a port:
+`service_up.py port HOST:PORT` (something listens there, or the address cannot be bound)."""
 
 import contextlib
+import socket
 import sys
 
 
+def port_held(address: str) -> bool:
+    host, _, port = address.rpartition(":")
+    with contextlib.suppress(OSError), socket.create_connection((host, int(port)), timeout=2):
+        return True
+    # Bound as runserver binds (SO_REUSEADDR): a port left in TIME_WAIT by the last run is free.
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, int(port)))
+        except OSError:
+            return True
+    return False
+
+
 def main(kind: str, url: str) -> int:
+    if kind == "port":
+        return 0 if port_held(url) else 1
     try:
         if kind == "postgres":
             import psycopg

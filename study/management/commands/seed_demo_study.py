@@ -1,5 +1,7 @@
 """Write, import, prepare and launch the demo artwork study; safe to run any number of times."""
 
+import secrets
+
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError
@@ -11,16 +13,23 @@ from study.services.participants import prolific_id_for
 DEMO_URL = "http://127.0.0.1:8000"
 
 
-def entry_links(*, study, base_url: str) -> list[str]:
-    """The researcher's study page, then one Prolific-style entry link per participant group."""
+def entry_links(*, study, base_url: str, new_participants: bool = False) -> list[str]:
+    """The researcher's study page, then one Prolific-style entry link per participant group.
+
+    Prolific-shaped ids (the entry link refuses others): the README's, the same at every start, or
+    with ``new_participants`` drawn anew, for participants who have not entered yet (a finished
+    participant's link only leads to the end again).
+    """
     base = base_url.rstrip("/")
     lines = [f"Study page (researcher): {base}/studies/{study.slug}/"]
     for group in study.groups:
-        # Prolific-shaped ids (the entry link refuses others), the same at every start.
-        pid = prolific_id_for(f"demo-{group}-1")
+        if new_participants:
+            pid, session = secrets.token_hex(12), secrets.token_hex(12)
+        else:
+            pid, session = prolific_id_for(f"demo-{group}-1"), prolific_id_for(f"demo-{group}-1-session")
         lines.append(
             f"Entry link, {group} participant: {base}/s/{study.slug}/?PROLIFIC_PID={pid}"
-            f"&STUDY_ID={prolific_id_for('demo')}&SESSION_ID={prolific_id_for(f'demo-{group}-1-session')}&group={group}"
+            f"&STUDY_ID={prolific_id_for('demo')}&SESSION_ID={session}&group={group}"
         )
     return lines
 

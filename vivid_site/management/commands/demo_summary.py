@@ -9,7 +9,7 @@ from study.management.commands.seed_demo_study import entry_links
 from study.models import Study
 
 
-def demo_summary(*, base_url: str = DEMO_URL) -> list[str]:
+def demo_summary(*, base_url: str = DEMO_URL, new_participants: bool = False) -> list[str]:
     """The closing lines of `make demo`; the participant links come last, where the eye lands."""
     accounts = [DemoAccount(username=u, role=role or ADMIN_ROLE_LABEL, status="") for u, role, _super in DEMO_ACCOUNTS]
     lines = accounts_summary(accounts=accounts, base_url=base_url, round_name=DEMO_ROUND_NAME)
@@ -23,7 +23,7 @@ def demo_summary(*, base_url: str = DEMO_URL) -> list[str]:
         f"Artwork study '{SLUG}' ({study.get_status_display().lower()}): open each participant link "
         "in its own private window."
     )
-    lines.extend(entry_links(study=study, base_url=base_url))
+    lines.extend(entry_links(study=study, base_url=base_url, new_participants=new_participants))
     return lines
 
 
@@ -32,7 +32,12 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--base-url", default=DEMO_URL, help=f"Where the app runs (default {DEMO_URL}).")
+        parser.add_argument(
+            "--new-participants",
+            action="store_true",
+            help="Links of participants who have not entered yet (fresh ids), instead of the README's.",
+        )
 
-    def handle(self, *args, base_url: str, **options):
-        for line in demo_summary(base_url=base_url):
+    def handle(self, *args, base_url: str, new_participants: bool, **options):
+        for line in demo_summary(base_url=base_url, new_participants=new_participants):
             self.stdout.write(line)
