@@ -13,6 +13,8 @@ urlpatterns = [
     path("s/<slug:slug>/", participant.entry, name="entry"),
     path("s/<slug:slug>/run/", participant.run, name="run"),
     path("s/<slug:slug>/images/<str:key>/", participant.artwork_image, name="image"),
+    # Development only (PROLIFIC_COMPLETE_LOCAL): where the finish lands instead of Prolific.
+    path("s/<slug:slug>/done/", participant.local_done, name="done"),
     # Researchers.
     path("studies/", studies.study_list, name="list"),
     path("studies/import/", studies.study_import, name="import"),

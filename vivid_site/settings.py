@@ -488,6 +488,13 @@ PROLIFIC_WEBHOOK_REFUSED_BODIES_PER_MINUTE = env_int("PROLIFIC_WEBHOOK_REFUSED_B
 # The app's public https address, for the study URL and webhook target the CLI sends to Prolific
 # (pages use the address they were requested at).
 PROLIFIC_SITE_URL = env_str("PROLIFIC_SITE_URL", "")
+# A finished participant is sent to the local done page (/s/<slug>/done/?cc=CODE), which shows the
+# code and Prolific's URL, instead of Prolific: in development Prolific is not there to land on.
+PROLIFIC_COMPLETE_LOCAL = env_bool("PROLIFIC_COMPLETE_LOCAL", DJANGO_ENV == "development")
+if PRODUCTION and PROLIFIC_COMPLETE_LOCAL:
+    raise ImproperlyConfigured(
+        "PROLIFIC_COMPLETE_LOCAL=1 is for development: production sends participants to Prolific."
+    )
 
 # Content-Security-Policy (django-csp) on every response that has none of its own
 # (uploaded images set a stricter one). No inline script, no eval: all behaviour

@@ -136,7 +136,7 @@ class SyntheticParticipant:
         page = self._timed(outcome, "entry", lambda: self.transport.get(entry_url))
         page = self._follow(page, outcome)
         while outcome.steps < self.max_steps:
-            if page.location and "prolific" in page.location:
+            if page.location and flow.finish_url_leaves_study(page.location):
                 outcome.final_url = page.location
                 return outcome
             if page.status >= 400 and page.status != 422:
@@ -167,7 +167,7 @@ class SyntheticParticipant:
 
     def _follow(self, page: Page, outcome: Outcome) -> Page:
         while page.status in (301, 302, 303) and page.location:
-            if "prolific.com" in page.location or page.location.startswith("https://app.prolific"):
+            if flow.finish_url_leaves_study(page.location):
                 return page
             target = urljoin(page.url, page.location)
             page = self._timed(outcome, "get", lambda t=target: self.transport.get(t))

@@ -276,6 +276,33 @@ def _finished(request, participant: Participant):
     return HttpResponseRedirect(url, status=303)
 
 
+@never_cache
+@require_http_methods(["GET"])
+def local_done(request, slug):
+    """The end of the study in development (PROLIFIC_COMPLETE_LOCAL): Prolific is not there to land
+    on, so the code and the URL a participant would be sent to are shown here. 404 otherwise, and
+    for a code that is not one of the study's."""
+    if not settings.PROLIFIC_COMPLETE_LOCAL:
+        raise Http404
+    study = study_entry_find(slug=slug)
+    code = request.GET.get("cc", "")
+    status = flow.finish_code_status(study=study, code=code) if study is not None else None
+    if status is None:
+        raise Http404
+    participant = _current_participant(request, slug)
+    language = _language(participant.group) if participant is not None else "en"
+    with translation.override(language):
+        context = {
+            "study": study,
+            "code": code,
+            "status": status.label,
+            "prolific_url": flow.prolific_complete_url(code=code),
+        }
+        response = render(request, "study/participant/local_done.html", context)
+        response["Content-Language"] = language
+    return response
+
+
 @require_POST
 @role_required(RESEARCHER)
 def preview_start(request, slug):

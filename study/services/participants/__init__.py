@@ -9,7 +9,7 @@ nothing twice and overwrites nothing.
 - ``consent``: the group choice and the consent that fixes the session;
 - ``assignment``: the draw of artworks, descriptions and sides;
 - ``steps``: a page shown, a page's answers stored;
-- ``finish``: the quality-control score and Prolific's redirect;
+- ``finish``: the quality-control score and Prolific's redirect (or the local done page);
 - ``pages``: what a request to the run page does with these, apart from drawing the page.
 """
 
@@ -28,7 +28,13 @@ from .entry import (
     synthetic_entry_token,
     synthetic_entry_token_valid,
 )
-from .finish import participant_finish, participant_finish_url
+from .finish import (
+    finish_code_status,
+    finish_url_leaves_study,
+    participant_finish,
+    participant_finish_url,
+    prolific_complete_url,
+)
 from .pages import PageOutcome, participant_page_show, participant_page_submit
 from .steps import StaleStep, StepError, participant_touch, step_submit
 
@@ -40,6 +46,8 @@ __all__ = [
     "consent_decline",
     "consent_give",
     "entry_refusal_status",
+    "finish_code_status",
+    "finish_url_leaves_study",
     "group_choose",
     "participant_accepts_answers",
     "participant_enter",
@@ -52,6 +60,7 @@ __all__ = [
     "participants_exclude_unverified",
     "participants_mark_returned",
     "preview_start",
+    "prolific_complete_url",
     "prolific_id_for",
     "prolific_id_valid",
     "step_submit",

@@ -1,10 +1,13 @@
 """Finish: the quality-control score that ends a session, and the Prolific redirect it earns."""
 
+from urllib.parse import urlencode, urlsplit
+
 from django.conf import settings
 from django.db import transaction
+from django.urls import Resolver404, resolve, reverse
 from django.utils import timezone
 
-from ...models import Answer, Participant, ParticipantStatus
+from ...models import Answer, Participant, ParticipantStatus, Study
 from ...selectors.participants import participant_fresh, participant_missing_step
 from ..results import study_results_changed
 
@@ -27,23 +30,53 @@ def participant_score(*, participant: Participant) -> None:
     )
 
 
+def _finish_codes(study: Study) -> dict[ParticipantStatus, str]:
+    return {
+        ParticipantStatus.COMPLETED: study.completion_code,
+        ParticipantStatus.EXCLUDED_QC: study.screenout_code,
+        ParticipantStatus.NO_CONSENT: study.no_consent_code,
+    }
+
+
+def prolific_complete_url(*, code: str) -> str:
+    """Prolific's completion URL for a code: what a participant is sent to, and what the researcher
+    pastes into Prolific."""
+    return settings.PROLIFIC_COMPLETE_URL.format(code=code)
+
+
 def participant_finish_url(*, participant: Participant) -> str | None:
-    """Prolific's redirect for a finished session, or None while any answer is missing."""
-    study = participant.study
-    if participant.status == ParticipantStatus.COMPLETED:
-        code = study.completion_code
-    elif participant.status == ParticipantStatus.EXCLUDED_QC:
-        code = study.screenout_code
-    elif participant.status == ParticipantStatus.NO_CONSENT:
-        code = study.no_consent_code
-    else:
+    """Where a finished session is sent, or None while any answer is missing.
+
+    Prolific's completion URL; in development (PROLIFIC_COMPLETE_LOCAL) the local done page, which
+    shows that URL, since Prolific is not there to land on. A preview shows Prolific's either way.
+    """
+    code = _finish_codes(participant.study).get(participant.status)
+    if code is None:
         return None
     if (
         participant.status != ParticipantStatus.NO_CONSENT
         and participant_missing_step(participant=participant) is not None
     ):
         return None
-    return settings.PROLIFIC_COMPLETE_URL.format(code=code)
+    if settings.PROLIFIC_COMPLETE_LOCAL and not participant.is_preview:
+        return f"{reverse('study:done', args=[participant.study.slug])}?{urlencode({'cc': code})}"
+    return prolific_complete_url(code=code)
+
+
+def finish_code_status(*, study: Study, code: str) -> ParticipantStatus | None:
+    """The way a session ended that sends this completion code (the local done page names it)."""
+    return next((status for status, own in _finish_codes(study).items() if own and own == code), None)
+
+
+def finish_url_leaves_study(url: str) -> bool:
+    """Whether a redirect is a finish: Prolific's completion URL or the local done page."""
+    parts = urlsplit(url)
+    if url.startswith(settings.PROLIFIC_COMPLETE_URL.split("{code}", 1)[0]) or parts.netloc.endswith("prolific.com"):
+        return True
+    try:
+        return resolve(parts.path).view_name == "study:done"
+    except Resolver404:
+        return False
 
 
 def participant_finish(*, participant: Participant) -> Participant:
