@@ -223,6 +223,9 @@ AXES_COOLOFF_TIME = timedelta(minutes=env_int("AXES_COOLOFF_MINUTES", 15, minimu
 # The order matters: SignInAttemptHandler holds the address-alone entry to its own limit.
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address"]
 AXES_HANDLER = "core.signin.SignInAttemptHandler"
+# Off: axes' "AXES: BEGIN ..." banner at every start of every process (manage.py commands, the
+# server and its reloader, each worker) said nothing new; lockouts are logged either way.
+AXES_VERBOSE = env_bool("AXES_VERBOSE", False)
 AXES_LOCKOUT_CALLABLE = "core.signin.lockout_response"
 # A correct sign-in must not wipe the count: with one known password an attacker could
 # otherwise reset the address count between guesses at other accounts.
@@ -540,12 +543,21 @@ PERMISSIONS_POLICY = {
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"permission_denied_one_line": {"()": "core.log_filters.PermissionDeniedOneLine"}},
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    # The openai client logs every HTTP request at INFO: thousands of lines per run (and a
-    # worker's CPU: a log line costs about what the rest of a request's client side does).
-    # openai 3 sends them through httpx2.
-    "loggers": {"httpx": {"level": "WARNING"}, "httpx2": {"level": "WARNING"}},
+    "loggers": {
+        # Django's own console handler (with DEBUG) printed every django message a second time
+        # through the root's: the root's alone prints them, once. No ADMINS: no mail to keep.
+        "django": {"handlers": [], "level": "INFO", "propagate": True},
+        # A 403 is one warning line, not a PermissionDenied traceback (core/log_filters.py).
+        "django.request": {"filters": ["permission_denied_one_line"]},
+        # The openai client logs every HTTP request at INFO: thousands of lines per run (and a
+        # worker's CPU: a log line costs about what the rest of a request's client side does).
+        # openai 3 sends them through httpx2.
+        "httpx": {"level": "WARNING"},
+        "httpx2": {"level": "WARNING"},
+    },
 }
 
 if PRODUCTION:

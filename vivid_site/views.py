@@ -1,8 +1,11 @@
 from django.contrib.auth.decorators import login_required
-from django.http import JsonResponse
+from django.http import HttpResponseRedirect, JsonResponse
 from django.shortcuts import render
+from django.templatetags.static import static
 from django.utils.translation import gettext as _
 from django.views import defaults
+from django.views.decorators.cache import cache_control
+from django.views.decorators.http import require_safe
 
 from annotation.selectors import dataset_list, round_list
 from annotation.selectors.rounds import annotator_rounds, rounds_to_adjudicate
@@ -33,3 +36,11 @@ def page_not_found(request, exception):
     if request.path.startswith("/api/"):
         return JsonResponse({"detail": _("Not found.")}, status=404)
     return defaults.page_not_found(request, exception)
+
+
+@require_safe
+@cache_control(max_age=86400, public=True)
+def favicon(request):
+    """Browsers ask for /favicon.ico on their own (the admin's pages, a JSON answer); our pages link
+    the icon themselves. Not permanent: the static file's name carries its hash in production."""
+    return HttpResponseRedirect(static("favicon.svg"))
