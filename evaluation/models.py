@@ -167,6 +167,9 @@ class RunItem(models.Model):
     """One expression of a run (two for a pairwise run, one per order): written once, whatever the workers do."""
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="items")
+    # 1..n within its run, in the order the items were created: what pages show as the item's number
+    # (the id counts over every run, so a 5-item judge run read #6-#10).
+    number = models.PositiveIntegerField(null=True, blank=True)
     expression = models.ForeignKey(Expression, on_delete=models.PROTECT, related_name="+")
     # The generation item a judge item scores.
     source_item = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="+")

@@ -371,6 +371,40 @@ class _StepLogprobs:
         self._previous = None
         return _Steps(self.top_values, self.top_ids, self.chosen)
 
+    def so_far(self, input_ids) -> _Steps:
+        """The steps generated up to now (``input_ids`` ends with the last chosen token), without
+        ending the recording: a row that has finished is read while the others go on."""
+        chosen = self.chosen
+        if self._previous is not None and len(chosen) < len(self.top_values):
+            chosen = [*chosen, self._previous.gather(1, input_ids[:, -1:]).squeeze(1).tolist()]
+        return _Steps(self.top_values, self.top_ids, chosen)
+
+
+class _RowsDone:
+    """A stopping criterion that stops nothing: after each step it hands each row whose reply has
+    just ended (a stop token, or max_tokens reached) to ``on_row``, while the others go on, so a
+    batch's short replies are stored (and counted on the run page) before its long ones end."""
+
+    def __init__(self, *, prompt_width: int, max_tokens: int, stops: set[int], on_row):
+        self.prompt_width = prompt_width
+        self.max_tokens = max_tokens
+        self.stops = stops
+        self.on_row = on_row
+        self.reported: set[int] = set()
+
+    def __call__(self, input_ids, scores, **kwargs):
+        import torch
+
+        generated = input_ids[:, self.prompt_width :]
+        width = generated.shape[1]
+        if width:
+            last = generated[:, -1].tolist()
+            for row, token in enumerate(last):
+                if row not in self.reported and (token in self.stops or width >= self.max_tokens):
+                    self.reported.add(row)
+                    self.on_row(row, input_ids)
+        return torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
+
 
 class TransformersProvider(Provider):
     def __init__(self, model_id: str):
@@ -413,8 +447,13 @@ class TransformersProvider(Provider):
         max_tokens: int,
         seed: int | None = None,
         top_logprobs: int | None = None,
+        on_done=None,
     ) -> list[Completion]:
-        """Generate for several conversations in one left-padded batch."""
+        """Generate for several conversations in one left-padded batch.
+
+        ``on_done(index, completion)``, when given, is called once per conversation as soon as its
+        reply has ended, during the generation (a short reply does not wait for the batch's
+        longest); the list returned holds the same completions."""
         import torch
 
         if not conversations:
@@ -441,53 +480,73 @@ class TransformersProvider(Provider):
         else:
             # The checkpoint's generation config may carry sampling defaults that greedy decoding ignores.
             options.update(temperature=None, top_p=None, top_k=None)
+        prompt_width = encoded["input_ids"].shape[1]
+        stops = {tokenizer.eos_token_id, *_as_list(model.generation_config.eos_token_id)} - {None}
+        params = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed, "top_logprobs": top_logprobs}
+        done: dict[int, Completion] = {}
+
+        def row_done(row: int, sequences, steps: _Steps | None) -> None:
+            done[row] = self._row_completion(
+                tokens=sequences[row, prompt_width:].tolist()[:max_tokens],
+                tokens_in=int(encoded["attention_mask"][row].sum()),
+                stops=stops,
+                steps=steps,
+                row=row,
+                params=params,
+            )
+            if on_done is not None:
+                on_done(row, done[row])
+
+        if on_done is not None:
+            from transformers import StoppingCriteriaList
+
+            watcher = _RowsDone(
+                prompt_width=prompt_width,
+                max_tokens=max_tokens,
+                stops=stops,
+                on_row=lambda row, ids: row_done(row, ids, recorder.so_far(ids) if recorder is not None else None),
+            )
+            options["stopping_criteria"] = StoppingCriteriaList([watcher])
         with loaded.lock, torch.inference_mode():
             if seed is not None:
                 torch.manual_seed(seed)
             output = model.generate(**encoded, **options)
-        prompt_width = encoded["input_ids"].shape[1]
-        generated = output.sequences[:, prompt_width:]
-        stops = {tokenizer.eos_token_id, *_as_list(model.generation_config.eos_token_id)} - {None}
-        steps = recorder.finish(generated) if recorder is not None else None
-        completions = []
-        for row, tokens in enumerate(generated.tolist()):
-            length = next((i + 1 for i, t in enumerate(tokens) if t in stops), None)
-            finish = "stop" if length is not None else "length"
-            length = length if length is not None else len(tokens)
-            kept = tokens[:length]
-            text = tokenizer.decode(kept, skip_special_tokens=True).strip()
-            if finish == "length":
-                # A cut in the middle of a multi-byte character (Vietnamese diacritics) decodes to U+FFFD.
-                text = text.rstrip("\ufffd")
-            tokens_in = int(encoded["attention_mask"][row].sum())
-            logprobs = None
-            if steps is not None:
-                logprobs = self._token_logprobs(steps, row, kept)
-            raw = {
-                "object": "local.completion",
-                "model": self.source.model_id,
-                "text": text,
-                "finish_reason": finish,
-                "usage": {"prompt_tokens": tokens_in, "completion_tokens": length},
-                "params": {
-                    "temperature": temperature,
-                    "max_tokens": max_tokens,
-                    "seed": seed,
-                    "top_logprobs": top_logprobs,
-                },
-            }
-            completions.append(
-                Completion(
-                    text=text,
-                    tokens_in=tokens_in,
-                    tokens_out=length,
-                    fingerprint=loaded.sha256,
-                    logprobs=logprobs,
-                    raw=raw,
-                    finish_reason=finish,
-                )
-            )
-        return completions
+        steps = recorder.finish(output.sequences[:, prompt_width:]) if recorder is not None else None
+        for row in range(len(conversations)):
+            if row not in done:
+                row_done(row, output.sequences, steps)
+        return [done[row] for row in range(len(conversations))]
+
+    def _row_completion(
+        self, *, tokens: list[int], tokens_in: int, stops: set[int], steps: _Steps | None, row: int, params: dict
+    ) -> Completion:
+        """One row's reply: its tokens up to the first stop token (or all, cut off by max_tokens)."""
+        tokenizer = self.loaded.tokenizer
+        length = next((i + 1 for i, t in enumerate(tokens) if t in stops), None)
+        finish = "stop" if length is not None else "length"
+        length = length if length is not None else len(tokens)
+        kept = tokens[:length]
+        text = tokenizer.decode(kept, skip_special_tokens=True).strip()
+        if finish == "length":
+            # A cut in the middle of a multi-byte character (Vietnamese diacritics) decodes to U+FFFD.
+            text = text.rstrip("\ufffd")
+        raw = {
+            "object": "local.completion",
+            "model": self.source.model_id,
+            "text": text,
+            "finish_reason": finish,
+            "usage": {"prompt_tokens": tokens_in, "completion_tokens": length},
+            "params": params,
+        }
+        return Completion(
+            text=text,
+            tokens_in=tokens_in,
+            tokens_out=length,
+            fingerprint=self.loaded.sha256,
+            logprobs=self._token_logprobs(steps, row, kept) if steps is not None else None,
+            raw=raw,
+            finish_reason=finish,
+        )
 
     def choice_logprobs(self, messages: list[dict], choices: list[str]) -> dict[str, float]:
         """One forward pass over the chat-templated prompt: the log-softmax of the next-token

@@ -178,11 +178,11 @@ def _pairwise_create(*, run_a, run_b, model, params, limit, user) -> Run:
         queued_at=timezone.now(),
         reproducibility=run_reproducibility(model=model, prompt=prompt),
     )
+    orders = [(a, b, swapped) for a, b in pairs for swapped in (False, True)]
     RunItem.objects.bulk_create(
         [
-            RunItem(run=run, expression_id=a.expression_id, source_item=a, source_item_b=b, swapped=swapped)
-            for a, b in pairs
-            for swapped in (False, True)
+            RunItem(run=run, number=n, expression_id=a.expression_id, source_item=a, source_item_b=b, swapped=swapped)
+            for n, (a, b, swapped) in enumerate(orders, start=1)
         ],
         batch_size=1000,
     )

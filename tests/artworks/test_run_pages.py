@@ -89,6 +89,14 @@ def test_it_lists_failed_items_with_their_kept_reply(researcher_client, collecti
     assert "not json at all" in page and "no valid JSON" in page
 
 
+def test_it_offers_to_retry_failed_items_only_when_some_failed(researcher_client, finished):
+    assert finished.status == RunStatus.DONE and not finished.items.filter(status=ItemStatus.FAILED).exists()
+    url = reverse("artworks:run_detail", args=[finished.pk])
+    assert "Retry the failed items" not in researcher_client.get(url).content.decode()
+    finished.items.filter(pk=finished.items.order_by("id").first().pk).update(status=ItemStatus.FAILED, error="x")
+    assert "Retry the failed items" in researcher_client.get(url).content.decode()
+
+
 def test_it_shows_candidates_and_scores_for_one_artwork(researcher_client, finished):
     artwork = finished.collection.artworks.get()
     page = researcher_client.get(reverse("artworks:run_artwork", args=[finished.pk, artwork.pk]))

@@ -138,6 +138,7 @@ def make_generation_run(
         [
             RunItem(
                 run=run,
+                number=n + 1,
                 expression=expression,
                 status=ItemStatus.DONE,
                 response=reply.format(n=n, expression=expression),
@@ -181,6 +182,7 @@ def make_judge_run(
         [
             RunItem(
                 run=judge,
+                number=index + 1,
                 expression_id=items[index].expression_id,
                 source_item=items[index],
                 status=ItemStatus.DONE,

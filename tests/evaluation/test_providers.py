@@ -295,7 +295,12 @@ def test_it_generates_deterministically_with_smollm2(smollm2):
 def test_it_batches_and_seeds_sampling_with_smollm2(smollm2):
     provider, _ = smollm2
 
-    batch = provider.complete_batch([ENGLISH, VIETNAMESE], temperature=0, max_tokens=8)
+    reported = []
+    batch = provider.complete_batch(
+        [ENGLISH, VIETNAMESE], temperature=0, max_tokens=8, on_done=lambda i, c: reported.append((i, c))
+    )
+    # Each reply is handed over once, as it ends, and is the one the batch returns.
+    assert sorted(i for i, _ in reported) == [0, 1] and all(batch[i] is c for i, c in reported)
     sampled = provider.complete_batch([ENGLISH, VIETNAMESE], temperature=0.7, max_tokens=8, seed=7)
     again = provider.complete_batch([ENGLISH, VIETNAMESE], temperature=0.7, max_tokens=8, seed=7)
 
@@ -384,3 +389,20 @@ def test_it_fails_a_missing_local_path_as_a_client_error():
 
     with pytest.raises(ClientError, match="No model at /nonexistent/model"):
         TransformersProvider("/nonexistent/model")
+
+
+def test_it_hands_over_each_row_of_a_batch_at_the_step_its_reply_ends():
+    torch = pytest.importorskip("torch")
+    from evaluation.providers.transformers_provider import _RowsDone
+
+    ended = []
+    watcher = _RowsDone(
+        prompt_width=2, max_tokens=4, stops={0}, on_row=lambda row, ids: ended.append((row, ids.shape[1]))
+    )
+    # Row 0 ends with the stop token at its second step, row 1 runs to max_tokens, row 2 stops at once.
+    steps = [[5, 7, 0], [0, 8, 0], [0, 9, 0], [0, 6, 0]]
+    ids = torch.tensor([[1, 2], [1, 2], [1, 2]])
+    for step in steps:
+        ids = torch.cat([ids, torch.tensor(step)[:, None]], dim=1)
+        assert not watcher(ids, None).any()  # it stops nothing itself
+    assert ended == [(2, 3), (0, 4), (1, 6)]

@@ -4,6 +4,7 @@ import io
 import json
 import threading
 import time
+import types
 
 import pandas as pd
 import pytest
@@ -384,8 +385,46 @@ def test_it_batches_a_local_model(eager, eval_corpus, provider, model, settings)
     provider.complete_batch = complete_batch
     run = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=eval_corpus)
     run.refresh_from_db()
-    assert run.status == RunStatus.DONE and batches == [4]
-    assert len(requests_sent(provider)) == 1  # the fifth item, alone, goes through complete()
+    # The first item alone (through complete()), then batches doubling up to EVAL_LOCAL_BATCH.
+    assert run.status == RunStatus.DONE and batches == [2, 2]
+    assert len(requests_sent(provider)) == 1
     assert run.items.filter(response="Lời giải thích theo lô.").count() == 4
     again = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=eval_corpus)
-    assert batches == [4] and run_progress(run=again)["n_cached"] == 5
+    assert batches == [2, 2] and run_progress(run=again)["n_cached"] == 5
+
+
+def test_it_stores_each_item_of_a_batch_as_its_reply_ends_with_its_own_latency(
+    eager, eval_corpus, provider, model, settings, monkeypatch
+):
+    """A local batch's items are written one by one as the provider reports them, each with the
+    time from the batch's start to the end of its own reply (not the batch's, for every item)."""
+    settings.EVAL_LOCAL_BATCH = 4
+    clock = {"now": 0.0}
+    monkeypatch.setattr(runs_execution, "time", types.SimpleNamespace(monotonic=lambda: clock["now"], sleep=REAL_SLEEP))
+    seen = []
+
+    def complete_batch(conversations, *, on_done=None, **params):
+        replies = []
+        for index, _ in enumerate(conversations):
+            clock["now"] += 1.5 * (index + 1)
+            replies.append(Completion(text=f"Câu trả lời {index}.", tokens_in=7, tokens_out=3 + index))
+            # Everything reported before is already stored when the next reply ends.
+            seen.append(Run.objects.get().items.filter(status=ItemStatus.DONE).count())
+            on_done(index, replies[-1])
+        return replies
+
+    provider.complete_batch = complete_batch
+    run = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=eval_corpus)
+    run.refresh_from_db()
+    assert run.status == RunStatus.DONE and seen == [1, 2, 3, 4]
+    # Batches of 2 and 2 after the first item: 1.5 s and 1.5 + 3 s from each batch's start.
+    latencies = list(run.items.exclude(response__startswith="Một").order_by("id").values_list("latency_ms", flat=True))
+    assert latencies == [1500, 4500, 1500, 4500]
+
+
+def test_it_numbers_each_runs_items_from_one(eager, eval_corpus, provider, model):
+    generation = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=eval_corpus)
+    judge = run_start(kind="judge", model=model, prompt_name="zero-shot", source_run=generation)
+    for run in (generation, judge):
+        assert list(run.items.order_by("id").values_list("number", flat=True)) == [1, 2, 3, 4, 5]
+    assert judge.items.order_by("id").first().pk > 5

@@ -238,7 +238,8 @@ class _RunContext:
         lease = lease or SlotLease(self.model)
         self._local.lease = lease
         try:
-            batch_size = settings.EVAL_LOCAL_BATCH if hasattr(self.provider, "complete_batch") else 1
+            largest = settings.EVAL_LOCAL_BATCH if hasattr(self.provider, "complete_batch") else 1
+            batch_size = 1
             while not self.cancelled():
                 batch = [queue.popleft() for _ in range(min(batch_size, len(queue)))]
                 if not batch:
@@ -247,6 +248,10 @@ class _RunContext:
                     self.process(batch[0])
                 else:
                     self.process_batch(batch)
+                # A local model's first reply comes alone and each batch doubles up to EVAL_LOCAL_BATCH:
+                # the run page then counts items (and has an ETA) after one reply's time, not a
+                # whole batch's (a first batch of 8 left it at 0% for minutes, then at 100%).
+                batch_size = min(largest, batch_size * 2)
         finally:
             lease.release()
             if close_connections:
@@ -321,7 +326,11 @@ class _RunContext:
         )
 
     def process_batch(self, items: list[RunItem]) -> None:
-        """A local model generates several uncached items in one padded batch."""
+        """A local model generates several uncached items in one padded batch.
+
+        Each item is stored as soon as its own reply has ended (the provider says so during the
+        generation), so progress moves within a batch; its latency runs from the batch's start to
+        the end of its own reply, the time a request of its own would have waited in the batch."""
         fresh = []
         for item in items:
             if self._cached.get(self._prepared[item.pk][2]) is not None:
@@ -331,6 +340,16 @@ class _RunContext:
         if not fresh:
             return
         started = time.monotonic()
+        written: set[int] = set()
+
+        def store(index: int, completion: Completion) -> None:
+            item = fresh[index]
+            if item.pk in written:
+                return
+            written.add(item.pk)
+            messages, gold, key = self._prepared[item.pk]
+            self._write(item, messages, gold, completion, cached=False, attempts=1, started=started, cache_as=key)
+
         self._local.lease.ensure()
         try:
             completions = self.provider.complete_batch(
@@ -339,14 +358,16 @@ class _RunContext:
                 max_tokens=self.params.get("max_tokens", 150),
                 seed=self.params.get("seed"),
                 top_logprobs=self.params.get("top_logprobs"),
+                on_done=store,
             )
         except ProviderError:
             for item in fresh:  # one at a time, so one bad conversation fails alone
-                self.process(item)
+                if item.pk not in written:
+                    self.process(item)
             return
-        for item, completion in zip(fresh, completions, strict=True):
-            messages, gold, key = self._prepared[item.pk]
-            self._write(item, messages, gold, completion, cached=False, attempts=1, started=started, cache_as=key)
+        # A provider that reports nothing during the batch: its items end with it.
+        for index, (_item, completion) in enumerate(zip(fresh, completions, strict=True)):
+            store(index, completion)
 
     def _write(
         self,

@@ -179,13 +179,20 @@ def _run_create(*, kind, model, prompt_name, dataset, version, source_run, param
         if limit:
             sources = sources[:limit]
         RunItem.objects.bulk_create(
-            [RunItem(run=run, expression_id=s.expression_id, source_item=s) for s in sources], batch_size=1000
+            [
+                RunItem(run=run, number=number, expression_id=s.expression_id, source_item=s)
+                for number, s in enumerate(sources, start=1)
+            ],
+            batch_size=1000,
         )
     else:
         expressions = _run_expressions(dataset=dataset, version=version, kind=kind, task=prompt_name)
         if limit:
             expressions = expressions[:limit]
-        RunItem.objects.bulk_create([RunItem(run=run, expression_id=eid) for eid in expressions], batch_size=1000)
+        RunItem.objects.bulk_create(
+            [RunItem(run=run, number=number, expression_id=eid) for number, eid in enumerate(expressions, start=1)],
+            batch_size=1000,
+        )
     if not run.items.exists():
         raise ValidationError({"items": _("the run would have no items")})
     transaction.on_commit(lambda: run_execute_enqueue(run.pk))
