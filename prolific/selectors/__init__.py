@@ -1,6 +1,13 @@
 """Reads of the Prolific integration: what would be sent, what Prolific reported, what the log holds."""
 
-from .bodies import completion_codes, external_study_url, prolific_study_bodies, reward_minor_units, site_url
+from .bodies import (
+    completion_codes,
+    external_study_url,
+    prolific_study_bodies,
+    reward_minor_units,
+    site_unreachable,
+    site_url,
+)
 from .studies import (
     bonus_batch_of,
     bonus_batches_of,
@@ -33,6 +40,7 @@ __all__ = [
     "prolific_submissions_of",
     "prolific_webhook_secret_configured",
     "reward_minor_units",
+    "site_unreachable",
     "site_url",
     "webhook_refusals_recent",
     "worker_hint",

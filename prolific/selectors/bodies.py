@@ -5,14 +5,16 @@ participant picks a group in the survey). Places are the group's quota (or the s
 quotas), minutes and reward come from the study package.
 """
 
+import ipaddress
 import re
 from decimal import ROUND_DOWN, Decimal, InvalidOperation
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.urls import reverse
 from django.utils.translation import gettext as _
 
-from study.models import Study
+from study.models import Culture, Study
 
 from ..client import ProlificError
 from ..models import CompletionAction
@@ -22,6 +24,9 @@ URL_PARAMETERS = "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSIO
 AMOUNT = re.compile(r"(\d+(?:[.,]\d{1,2})?)")
 DEVICES = ["desktop", "tablet"]
 NO_CONSENT_RETURN_REASON = "Did not consent to take part."
+# Names that resolve only on this computer or the local network, never for Prolific's servers.
+LOOPBACK_NAMES = ("localhost", ".localhost")
+LOCAL_NAMES = (".local", ".lan", ".internal", ".home.arpa")
 
 
 def site_url(explicit: str | None = None) -> str:
@@ -35,6 +40,49 @@ def site_url(explicit: str | None = None) -> str:
             )
         )
     return value
+
+
+def _host_kind(host: str) -> str:
+    """What keeps Prolific from reaching ``host``: "loopback", "link-local", "private", "local-name", or "" for a
+    public host."""
+    host = host.rstrip(".")
+    if host == "localhost" or host.endswith(LOOPBACK_NAMES):
+        return "loopback"
+    if host.endswith(LOCAL_NAMES):
+        return "local-name"
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return ""  # a name: what it resolves to is up to DNS
+    address = getattr(address, "ipv4_mapped", None) or address
+    if address.is_loopback:
+        return "loopback"
+    if address.is_link_local:
+        return "link-local"
+    # Private ranges, and every other address the internet does not route (shared, reserved, unspecified).
+    return "private" if address.is_private or not address.is_global else ""
+
+
+def site_unreachable(url: str) -> str:
+    """Why Prolific cannot reach the public address ``url`` (a loopback, private or link-local host), or "".
+
+    The study URL participants open and the webhook address are built on it; the callers add which
+    setting to change, as it differs between the page and the commands.
+    """
+    host = urlsplit(url or "").hostname or ""
+    kind = _host_kind(host)
+    if not kind:
+        return ""
+    what = {
+        "loopback": _("a loopback address (only this computer reaches it)"),
+        "link-local": _("a link-local address (only this network segment reaches it)"),
+        "private": _("a private network address (only your local network reaches it)"),
+        "local-name": _("a local network name (only your local network knows it)"),
+    }[kind]
+    return _(
+        "Prolific cannot reach %(url)s: %(host)s is %(what)s. Participants could not open the study URL, and "
+        "Prolific could not deliver its webhook there."
+    ) % {"url": url, "host": host, "what": what}
 
 
 def external_study_url(*, study: Study, group: str | None, base: str) -> str:
@@ -89,6 +137,15 @@ def completion_codes(*, study: Study, completion_action: str, reward: int, place
     ]
 
 
+def prolific_study_name(*, study: Study, group: str | None) -> str:
+    """The name on Prolific: a study per group carries its group, so that the drafts are told apart in the
+    workspace (the app finds them by ``internal_name``, which has always carried the group)."""
+    if not group:
+        return study.title
+    label = Culture(group).label if group in Culture.values else group
+    return _("%(title)s – %(group)s listeners") % {"title": study.title, "group": label}
+
+
 def internal_name(*, study: Study, group: str | None) -> str:
     """How the app finds its own Prolific study again after a create whose answer was lost."""
     return f"vivid:{study.slug}:{group or 'all'}:{study.pk}"
@@ -138,7 +195,7 @@ def prolific_study_bodies(
             description += " " + _("Contact: %(contact)s") % {"contact": package["contact"]}
         bodies.append(
             {
-                "name": study.title,
+                "name": prolific_study_name(study=study, group=each),
                 "internal_name": internal_name(study=study, group=each),
                 "description": description,
                 "external_study_url": external_study_url(study=study, group=each, base=base),

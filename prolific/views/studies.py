@@ -35,8 +35,30 @@ LOG_LIMIT = 200
 
 
 def site_of(request) -> str:
-    """The app's address as this researcher reaches it: the study link Prolific gets points there."""
-    return request.build_absolute_uri("/").rstrip("/")
+    """The app's public address: PROLIFIC_SITE_URL when set (a researcher may reach the app by another
+    address than participants do), else the address this researcher reaches it at."""
+    return settings.PROLIFIC_SITE_URL.strip().rstrip("/") or request.build_absolute_uri("/").rstrip("/")
+
+
+def webhook_url_of(request) -> str:
+    return site_of(request) + reverse("prolific:webhook")
+
+
+def site_warning(request) -> str:
+    """Why Prolific cannot reach the address this page builds the study URL and webhook on, and which setting
+    to change; "" when it can."""
+    site = site_of(request)
+    problem = selectors.site_unreachable(site)
+    if not problem:
+        return ""
+    if settings.PROLIFIC_SITE_URL.strip():
+        fix = _("Change PROLIFIC_SITE_URL to the app's public https:// address and restart the app.")
+    else:
+        fix = _(
+            "Set PROLIFIC_SITE_URL to the app's public https:// address and restart the app (or open this page "
+            "at that address)."
+        )
+    return f"{problem} {fix}"
 
 
 def preview(request, form: PublishForm, study) -> dict:
@@ -71,7 +93,8 @@ def page_context(request, study, *, form: PublishForm | None = None, bonus_form=
         "api_url": settings.PROLIFIC_API_URL,
         "sync_seconds": settings.PROLIFIC_SYNC_SECONDS,
         "bonus_cap": settings.PROLIFIC_BONUS_CAP,
-        "webhook_url": request.build_absolute_uri(reverse("prolific:webhook")),
+        "webhook_url": webhook_url_of(request),
+        "site_warning": site_warning(request),
         "webhook_refusals": selectors.webhook_refusals_recent(),
         "refused_bodies_per_minute": settings.PROLIFIC_WEBHOOK_REFUSED_BODIES_PER_MINUTE,
         "prolific_studies": selectors.prolific_studies_of(study=study),
@@ -240,7 +263,7 @@ def prolific_study_sync(request, slug: str):
 @role_required(RESEARCHER)
 def prolific_hooks_register(request, slug: str):
     study = study_or_404(slug)
-    target_url = request.build_absolute_uri(reverse("prolific:webhook"))
+    target_url = webhook_url_of(request)
     done = call_prolific(
         request,
         would=_("It would subscribe %(url)s to Prolific's submission status changes.") % {"url": target_url},

@@ -5,7 +5,7 @@ from django.core.management.base import CommandError
 
 from study.selectors.studies import study_find
 
-from ...selectors import prolific_configured
+from ...selectors import prolific_configured, site_unreachable
 
 
 def study_or_error(slug: str):
@@ -22,4 +22,13 @@ def require_token(stdout, would: str) -> None:
         raise CommandError(
             f"No Prolific API token: set the environment variable {settings.PROLIFIC_API_TOKEN_ENV} "
             "(a token from Prolific's settings page) and run the command again."
+        )
+
+
+def warn_unreachable(command, url: str) -> None:
+    """On stderr (stdout stays what scripts read): the page's warning when Prolific cannot reach ``url``."""
+    problem = site_unreachable(url)
+    if problem:
+        command.stderr.write(
+            f"warning: {problem} Pass --site-url https://... or set PROLIFIC_SITE_URL to the app's public address."
         )

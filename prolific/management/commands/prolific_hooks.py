@@ -7,7 +7,7 @@ from django.urls import reverse
 from ...client import ProlificError
 from ...selectors import site_url as public_site
 from ...services import prolific_hooks_register, prolific_hooks_secret_create
-from ._shared import require_token, study_or_error
+from ._shared import require_token, study_or_error, warn_unreachable
 
 
 class Command(BaseCommand):
@@ -32,6 +32,8 @@ class Command(BaseCommand):
             target = url or (public_site(site_url) + reverse("prolific:webhook"))
         except ProlificError as exc:
             raise CommandError(str(exc)) from exc
+        if register:
+            warn_unreachable(self, target)
         require_token(self.stdout, f"subscribe {target} to Prolific's submission.status.change events")
         try:
             if new_secret:

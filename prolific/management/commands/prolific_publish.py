@@ -10,9 +10,10 @@ from django.core.management.base import BaseCommand, CommandError
 from ...client import ProlificError
 from ...models import CompletionAction
 from ...selectors import prolific_study_bodies
+from ...selectors import site_url as public_site
 from ...services import prolific_study_create, prolific_study_publish
 from ...services.studies import STALE_CREATE
-from ._shared import require_token, study_or_error
+from ._shared import require_token, study_or_error, warn_unreachable
 
 COMPLETION = {"approve": CompletionAction.AUTOMATICALLY_APPROVE, "review": CompletionAction.MANUALLY_REVIEW}
 # Past the age at which another run's create is taken over, so a wait of the default length ends
@@ -64,6 +65,7 @@ class Command(BaseCommand):
             )
         except ProlificError as exc:
             raise CommandError(str(exc)) from exc
+        warn_unreachable(self, public_site(site_url))
         if dry_run:
             for body in bodies:
                 self.stdout.write(f"POST studies/\n{json.dumps(body, indent=2, ensure_ascii=False)}")
