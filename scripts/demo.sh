@@ -30,6 +30,12 @@ $PY manage.py seed_demo_artworks
 # reloader's child): stopping a whole group leaves nothing behind. kill 0 would also hit
 # whoever shares this script's group (make, a terminal's job, a test runner).
 CHILD_GROUPS=()
+# A group's leader is celery's main process (or runserver's reloader): it stops its pool (or the
+# serving child) itself; a signal to every member would make celery report its pool as killed.
+signal_leaders() {
+  local group
+  for group in "${CHILD_GROUPS[@]}"; do kill "-$1" "$group" 2>/dev/null || true; done
+}
 signal_all() {
   local group
   for group in "${CHILD_GROUPS[@]}"; do kill "-$1" -- "-$group" 2>/dev/null || true; done
@@ -44,7 +50,7 @@ on_exit() {
   trap - EXIT
   # A second Ctrl-C while the worker finishes a task kills both at once.
   trap 'signal_all KILL; exit 130' INT TERM
-  signal_all TERM
+  signal_leaders TERM
   # Celery's warm shutdown lets a running task finish; one that takes longer is killed.
   for _ in {1..40}; do
     groups_alive || exit "$status"
