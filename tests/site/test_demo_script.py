@@ -255,3 +255,15 @@ def test_it_stops_the_server_and_the_worker_on_ctrl_c(demo):
     with socket.socket() as again:
         again.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         again.bind(("127.0.0.1", port))
+
+
+def test_it_takes_the_port_from_make_demo_port():
+    if not shutil.which("make"):
+        pytest.skip("make is missing")
+    # -n prints the recipe without running it (nor the install it depends on).
+    dry = subprocess.run(["make", "-n", "demo", "PORT=8800"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert dry.returncode == 0, dry.stderr
+    assert "VIVID_DEMO_PORT=8800 bash scripts/demo.sh" in dry.stdout.splitlines()
+    env = {key: value for key, value in os.environ.items() if key != "PORT"}
+    plain = subprocess.run(["make", "-n", "demo"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert "bash scripts/demo.sh" in plain.stdout.splitlines()
