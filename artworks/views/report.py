@@ -39,6 +39,9 @@ def _labels() -> dict:
         "unfamiliar": _("Unfamiliar"),
         "attuned": _("Culturally attuned"),
         "agnostic": _("Culturally agnostic"),
+        "pragmatic_vs_base": _("Pragmatic speaker against base speaker"),
+        "pragmatic_vs_no_description": _("Pragmatic speaker against no description"),
+        "base_vs_no_description": _("Base speaker against no description"),
     }
 
 
@@ -97,6 +100,22 @@ def table_rows(report: dict) -> tuple[list[dict], list[dict]]:
     return rows, columns
 
 
+def t_test_rows(report: dict) -> list[dict]:
+    """One row per Welch test, each part by its label (the JSON keeps the codes)."""
+    labels = _labels()
+    return [
+        {
+            "familiarity": labels[familiarity],
+            "type": labels[qtype],
+            "comparison": labels.get(name, name),
+            "test": test,
+        }
+        for familiarity, by_type in report["t_test"].items()
+        for qtype, comparisons in by_type.items()
+        for name, test in comparisons.items()
+    ]
+
+
 def chart_section(rows: list[dict], columns: list[dict]) -> dict:
     """The shape evaluation/_chart.html draws: one group per column, one bar per condition."""
     groups = []
@@ -144,6 +163,7 @@ def artwork_report_page(request, pk: int):
         "rows": rows,
         "columns": columns,
         "section": chart_section(rows, columns),
+        "t_test_rows": t_test_rows(report),
         "reproducibility": sorted((run.reproducibility or {}).items()),
         "by_group": [
             {
