@@ -10,7 +10,7 @@ from rest_framework.parsers import JSONParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
-from core.apis.common import ApiMixin, IgnoreFormatParamNegotiation, error_responses
+from core.apis.common import ApiMixin, IgnoreFormatParamNegotiation, error_responses, query_validate
 from core.apis.idempotency import IDEMPOTENCY_KEY_HEADER, request_idempotency_key
 from core.http import DOWNLOAD_CONTENT_TYPES, download
 from core.permissions import HasAnyRole, ReadAnyRoleWriteResearcher
@@ -139,9 +139,7 @@ class DatasetViewSet(ApiMixin, viewsets.GenericViewSet):
     )
     def export(self, request, pk=None, **kwargs):
         dataset = self.get_object()
-        params = DatasetExportSerializer(data=request.query_params)
-        params.is_valid(raise_exception=True)
-        fmt = params.validated_data["format"]
+        fmt = query_validate(DatasetExportSerializer, request)["format"]
         try:
             content = services.dataset_export(dataset=dataset, fmt=fmt, gold=gold_labels_visible(user=request.user))
         except services.ExportError as exc:
@@ -154,6 +152,8 @@ class DatasetViewSet(ApiMixin, viewsets.GenericViewSet):
 
 
 class ExpressionSerializer(serializers.ModelSerializer):
+    # Declared: as a read-only model field DRF drops allow_blank, and the schema then left "" out.
+    kind = serializers.ChoiceField(choices=ExpressionKind.choices, allow_blank=True, read_only=True)
     # Built by hand: many=True drops allow_null, and the list itself is what the blindness rule nulls.
     traits = serializers.ManyRelatedField(
         child_relation=serializers.SlugRelatedField(read_only=True, slug_field="code"),

@@ -15,7 +15,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.apis.common import MAX_INT32, ApiMixin, IgnoreFormatParamNegotiation, error_responses
+from core.apis.common import MAX_INT32, ApiMixin, IgnoreFormatParamNegotiation, error_responses, query_validate
 from core.apis.idempotency import IDEMPOTENCY_KEY_HEADER, request_idempotency_key
 from core.http import DOWNLOAD_CONTENT_TYPES, download
 from core.permissions import HasAnyRole, IsResearcher
@@ -443,9 +443,7 @@ class VersionExportApi(ApiMixin, APIView):
     )
     def get(self, request, pk: int):
         version = _version_or_404(pk)
-        params = VersionExportSerializer(data=request.query_params)
-        params.is_valid(raise_exception=True)
-        fmt = params.validated_data["format"]
+        fmt = query_validate(VersionExportSerializer, request)["format"]
         content = services.version_export(version=version, fmt=fmt, gold=gold_labels_visible(user=request.user))
         filename = f"{slugify(version.name, allow_unicode=True) or f'version-{version.pk}'}.{fmt}"
         return download(content, filename=filename, fmt=fmt)

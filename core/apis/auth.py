@@ -9,7 +9,7 @@ from rest_framework import exceptions, serializers
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.response import Response
 
-from core.apis.common import VALIDATION_ERROR
+from core.apis.common import UNSUPPORTED_MEDIA_TYPE, VALIDATION_ERROR
 from core.selectors.tokens import token_expires_at
 from core.services.tokens import token_obtain
 from core.signin import lockout_response
@@ -39,6 +39,8 @@ class TokenApi(ObtainAuthToken):
                 description="Too many failed sign-ins for this user from this address, or from this address; "
                 "the `Retry-After` header gives the seconds to wait.",
             ),
+            # Not an ApiMixin view (no authentication), so ApiAutoSchema does not add it.
+            415: UNSUPPORTED_MEDIA_TYPE,
         },
         auth=[],
     )

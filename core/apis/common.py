@@ -73,7 +73,11 @@ def text_fields_take_only_text() -> None:
 def query_validate(serializer_class: type[serializers.Serializer], request) -> dict:
     """The query string read through a serializer: a value of the wrong type is a 400 naming the
     parameter (``?include_test=maybe`` is not quietly false)."""
-    serializer = serializer_class(data=request.query_params)
+    # A plain dict (a repeated parameter's last value), not the QueryDict: DRF reads an empty value
+    # in a QueryDict as "not given", like a form's unticked box, where ``?include_test=`` names no
+    # boolean and ``?format=`` no format.
+    params = {key: request.query_params.get(key) for key in request.query_params}
+    serializer = serializer_class(data=params)
     serializer.is_valid(raise_exception=True)
     return serializer.validated_data
 

@@ -5,7 +5,7 @@ from django.urls import path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -105,12 +105,18 @@ class StudyResponsesApi(ApiMixin, APIView):
             raise ValidationError({"format": ["json or csv."]})
         query = query_validate(ResponsesQuerySerializer, request)
         include_test, raw_pid = query["include_test"], query["raw_pid"]
+        paginator = ResponsePagination()
+        # The page parameters are checked whichever the format: the CSV ignores them, but a bad one is
+        # as wrong there as on a page.
+        paginator.get_page_size(request)
+        page_number = request.query_params.get("page")
+        if page_number is not None and not (page_number.isascii() and page_number.isdigit() and int(page_number)):
+            raise NotFound(f"Invalid page “{page_number}”.")
         if fmt == "csv":
             chunks = study_export_chunks(study=study, include_test=include_test, raw_pid=raw_pid)
             return streamed_download(chunks, filename=f"{study.slug}-responses.csv", fmt="csv")
         # Counted in the database; only the rows of the page asked for are made.
         rows = StudyExportRows(study=study, include_test=include_test, raw_pid=raw_pid)
-        paginator = ResponsePagination()
         page = paginator.paginate_queryset(rows, request, view=self)
         return paginator.get_paginated_response(page)
 

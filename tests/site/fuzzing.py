@@ -66,7 +66,8 @@ DATA_DEPENDENT_FIELDS = {
     "POST /api/versions/": {"round", "name", "non_field_errors"},
     "POST /api/token/": {"non_field_errors"},
     "POST /api/study/import/": {"package"},
-    "POST /api/evaluation/models/": {"name", "base_url", "model_id", "api_key_env"},
+    # supports_vision: true is refused for the transformers provider (a pairing of fields).
+    "POST /api/evaluation/models/": {"name", "base_url", "model_id", "api_key_env", "supports_vision"},
     "POST /api/evaluation/prompts/": {"name"},
     "POST /api/evaluation/runs/": {"model", "prompt", "dataset", "version", "source_run", "non_field_errors"},
     "POST /api/evaluation/artwork-runs/": {"collection", "speaker", "listener", "builder", "groups"},

@@ -16,6 +16,7 @@ from schemathesis.specs.openapi.checks import (
 
 from annotation.models import Dataset
 from annotation.services.demo import demo_dataset_load
+from tests.study.factories import make_study
 
 from .fuzzing import in_process_requests, load_schema
 
@@ -149,3 +150,33 @@ def test_it_documents_an_empty_filter_as_no_filter(researcher, path, query):
             "" in option.get("enum", [""]) and option.get("minLength", 0) == 0 and option.get("type") == "string"
             for option in schema.get("anyOf", [schema])
         ), (name, schema)
+
+
+def test_it_declares_an_expression_without_a_kind(researcher):
+    demo_dataset_load(user=researcher)
+    body = {"dataset": Dataset.objects.get().pk, "text": "Không kind", "explanation": "Để trống"}
+    _, response = call_checked(researcher, "POST", "/api/expressions/", body=body, media_type="application/json")
+    assert response.status_code == 201 and response.json()["kind"] == ""
+
+
+@pytest.mark.parametrize(
+    ("path", "query"),
+    [
+        # Each was answered 200 as if the parameter had not been given.
+        ("/api/datasets/{id}/export/", {"format": ""}),
+        ("/api/study/{slug}/results/", {"include_test": ""}),
+        ("/api/study/{slug}/responses/", {"format": "csv", "page_size": "-1444984882"}),
+        ("/api/study/{slug}/responses/", {"format": "csv", "page": "AAA"}),
+    ],
+)
+def test_it_refuses_a_parameter_the_schema_does_not_allow(researcher, path, query):
+    demo_dataset_load(user=researcher)
+    make_study()
+    parameters = {"id": Dataset.objects.get().pk} if "{id}" in path else {"slug": "artworks"}
+    _, response = call_checked(researcher, "GET", path, query=query, path_parameters=parameters)
+    assert response.status_code in (400, 404), response.content
+
+
+def test_it_declares_the_refusal_of_a_token_request_in_another_media_type(researcher):
+    _, response = call_checked(researcher, "POST", "/api/token/", body="username", media_type="text/plain")
+    assert response.status_code == 415
