@@ -196,6 +196,8 @@ def _context(request, round_, **forms) -> dict:
         "report": report,
         "shown": shown,
         "annotators": annotators,
+        # Before the first answer every table is zeros and dashes: the tab says what comes instead.
+        "answered": any(row["summary"]["n"] or row["detail"]["n_controls"] for row in annotators),
         "paused_names": quality.round_paused_usernames(round=round_),
         "pair_chart": pair_chart,
         "final_chart": final_chart,

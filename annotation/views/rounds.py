@@ -128,7 +128,11 @@ def round_list(request):
     )
     mine = round_selectors.annotator_progress_by_round(user=request.user) if has_role(request.user, ANNOTATOR) else {}
     rows = [{"round": round_, "overall": overall.get(round_.pk), "mine": mine.get(round_.pk)} for round_ in rounds]
-    return render(request, "annotation/round_list.html", {"rows": rows, "sees_all": sees_all})
+    context = {"rows": rows, "sees_all": sees_all}
+    if not rows:
+        # The empty page's next step: a round needs a dataset to draw its items from.
+        context["has_datasets"] = selectors.dataset_list().exists()
+    return render(request, "annotation/round_list.html", context)
 
 
 @require_http_methods(["GET", "POST"])

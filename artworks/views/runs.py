@@ -16,6 +16,7 @@ from evaluation.selectors.runs import worker_hint_context
 from evaluation.services.runs.cost import CostNotConfirmed, estimate_text
 
 from ..forms import ArtworkRunForm
+from ..selectors.collections import collection_choices
 from ..selectors.pipeline import (
     artwork_run_artwork_detail,
     artwork_run_artworks,
@@ -84,7 +85,9 @@ def artwork_run_list_page(request):
 def _list_context(context: dict) -> dict:
     runs = list(artwork_run_list()[:100])
     progress = artwork_runs_progress(runs=runs)
-    return {**context, "rows": [{"run": run, **progress[run.pk]} for run in runs]}
+    rows = [{"run": run, **progress[run.pk]} for run in runs]
+    # The empty list's next step: a run needs a collection to work on.
+    return {**context, "rows": rows, "has_collections": bool(rows) or collection_choices().exists()}
 
 
 ROLE_LABELS = {

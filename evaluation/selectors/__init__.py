@@ -3,6 +3,7 @@
 from .registry import api_key_state, model_choices, model_get, model_list, prompt_list
 from .results import results_table, taxonomy
 from .runs import (
+    finished_generation_exists,
     generation_runs,
     run_counts,
     run_dataset_choices,
@@ -18,6 +19,7 @@ from .runs import (
 
 __all__ = [
     "api_key_state",
+    "finished_generation_exists",
     "generation_runs",
     "model_choices",
     "model_get",

@@ -30,6 +30,11 @@ def generation_runs() -> QuerySet[Run]:
     return Run.objects.filter(kind=RunKind.GENERATION).select_related("model", "dataset")
 
 
+def finished_generation_exists() -> bool:
+    """Whether any generation run has finished: what a judge run and a scoring task need first."""
+    return Run.objects.filter(kind=RunKind.GENERATION, status=RunStatus.DONE).exists()
+
+
 def run_dataset_choices() -> QuerySet[Dataset]:
     return Dataset.objects.order_by("name")
 

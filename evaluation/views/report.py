@@ -7,6 +7,8 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.http import urlencode
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
@@ -19,6 +21,7 @@ from ..forms import JudgeRepeatForm
 from ..models import Run, RunKind
 from ..selectors import report as report_selectors
 from ..selectors.exports import human_report_csv
+from ..selectors.scoring import task_list
 from ..services.runs.cost import estimate_text
 
 SCORE_MAX = 5
@@ -99,7 +102,12 @@ def human_report(request, pk: int):
         "noise": report["noise"],
         "table1": _chart(report["table1"]),
         "labels": list(range(SCORE_MAX + 1)),
+        # The empty report's next steps: a scoring task for this run, a judge run on it.
+        "new_task_url": reverse("evaluation:scoring_task_new") + "?" + urlencode({"run": run.pk}),
+        "judge_url": reverse("evaluation:run_new", args=["judge"]) + "?" + urlencode({"source_run": run.pk}),
     }
+    if not report["human"]["n_ratings"]:
+        context["scoring_tasks"] = list(task_list().filter(run=run))
     return render(request, "evaluation/report_human.html", context)
 
 

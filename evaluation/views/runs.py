@@ -93,9 +93,14 @@ def run_list(request):
         kind = ""
     page = Paginator(selectors.run_list(kind=kind or None), ITEMS_PER_PAGE).get_page(request.GET.get("page"))
     rows = [{"run": run, **selectors.run_progress(run=run)} for run in page.object_list]
-    return render(
-        request, "evaluation/run_list.html", {"rows": rows, "page": page, "kind": kind, "kinds": RunKind.choices}
-    )
+    context = {"rows": rows, "page": page, "kind": kind, "kinds": RunKind.choices}
+    if not rows:
+        # The empty page's next step: a run needs a dataset, and a judge run a finished generation run.
+        context |= {
+            "has_datasets": selectors.run_dataset_choices().exists(),
+            "has_finished_generation": selectors.finished_generation_exists(),
+        }
+    return render(request, "evaluation/run_list.html", context)
 
 
 @require_http_methods(["GET", "POST"])

@@ -29,6 +29,7 @@ from core.roles import ANNOTATOR, RESEARCHER
 
 from ..forms.scoring import DIMENSIONS, RatingForm, ScoringTaskForm, draft_from, posted_revision, rating_as_draft
 from ..models import HumanRating, RatingStatus, ScoringTask
+from ..selectors.runs import finished_generation_exists
 from ..selectors.scoring import (
     rater_next,
     rater_progress,
@@ -64,7 +65,10 @@ def rating_or_404(user, *, pk: int, task_pk: int | None = None) -> HumanRating:
 @role_required(RESEARCHER)
 def task_list_page(request):
     rows = [{"task": task, "progress": task_progress(task)} for task in task_list()]
-    return render(request, "evaluation/scoring_task_list.html", {"rows": rows})
+    context = {"rows": rows}
+    if not rows:
+        context["has_finished_generation"] = finished_generation_exists()
+    return render(request, "evaluation/scoring_task_list.html", context)
 
 
 @require_http_methods(["GET", "POST"])

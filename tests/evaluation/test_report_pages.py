@@ -72,10 +72,16 @@ def test_it_renders_table_1_the_chart_and_each_judge(rated, researcher_client):
     assert "https://cdn" not in html
 
 
-def test_it_says_why_a_figure_is_missing(generation, researcher_client):
+def test_it_says_what_is_missing_instead_of_showing_empty_figures(generation, researcher_client):
+    """No human score yet: what is missing and the form that asks for it, not matrices of zeros."""
     html = researcher_client.get(page_url(generation)).content.decode()
-    assert "no pairs" in html
+    assert "No human scores for this run yet" in html
+    new_task = reverse("evaluation:scoring_task_new") + f"?run={generation.pk}"
+    assert f'href="{new_task}"' in html and ">New scoring task</a>" in html
+    assert 'data-testid="table1"' not in html and "eval-confusion" not in html and "no pairs" not in html
     assert "No finished judge run on this run yet." in html
+    judge_new = reverse("evaluation:run_new", args=["judge"]) + f"?source_run={generation.pk}"
+    assert f'href="{judge_new}"' in html
 
 
 def test_it_downloads_the_report_as_json_and_csv(rated, researcher_client):
