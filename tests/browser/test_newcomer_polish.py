@@ -77,7 +77,7 @@ def test_it_fits_the_placeholder_the_header_the_tables_and_shows_one_date_format
 
     # Vietnamese column names are the longest: every table of the agreement page is reachable to its last column.
     page.goto(live_server.url + reverse("annotation:round_stats", args=[round_.pk]))
-    wrappers = page.locator("main .overflow-auto:has(> table)")
+    wrappers = page.locator("main .table-scroll:has(> table)")
     assert wrappers.count() >= 5
     for index in range(wrappers.count()):
         reach = wrappers.nth(index).evaluate(TABLE_REACH)

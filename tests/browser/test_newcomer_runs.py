@@ -122,7 +122,7 @@ def test_it_wraps_a_long_reply_and_long_messages_inside_their_boxes(
     # The items table shows the start of the same reply: its column wraps rather than pushing
     # the table past the right edge of its scrolling box.
     page.goto(f"{live_server.url}/evaluation/runs/{run.pk}/")
-    table_box = page.locator("#run-items .overflow-auto")
+    table_box = page.locator("#run-items .table-scroll")
     expect(table_box.locator(f'tr[data-item="{item.pk}"]')).to_contain_text("https://example.org/")
     sizes = table_box.evaluate("e => [e.scrollWidth, e.clientWidth]")
     assert sizes[0] <= sizes[1], sizes
