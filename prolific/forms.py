@@ -42,9 +42,10 @@ class PublishForm(forms.Form):
         required=False,
         max_length=MAX_FILTERS_CHARS,
         widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
+        # HTML (our own text): the template shows it as it is, as Django's form templates do.
         help_text=_(
-            'A JSON list passed to Prolific as is, e.g. [{"filter_id": "current-country-of-residence", '
-            '"selected_values": ["1"]}]. Empty: no filters.'
+            'A JSON list passed to Prolific as is, e.g. <code>[{"filter_id": "current-country-of-residence", '
+            '"selected_values": ["1"]}]</code>. Empty: no filters.'
         ),
     )
 
@@ -137,7 +138,7 @@ class BonusUploadForm(forms.Form):
         label=_("Bonus file (CSV)"),
         required=False,
         widget=forms.ClearableFileInput(attrs={"accept": ".csv,text/csv"}),
-        help_text=_("Columns participant_id,amount; amounts in the study's currency, e.g. 1.50."),
+        help_text=_("Columns <code>participant_id,amount</code>; amounts in the study's currency, e.g. 1.50."),
     )
     text = forms.CharField(
         label=_("Or paste the rows"),

@@ -15,7 +15,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
@@ -97,7 +97,11 @@ def suggestion_import(request):
                 suggestion_set = round_selectors.suggestion_set_get(pk=suggestion_set.pk)
                 messages.success(
                     request,
-                    _("Imported %(count)s suggestions as “%(name)s”. You can now create a round with them.")
+                    ngettext(
+                        "Imported %(count)s suggestion as “%(name)s”. You can now create a round with it.",
+                        "Imported %(count)s suggestions as “%(name)s”. You can now create a round with them.",
+                        suggestion_set.n_suggestions,
+                    )
                     % {"count": suggestion_set.n_suggestions, "name": suggestion_set.name},
                 )
                 return redirect(
@@ -336,10 +340,15 @@ def round_freeze(request, pk: int):
             add_service_errors(form, exc)
         else:
             if not version.idempotent_repeat:
+                n_items = round_selectors.version_get(pk=version.pk).n_items
                 messages.success(
                     request,
-                    _("Version “%(name)s” frozen with %(count)s items.")
-                    % {"name": version.name, "count": round_selectors.version_get(pk=version.pk).n_items},
+                    ngettext(
+                        "Version “%(name)s” frozen with %(count)s item.",
+                        "Version “%(name)s” frozen with %(count)s items.",
+                        n_items,
+                    )
+                    % {"name": version.name, "count": n_items},
                 )
             # A repeat (the second of two submits) shows what the first froze instead of an error.
             return redirect("annotation:version_detail", pk=version.pk)

@@ -20,6 +20,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from ..models import ModelConfig
 from ..providers import ClientError, ProviderError, RetryableError, provider_for
@@ -84,7 +85,9 @@ def _probe_logprobs(provider) -> dict:
     first = (completion.logprobs or [None])[0]
     if not first or first.get("logprob") is None:
         return {"result": False, "detail": _("the reply carried no log-probabilities")}
-    return {"result": True, "detail": _("%(n)s alternatives for the first token") % {"n": len(first.get("top") or [])}}
+    n = len(first.get("top") or [])
+    detail = ngettext("%(n)s alternative for the first token", "%(n)s alternatives for the first token", n)
+    return {"result": True, "detail": detail % {"n": n}}
 
 
 def _probe_vision(provider) -> dict:

@@ -3,6 +3,7 @@ confirmation), ask a participant to return their submission."""
 
 from django.contrib import messages
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_POST
 
 from core.decorators import role_required
@@ -33,7 +34,11 @@ def prolific_approve_valid(request, slug: str):
         return back(study)
     approved, refused = result.get("approved", 0), result.get("refused") or []
     if approved:
-        messages.success(request, _("Approved on Prolific: %(n)s submissions.") % {"n": approved})
+        messages.success(
+            request,
+            ngettext("Approved on Prolific: %(n)s submission.", "Approved on Prolific: %(n)s submissions.", approved)
+            % {"n": approved},
+        )
     elif not refused:
         messages.info(request, _("No valid submission is waiting for approval; nothing was sent."))
     for refusal in refused:

@@ -14,6 +14,7 @@ from django.utils.html import escape, format_html
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
@@ -133,7 +134,13 @@ def _terms_post(request, study: Study):
     try:
         if action == "confirm_all":
             n = services.terms_confirm_all(study=study, user=request.user)
-            messages.success(request, _("%(n)s terms found on Wikidata are confirmed.") % {"n": n})
+            messages.success(
+                request,
+                ngettext(
+                    "%(n)s term found on Wikidata is confirmed.", "%(n)s terms found on Wikidata are confirmed.", n
+                )
+                % {"n": n},
+            )
         elif action == "add":
             return _term_add(request, study)
         elif action == "threshold":

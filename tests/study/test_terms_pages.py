@@ -126,7 +126,7 @@ def test_it_will_not_touch_a_term_of_another_study(study, researcher_client):
 
 def test_it_confirms_all_found_terms(study, researcher_client):
     response = researcher_client.post(terms_url(study), {"action": "confirm_all"}, follow=True)
-    assert "1 terms found on Wikidata are confirmed." in response.content.decode()
+    assert "1 term found on Wikidata is confirmed." in response.content.decode()
     assert term(study, "long life").status == TermStatus.CONFIRMED
     assert term(study, "tradition").status == TermStatus.NOT_FOUND
 
