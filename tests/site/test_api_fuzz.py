@@ -33,6 +33,8 @@ def _no_background_work(settings):
     # The fuzz runs inside one rolled-back transaction: on_commit tasks never fire,
     # and model endpoints stay on loopback, so nothing waits on a worker or the network.
     settings.CELERY_TASK_ALWAYS_EAGER = False
+    # Production mode, as pytest-django sets it anyway: a 500 is the plain page a client would get.
+    settings.DEBUG = False
 
 
 @pytest.mark.parametrize("persona", ["researcher", "annotator_a"])
