@@ -268,6 +268,9 @@ def round_items_distribute(
     RoundItem.objects.bulk_create(created)
     schedule = _pair_schedule(annotators, round.annotators_per_item, len(regular), rng)
     queues: dict = {a.pk: [] for a in annotators}
+    # Generators keyed by username, not id: a round rebuilt in another database (ids from another
+    # sequence) gets the same queues.
+    usernames = {a.pk: a.get_username() for a in annotators}
     for item, group in zip(regular, schedule, strict=True):
         for annotator in group:
             queues[annotator.pk].append(item)
@@ -275,8 +278,8 @@ def round_items_distribute(
     for annotator_id, queue in queues.items():
         # Generators of the annotator's own, and apart for the controls: a queue keeps the order its
         # seed gave it whatever the other queues hold and whether controls were added since.
-        random.Random(f"{round.seed}:queue:{annotator_id}").shuffle(queue)
-        control_rng = random.Random(f"{round.seed}:controls:{annotator_id}")
+        random.Random(f"{round.seed}:queue:{usernames[annotator_id]}").shuffle(queue)
+        control_rng = random.Random(f"{round.seed}:controls:{usernames[annotator_id]}")
         offered = [i for i in control_items if i.control.pk not in (excluded or {}).get(annotator_id, set())]
         k = min(control_share(n_items=len(queue), rate=round.control_rate), len(offered))
         chosen = control_rng.sample(offered, k)
