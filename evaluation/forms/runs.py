@@ -55,6 +55,13 @@ class GenerationRunForm(_RunForm):
         "limit",
     ]
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # A newcomer with one dataset (the demo's) should not be told to choose it.
+        choices = list(self.fields["dataset"].queryset[:2])
+        if len(choices) == 1 and "dataset" not in self.initial:
+            self.initial["dataset"] = choices[0].pk
+
     def clean(self):
         data = super().clean()
         if not data.get("dataset") and not data.get("version"):

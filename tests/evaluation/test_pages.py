@@ -593,3 +593,12 @@ def test_it_filters_the_results_by_judge_model_and_strategy(researcher_client, t
     html = researcher_client.get(url, {"strategy": "cot"}).content.decode()
     assert "Judge strategy: cot." in html and "zero-shot</a>" not in html
     assert f"judge_model={model.pk}" in researcher_client.get(url, {"judge_model": model.pk}).content.decode()
+
+
+def test_it_chooses_the_only_dataset_for_a_new_generation_run(researcher_client, dataset, model):
+    url = reverse("evaluation:run_new", args=["generation"])
+    page = researcher_client.get(url).content.decode()
+    assert re.search(rf'<option value="{dataset.pk}" selected>', page)
+    Dataset.objects.create(name="Another")
+    page = researcher_client.get(url).content.decode()
+    assert f'<option value="{dataset.pk}" selected>' not in page
