@@ -3,7 +3,7 @@
 The demo is seeded by the commands `make demo` runs (seed_demo, seed_demo_study with the bundled
 embedding model, seed_demo_artworks); then each role does what the walkthrough says, clicking the
 links and buttons it names: an annotator answers an item, a Chinese participant reaches the two
-descriptions side by side, a researcher runs the built-in model on two items and opens the round's
+descriptions side by side, a researcher runs the built-in model on one item and opens the round's
 statistics. The screenshots in the README are this test's: VIVID_WRITE_SCREENSHOTS=1 writes them to
 docs/screenshots/.
 """
@@ -135,25 +135,25 @@ def test_it_walks_the_readme_walkthrough_as_each_role(demo, live_server, eager):
         expect(page.locator(".description .gloss").first).to_be_visible()
         _shoot(page, SHOTS[1])
 
-        # 3. Researcher: the built-in model on two items, then the round's statistics.
+        # 3. Researcher: the built-in model on one item, then the round's statistics.
         assert "**New generation run**" in walkthrough and "**Agreement statistics**" in walkthrough
         page = page_for()
         sign_in(page, "researcher")
         page.get_by_role("link", name="runs", exact=True).click()
         page.get_by_role("button", name="New generation run").first.click()
-        page.get_by_label("Limit").fill("2")
+        page.get_by_label("Limit").fill("1")
         page.get_by_role("button", name="Start the run").click()
         page.wait_for_url(re.compile(r"/runs/\d+/"))
         run = Run.objects.get()
         expect(page.get_by_text(str(RunStatus.DONE.label), exact=True).first).to_be_visible(timeout=180_000)
         run.refresh_from_db()
-        assert run.status == RunStatus.DONE and run.items.filter(response__gt="").count() == 2
+        assert run.status == RunStatus.DONE and run.items.filter(response__gt="").count() == 1
         page.reload()
         _shoot(page, SHOTS[2])
         page.goto(live_server.url + "/")
         page.locator("li", has_text="Agreement statistics:").get_by_role("link", name="Demo round").click()
         expect(page.get_by_role("heading", level=1)).to_contain_text("Demo round")
-        expect(page.get_by_role("link", name="Download CSV")).to_be_visible()
+        expect(page.get_by_role("button", name="Download CSV")).to_be_visible()
         page.context.close()
     assert User.objects.filter(username="annotator_a").exists()
     assert Path(SCREENSHOTS).is_dir()
