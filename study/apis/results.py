@@ -110,7 +110,9 @@ class StudyResponsesApi(ApiMixin, APIView):
         # as wrong there as on a page.
         paginator.get_page_size(request)
         page_number = request.query_params.get("page")
-        if page_number is not None and not (page_number.isascii() and page_number.isdigit() and int(page_number)):
+        # A page number, or DRF's "last" (what a client reading the whole export backwards asks for).
+        is_number = page_number is not None and page_number.isascii() and page_number.isdigit() and int(page_number)
+        if page_number is not None and not is_number and page_number not in paginator.last_page_strings:
             raise NotFound(f"Invalid page “{page_number}”.")
         if fmt == "csv":
             chunks = study_export_chunks(study=study, include_test=include_test, raw_pid=raw_pid)

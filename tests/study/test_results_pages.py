@@ -149,6 +149,11 @@ def test_it_pages_the_responses_over_the_api(scenario, researcher_client):
     assert csv.status_code == 200 and csv["Content-Type"].startswith("text/csv")
     assert len(pd.read_csv(io.StringIO(streamed(csv)))) == total
     assert researcher_client.get(url + "?format=xml").status_code == 400
+    # DRF's "last" stays a page; other words and zero are not.
+    last = researcher_client.get(url + "?page_size=10&page=last").json()
+    assert last["results"] == researcher_client.get(url + f"?page_size=10&page={-(-total // 10)}").json()["results"]
+    for bad in ("first", "0", "-1"):
+        assert researcher_client.get(url + f"?page={bad}").status_code == 404, bad
 
 
 def test_it_refuses_flags_and_page_sizes_the_schema_does_not_allow(scenario, researcher_client):
