@@ -6,7 +6,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from core.forms import IdempotentFormMixin
-from evaluation.selectors import model_choices
+from llm.selectors import model_choices
 
 from .models import DISTRACTORS, ArtworkQuestionType
 from .selectors.collections import collection_choices

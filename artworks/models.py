@@ -14,7 +14,7 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from evaluation.models import ItemStatus, ModelConfig, RunStatus
+from llm.models import BatchItem, BatchRun, ModelConfig
 
 
 class ArtworkCollection(models.Model):
@@ -123,7 +123,7 @@ class PipelineStep(models.TextChoices):
     LISTENER = "listener", _("Simulated listener")
 
 
-class ArtworkPipelineRun(models.Model):
+class ArtworkPipelineRun(BatchRun):
     collection = models.ForeignKey(ArtworkCollection, on_delete=models.PROTECT, related_name="pipeline_runs")
     speaker = models.ForeignKey(ModelConfig, on_delete=models.PROTECT, related_name="+")
     listener = models.ForeignKey(ModelConfig, on_delete=models.PROTECT, related_name="+")
@@ -137,27 +137,6 @@ class ArtworkPipelineRun(models.Model):
     lam = models.FloatField(default=0.0)
     word_limit = models.PositiveSmallIntegerField(default=75)
     limit = models.PositiveIntegerField(null=True, blank=True, help_text=_("Only the first N artworks."))
-    status = models.CharField(max_length=12, choices=RunStatus.choices, default=RunStatus.QUEUED)
-    error = models.TextField(blank=True)
-    # Model ids, base URLs or local hashes, prompt hashes, package versions, whether images were seen.
-    reproducibility = models.JSONField(default=dict, blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    # When the run was last queued (started or resumed): the no-worker hint counts from here.
-    queued_at = models.DateTimeField(null=True, blank=True)
-    # The chain of step tasks that owns the run (a resume starts a new one and the old one
-    # stops), and when it last started an item: a run whose worker died goes quiet.
-    worker_token = models.CharField(max_length=32, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    # Before it starts: tokens and cost per model role with the prices it used (artworks.services.pipeline.cost).
-    estimate = models.JSONField(default=dict, blank=True)
-    # The tokens its requests used, as the providers reported them (a cached reply counts 0), summed over its items.
-    tokens_in = models.PositiveBigIntegerField(default=0)
-    tokens_out = models.PositiveBigIntegerField(default=0)
 
     class Meta:
         db_table = "evaluation_artworkpipelinerun"
@@ -171,24 +150,14 @@ class ArtworkPipelineRun(models.Model):
         return self.builder or self.speaker
 
 
-class PipelineItem(models.Model):
+class PipelineItem(BatchItem):
     """One step for one artwork (and one listener group for the speaker and listener steps)."""
 
     run = models.ForeignKey(ArtworkPipelineRun, on_delete=models.CASCADE, related_name="items")
     artwork = models.ForeignKey(CollectionArtwork, on_delete=models.CASCADE, related_name="+")
     step = models.CharField(max_length=20, choices=PipelineStep.choices)
     group = models.CharField(max_length=40, blank=True)
-    status = models.CharField(max_length=10, choices=ItemStatus.choices, default=ItemStatus.PENDING)
-    attempts = models.PositiveSmallIntegerField(default=0)
-    # The last request and reply, kept also when the reply was invalid.
-    messages = models.JSONField(default=list, blank=True)
-    response = models.TextField(blank=True)
-    error = models.TextField(blank=True)
     image_seen = models.BooleanField(null=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    # What the step's requests used (every attempt, the self-evaluation and listener scoring included).
-    tokens_in = models.PositiveIntegerField(default=0)
-    tokens_out = models.PositiveIntegerField(default=0)
 
     class Meta:
         db_table = "evaluation_pipelineitem"

@@ -160,8 +160,8 @@ def app_prepare(*, items: int, cap: int, base_url: str) -> None:
 
     from annotation.models import Dataset
     from annotation.services import expression_import
-    from evaluation.models import ModelConfig
-    from evaluation.services import model_add
+    from llm.models import ModelConfig
+    from llm.services import model_add
 
     call_command("migrate", verbosity=0)
     if not Dataset.objects.filter(name=DATASET).exists():

@@ -9,56 +9,9 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from annotation.models import Dataset, DatasetVersion, Expression
+from llm.models import BatchItem, BatchRun, ItemStatus, ModelConfig, RunStatus
 
-
-class Provider(models.TextChoices):
-    OPENAI = "openai", _("OpenAI-compatible endpoint")
-    TRANSFORMERS = "transformers", _("Local transformers model")
-
-
-# One lease row (ModelSlot) per allowed concurrent request: the cap keeps a registration from
-# asking for millions of rows (a fuzzed max_concurrency of 2**31 took the server's memory).
-MAX_CONCURRENCY = 256
-
-
-class ModelConfig(models.Model):
-    name = models.SlugField(max_length=100, unique=True)
-    provider = models.CharField(max_length=20, choices=Provider.choices)
-    base_url = models.URLField(max_length=500, blank=True)
-    # A model id at the endpoint, a local path, or a hub id (only where the machine is online).
-    model_id = models.CharField(max_length=500)
-    # The NAME of the environment variable holding the API key; the key itself is never stored.
-    api_key_env = models.CharField(max_length=100, blank=True)
-    max_concurrency = models.PositiveIntegerField(default=4, help_text=_("Concurrent requests, across all workers."))
-    requests_per_minute = models.PositiveIntegerField(null=True, blank=True)
-    timeout = models.FloatField(default=60.0, help_text=_("Seconds per request."))
-    # What the model can do; None until declared or probed (`manage.py probe_model NAME`). Images go
-    # only to a model known to see them, and a run that needs log-probabilities is refused on one
-    # known to give none.
-    supports_vision = models.BooleanField(null=True, blank=True, help_text=_("Takes image input."))
-    supports_logprobs = models.BooleanField(null=True, blank=True, help_text=_("Returns token log-probabilities."))
-    context_length = models.PositiveIntegerField(null=True, blank=True, help_text=_("Tokens of context."))
-    probed_at = models.DateTimeField(null=True, blank=True)
-    # What each probe sent back: {"vision": {"result": true|false|null, "detail": "..."}, ...}.
-    probe = models.JSONField(default=dict, blank=True)
-    # A probe asked from the models page runs in a worker: set while it is queued or running (the
-    # guard against a second one), with the error of the last one that could not run at all.
-    probe_started_at = models.DateTimeField(null=True, blank=True)
-    probe_error = models.TextField(blank=True)
-    # US dollars per million tokens; None when unknown (then a run's cost is unknown, never 0).
-    price_input = models.FloatField(null=True, blank=True, help_text=_("USD per million input tokens."))
-    price_output = models.FloatField(null=True, blank=True, help_text=_("USD per million output tokens."))
-    builtin = models.BooleanField(default=False)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["name"]
-
-    def __str__(self):
-        return self.name
+__all__ = ["ItemStatus", "RunStatus"]  # a run's statuses are the engine's; evaluation code names them here too
 
 
 class PromptKind(models.TextChoices):
@@ -100,14 +53,6 @@ class RunKind(models.TextChoices):
     CLASSIFICATION = "classification", _("Classification")
 
 
-class RunStatus(models.TextChoices):
-    QUEUED = "queued", _("Queued")
-    RUNNING = "running", _("Running")
-    DONE = "done", _("Done")
-    FAILED = "failed", _("Failed")
-    CANCELLED = "cancelled", _("Cancelled")
-
-
 class RunPhase(models.TextChoices):
     """What a worker does before an item can finish, so the run page can say why it waits."""
 
@@ -115,7 +60,7 @@ class RunPhase(models.TextChoices):
     LOADING_MODEL = "loading_model", _("Loading the model")
 
 
-class Run(models.Model):
+class Run(BatchRun):
     kind = models.CharField(max_length=20, choices=RunKind.choices)
     model = models.ForeignKey(ModelConfig, on_delete=models.PROTECT, related_name="runs")
     prompt = models.ForeignKey(PromptTemplate, on_delete=models.PROTECT, related_name="runs")
@@ -131,24 +76,8 @@ class Run(models.Model):
     # temperature, max_tokens, seed, top_logprobs ...
     params = models.JSONField(default=dict)
     limit = models.PositiveIntegerField(null=True, blank=True)
-    status = models.CharField(max_length=12, choices=RunStatus.choices, default=RunStatus.QUEUED)
     # Written by the worker (the web process cannot see a worker's memory or local cache).
     phase = models.CharField(max_length=20, choices=RunPhase.choices, default=RunPhase.NONE, blank=True)
-    # When the run was last queued (started or resumed): the no-worker hint counts from here.
-    queued_at = models.DateTimeField(null=True, blank=True)
-    error = models.TextField(blank=True)
-    # Model id, base URL, system_fingerprint or local model hash, prompt hash, package versions.
-    reproducibility = models.JSONField(default=dict, blank=True)
-    tokens_in = models.PositiveBigIntegerField(default=0)
-    tokens_out = models.PositiveBigIntegerField(default=0)
-    # Made before the run started: tokens in and out, cost, the prices it used and how tokens were counted.
-    estimate = models.JSONField(default=dict, blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -157,13 +86,7 @@ class Run(models.Model):
         return f"#{self.pk} {self.kind} {self.model_id}"
 
 
-class ItemStatus(models.TextChoices):
-    PENDING = "pending", _("Pending")
-    DONE = "done", _("Done")
-    FAILED = "failed", _("Failed")
-
-
-class RunItem(models.Model):
+class RunItem(BatchItem):
     """One expression of a run (two for a pairwise run, one per order): written once, whatever the workers do."""
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="items")
@@ -176,9 +99,6 @@ class RunItem(models.Model):
     # Pairwise judging: the second explanation, and whether it was shown first (each idiom is asked in both orders).
     source_item_b = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="+")
     swapped = models.BooleanField(default=False)
-    status = models.CharField(max_length=10, choices=ItemStatus.choices, default=ItemStatus.PENDING)
-    messages = models.JSONField(default=list, blank=True)
-    response = models.TextField(blank=True)
     # Judge: the 0-5 score read from the reply, None when unreadable (never turned into 0).
     # Pairwise: the position preferred, 1 or 2 (prediction then names the run, "a" or "b").
     score = models.PositiveSmallIntegerField(null=True, blank=True)
@@ -200,12 +120,7 @@ class RunItem(models.Model):
     gold = models.CharField(max_length=100, blank=True)
     correct = models.BooleanField(null=True)
     cached = models.BooleanField(default=False)
-    tokens_in = models.PositiveIntegerField(default=0)
-    tokens_out = models.PositiveIntegerField(default=0)
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
-    attempts = models.PositiveSmallIntegerField(default=0)
-    error = models.TextField(blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
     # The chunk working on a pending item, and since when: a redelivered fan-out or chunk
     # leaves a live claim alone; a claim older than EVAL_STALL_SECONDS belongs to a dead chunk.
     claim_token = models.CharField(max_length=32, blank=True)
@@ -220,44 +135,6 @@ class RunItem(models.Model):
 
     def __str__(self):
         return f"{self.run_id}:{self.expression_id}"
-
-
-class ResponseCache(models.Model):
-    """Replies keyed by model config, messages and parameters: a rerun or a resume
-    after a crash never sends the same request twice."""
-
-    key = models.CharField(max_length=64, unique=True)
-    response = models.JSONField()
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    def __str__(self):
-        return self.key
-
-
-class ModelSlot(models.Model):
-    """Concurrency leases per model, shared by every worker through the database."""
-
-    model = models.ForeignKey(ModelConfig, on_delete=models.CASCADE, related_name="slots")
-    number = models.PositiveIntegerField()
-    holder = models.CharField(max_length=100, blank=True)
-    expires_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["model", "number"], name="model_slot_unique_number")]
-
-    def __str__(self):
-        return f"{self.model_id}#{self.number}"
-
-
-class ModelThrottle(models.Model):
-    """Requests-per-minute pacing per model, shared by every worker: each request
-    reserves the next start time under a row lock."""
-
-    model = models.OneToOneField(ModelConfig, on_delete=models.CASCADE, related_name="throttle")
-    next_request_at = models.DateTimeField(null=True, blank=True)
-
-    def __str__(self):
-        return f"{self.model_id} next {self.next_request_at}"
 
 
 class ScoringTask(models.Model):

@@ -3,7 +3,6 @@
 from celery import shared_task
 
 from .services import run_chunk, run_execute
-from .services.capabilities import model_probe_queued
 
 
 @shared_task(name="evaluation.run_execute")
@@ -16,8 +15,3 @@ def run_execute_task(run_id: int) -> None:
 @shared_task(name="evaluation.run_chunk")
 def run_chunk_task(run_id: int, item_ids: list[int]) -> None:
     run_chunk(run_id=run_id, item_ids=item_ids)
-
-
-@shared_task(name="evaluation.model_probe")
-def model_probe_task(model_id: int) -> None:
-    model_probe_queued(model_id=model_id)

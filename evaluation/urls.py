@@ -5,19 +5,16 @@ from django.urls import path
 from . import apis
 from .apis import bias as bias_apis
 from .apis import scoring as scoring_apis
-from .views import bias, registry, report, results, runs
+from .views import bias, prompts, report, results, runs
 from .views import figures as figure_views
 from .views import scoring as scoring_views
 
 app_name = "evaluation"
 
 urlpatterns = [
-    path("models/", registry.model_list, name="model_list"),
-    path("models/new/", registry.model_new, name="model_new"),
-    path("models/<int:pk>/probe/", registry.model_probe, name="model_probe"),
-    path("prompts/", registry.prompt_list, name="prompt_list"),
-    path("prompts/new/", registry.prompt_new, name="prompt_new"),
-    path("prompts/<int:pk>/", registry.prompt_detail, name="prompt_detail"),
+    path("prompts/", prompts.prompt_list, name="prompt_list"),
+    path("prompts/new/", prompts.prompt_new, name="prompt_new"),
+    path("prompts/<int:pk>/", prompts.prompt_detail, name="prompt_detail"),
     path("runs/", runs.run_list, name="run_list"),
     path("runs/new/<str:kind>/", runs.run_new, name="run_new"),
     path("runs/<int:pk>/", runs.run_detail, name="run_detail"),
@@ -51,7 +48,6 @@ urlpatterns = [
 # Included by vivid_site under /api/evaluation/ with the namespace "evaluation-api".
 api_urlpatterns = (
     [
-        path("models/", apis.ModelListApi.as_view(), name="model_list"),
         path("prompts/", apis.PromptListApi.as_view(), name="prompt_list"),
         path("runs/", apis.RunListApi.as_view(), name="run_list"),
         path("runs/<int:pk>/", apis.RunDetailApi.as_view(), name="run_detail"),

@@ -5,7 +5,7 @@ from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
 from core.forms import IdempotentFormMixin
-from evaluation.selectors.registry import model_choices
+from llm.selectors import model_choices
 
 
 class StudyImportForm(IdempotentFormMixin, forms.Form):

@@ -14,4 +14,4 @@ app.autodiscover_tasks()
 def _preload_model_clients(**_):
     """Imported once in the worker's parent process, before the pool forks: each prefork child
     would otherwise import the openai client on its first chunk (~0.6 s before its first request)."""
-    import evaluation.providers.openai_provider  # noqa: F401
+    import llm.providers.openai_provider  # noqa: F401

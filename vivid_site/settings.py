@@ -120,6 +120,7 @@ INSTALLED_APPS = [
     "template_partials",
     "core",
     "annotation",
+    "llm",
     "evaluation",
     "artworks",
     "study",
@@ -384,7 +385,7 @@ EVAL_RETRY_AFTER_CAP_S = env_int("EVAL_RETRY_AFTER_CAP_S", 120, minimum=0)
 # the researcher confirms it: a checkbox on the page, confirm_cost in the API, --confirm-cost.
 EVAL_COST_CONFIRM_USD = float(env_str("EVAL_COST_CONFIRM_USD", "1.0"))
 
-# Model endpoints (evaluation/model_guard.py). A model may read its API key only from these
+# Model endpoints (llm/guard.py). A model may read its API key only from these
 # variables or one named VIVID_MODEL_KEY_*; this application's own settings never qualify.
 MODEL_API_KEY_ENVS = env_list("MODEL_API_KEY_ENVS", ["OPENAI_API_KEY"])
 # Hosts, IP networks or URL prefixes a model's base URL may point at although they resolve

@@ -2,7 +2,7 @@
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import JSONParser
@@ -13,7 +13,8 @@ from core.apis.common import MAX_INT32, ApiMixin, error_responses, paginated
 from core.apis.idempotency import IDEMPOTENCY_KEY_HEADER, request_idempotency_key
 from core.apis.pagination import PageNumberPagination
 from core.permissions import IsResearcher
-from evaluation.selectors import model_choices
+from llm.apis.runs import BatchRunCancelApi, BatchRunResumeApi, RunResumeSerializer
+from llm.selectors import model_choices
 
 from ..models import ArtworkPipelineRun
 from ..selectors.collections import collection_choices
@@ -24,7 +25,7 @@ from ..selectors.pipeline import (
     artwork_runs_progress,
     artwork_runs_usage,
 )
-from ..services.pipeline import PipelineError, artwork_run_cancel, artwork_run_resume, artwork_run_start
+from ..services.pipeline import artwork_run_start
 
 
 class ArtworkRunStepSerializer(serializers.Serializer):
@@ -117,10 +118,6 @@ class ArtworkRunCreateSerializer(serializers.Serializer):
     )
 
 
-class ArtworkRunResumeSerializer(serializers.Serializer):
-    retry_failed = serializers.BooleanField(default=False)
-
-
 def _detail(run: ArtworkPipelineRun, progress: dict | None = None, usage: dict | None = None) -> dict:
     run.progress = progress if progress is not None else artwork_run_progress(run=run)
     run.usage = usage if usage is not None else artwork_run_usage(run=run)
@@ -189,35 +186,31 @@ class ArtworkRunDetailApi(ApiMixin, APIView):
         return Response(_detail(_run_or_404(pk)))
 
 
-class ArtworkRunCancelApi(ApiMixin, APIView):
-    permission_classes = [IsResearcher]
-
-    @extend_schema(
+@extend_schema_view(
+    post=extend_schema(
         operation_id="evaluation_artwork_runs_cancel",
         request=None,
         responses={200: ArtworkRunSerializer, **error_responses(400, 401, 403, 404)},
     )
-    def post(self, request, pk: int):
-        try:
-            run = artwork_run_cancel(run=_run_or_404(pk), user=request.user)
-        except PipelineError as exc:
-            raise ValidationError({"status": [str(exc)]}) from exc
-        return Response(_detail(run))
+)
+class ArtworkRunCancelApi(BatchRunCancelApi):
+    def run_or_404(self, pk: int) -> ArtworkPipelineRun:
+        return _run_or_404(pk)
+
+    def run_detail(self, run: ArtworkPipelineRun) -> dict:
+        return _detail(run)
 
 
-class ArtworkRunResumeApi(ApiMixin, APIView):
-    permission_classes = [IsResearcher]
-
-    @extend_schema(
+@extend_schema_view(
+    post=extend_schema(
         operation_id="evaluation_artwork_runs_resume",
-        request=ArtworkRunResumeSerializer,
+        request=RunResumeSerializer,
         responses={200: ArtworkRunSerializer, **error_responses(400, 401, 403, 404)},
     )
-    def post(self, request, pk: int):
-        serializer = ArtworkRunResumeSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        try:
-            run = artwork_run_resume(run=_run_or_404(pk), user=request.user, **serializer.validated_data)
-        except PipelineError as exc:
-            raise ValidationError({"status": [str(exc)]}) from exc
-        return Response(_detail(run))
+)
+class ArtworkRunResumeApi(BatchRunResumeApi):
+    def run_or_404(self, pk: int) -> ArtworkPipelineRun:
+        return _run_or_404(pk)
+
+    def run_detail(self, run: ArtworkPipelineRun) -> dict:
+        return _detail(run)

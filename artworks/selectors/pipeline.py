@@ -1,12 +1,10 @@
 """Reads of the artwork pipeline runs: the list, progress per step, one artwork's candidates."""
 
-from django.conf import settings
 from django.db.models import Count, Max, Q, Sum
-from django.utils import timezone
 
-from evaluation.costs import cost_of
-from evaluation.models import ItemStatus, RunStatus
-from evaluation.selectors import run_waiting_for_worker
+from llm.costs import cost_of
+from llm.models import ItemStatus
+from llm.selectors import batch_run_is_stalled
 
 from ..models import ArtworkPipelineRun, ListenerAnswer, PipelineItem, PipelineStep, SpeakerCandidate
 
@@ -52,22 +50,12 @@ def artwork_runs_progress(*, runs) -> dict[int, dict]:
 
 
 def _stalled(run: ArtworkPipelineRun, rows: dict, progress: dict) -> bool:
-    """The rule of evaluation runs (services.runs.run_is_stalled): running, items pending, and
-    nothing finished nor started for EVAL_STALL_SECONDS, which is what a dead worker looks like."""
-    if run.status != RunStatus.RUNNING or progress["n_finished"] >= progress["n_items"]:
-        return False
-    times = [row["last_finished"] for row in rows.values() if row["last_finished"]]
-    times += [t for t in (run.heartbeat_at, run.started_at, run.created_at) if t]
-    return (timezone.now() - max(times)).total_seconds() > settings.EVAL_STALL_SECONDS
-
-
-def artwork_run_waiting_for_worker(*, run: ArtworkPipelineRun) -> bool:
-    # Pipeline runs share the evaluation runs' statuses and queue times, so one rule serves both.
-    return run_waiting_for_worker(run=run)
-
-
-def artwork_run_is_stalled(*, run: ArtworkPipelineRun) -> bool:
-    return artwork_run_progress(run=run)["stalled"]
+    finished = [row["last_finished"] for row in rows.values() if row["last_finished"]]
+    return batch_run_is_stalled(
+        run=run,
+        last_finished=max(finished) if finished else None,
+        has_pending=progress["n_finished"] < progress["n_items"],
+    )
 
 
 def _progress(rows: dict) -> dict:

@@ -11,9 +11,10 @@ from django.views.decorators.http import require_GET, require_http_methods
 from core.decorators import role_required
 from core.http import add_service_errors
 from core.roles import RESEARCHER
-from evaluation.models import RunStatus
-from evaluation.selectors.runs import worker_hint_context
-from evaluation.services.runs.cost import CostNotConfirmed, estimate_text
+from llm.models import RunStatus
+from llm.selectors import batch_run_waiting_for_worker, worker_hint_context
+from llm.services import CostNotConfirmed, estimate_text
+from llm.views.runs import batch_run_act
 
 from ..forms import ArtworkRunForm
 from ..selectors.collections import collection_choices
@@ -24,14 +25,10 @@ from ..selectors.pipeline import (
     artwork_run_list,
     artwork_run_progress,
     artwork_run_usage,
-    artwork_run_waiting_for_worker,
     artwork_runs_progress,
 )
 from ..services.pipeline import (
-    PipelineError,
-    artwork_run_cancel,
     artwork_run_estimate,
-    artwork_run_resume,
     artwork_run_start,
 )
 
@@ -109,7 +106,7 @@ def _estimate_context(estimate: dict) -> dict:
 def _detail_context(run) -> dict:
     """Everything on the run page that a worker changes: progress, hints, times and failed items."""
     progress = artwork_run_progress(run=run)
-    progress["no_worker"] = artwork_run_waiting_for_worker(run=run)
+    progress["no_worker"] = batch_run_waiting_for_worker(run=run)
     return {
         "run": run,
         "progress": progress,
@@ -125,18 +122,7 @@ def _detail_context(run) -> dict:
 def artwork_run_detail(request, pk: int):
     run = get_object_or_404(artwork_run_list(), pk=pk)
     if request.method == "POST":
-        action = request.POST.get("action")
-        try:
-            if action == "cancel":
-                artwork_run_cancel(run=run, user=request.user)
-                messages.success(request, _("The run was cancelled."))
-            elif action == "resume":
-                artwork_run_resume(run=run, user=request.user, retry_failed=bool(request.POST.get("retry_failed")))
-                messages.success(request, _("The run was queued again."))
-            else:
-                messages.error(request, _("Unknown action."))
-        except PipelineError as exc:
-            messages.error(request, str(exc))
+        batch_run_act(request, run=run, action=request.POST.get("action", ""))
         return redirect("artworks:run_detail", pk=run.pk)
     context = _detail_context(run)
     if request.htmx and not request.htmx.history_restore_request:

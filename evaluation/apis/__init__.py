@@ -1,13 +1,12 @@
 """The evaluation REST API under /api/evaluation/ (researchers only): thin views over services and selectors."""
 
-from .registry import ModelListApi, PromptListApi
+from .prompts import PromptListApi
 from .report import HumanReportApi
 from .results import ResultsTableApi
 from .runs import RunCancelApi, RunDetailApi, RunItemDetailApi, RunItemListApi, RunListApi, RunReportApi, RunResumeApi
 
 __all__ = [
     "HumanReportApi",
-    "ModelListApi",
     "PromptListApi",
     "ResultsTableApi",
     "RunCancelApi",

@@ -2,7 +2,7 @@
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.parsers import JSONParser
@@ -22,13 +22,14 @@ from core.apis.idempotency import IDEMPOTENCY_KEY_HEADER, request_idempotency_ke
 from core.apis.pagination import PageNumberPagination
 from core.http import download
 from core.permissions import IsResearcher
+from llm.apis.runs import BatchRunCancelApi, BatchRunResumeApi, RunResumeSerializer
+from llm.costs import usage
 
 from .. import selectors, services
-from ..costs import usage
 from ..models import ItemStatus, Run, RunKind, RunStatus
 from ..prompts import CLASSIFICATION_TASKS, GENERATION_PROMPTS, JUDGE_STRATEGIES
 from ..selectors.exports import report_csv
-from ..services.runs.cost import run_start_costed
+from ..services.runs.cost import run_start
 
 PROMPT_NAMES = {
     RunKind.GENERATION: GENERATION_PROMPTS,
@@ -168,10 +169,6 @@ class RunCreateSerializer(serializers.Serializer):
         }
 
 
-class RunResumeSerializer(serializers.Serializer):
-    retry_failed = serializers.BooleanField(default=False, help_text="Send the failed items again too.")
-
-
 class RunItemSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     run = serializers.IntegerField(source="run_id")
@@ -269,7 +266,7 @@ class RunListApi(ApiMixin, APIView):
     def post(self, request):
         serializer = RunCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        run = run_start_costed(
+        run = run_start(
             **serializer.run_arguments(),
             user=request.user,
             idempotency_key=request_idempotency_key(request),
@@ -289,42 +286,39 @@ class RunDetailApi(ApiMixin, APIView):
         return Response(_run_detail(_run_or_404(pk)))
 
 
-class RunCancelApi(ApiMixin, APIView):
-    permission_classes = [IsResearcher]
-
-    @extend_schema(
+@extend_schema_view(
+    post=extend_schema(
         operation_id="evaluation_runs_cancel",
         request=None,
         responses={200: RunDetailSerializer, **error_responses(400, 401, 403, 404)},
         description="Stop a queued or running run; the items already done are kept.",
     )
-    def post(self, request, pk: int):
-        run = _run_or_404(pk)
-        try:
-            services.run_cancel(run=run, user=request.user)
-        except services.RunError as exc:
-            raise ValidationError({"status": [str(exc)]}) from exc
-        return Response(_run_detail(_run_or_404(pk)))
+)
+class RunCancelApi(BatchRunCancelApi):
+    def run_or_404(self, pk: int) -> Run:
+        return _run_or_404(pk)
+
+    def run_detail(self, run: Run) -> dict:
+        return _run_detail(run)
 
 
-class RunResumeApi(ApiMixin, APIView):
-    permission_classes = [IsResearcher]
-
-    @extend_schema(
+@extend_schema_view(
+    post=extend_schema(
         operation_id="evaluation_runs_resume",
         request=RunResumeSerializer,
         responses={200: RunDetailSerializer, **error_responses(400, 401, 403, 404)},
         description="Queue a cancelled or failed run again; only its pending items are sent (and the cache answers repeats).",
     )
-    def post(self, request, pk: int):
-        run = _run_or_404(pk)
-        serializer = RunResumeSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        try:
-            services.run_resume(run=run, user=request.user, retry_failed=serializer.validated_data["retry_failed"])
-        except services.RunError as exc:
-            raise ValidationError({"status": [str(exc)]}) from exc
-        return Response(_run_detail(_run_or_404(pk)))
+)
+class RunResumeApi(BatchRunResumeApi):
+    def run_or_404(self, pk: int) -> Run:
+        return _run_or_404(pk)
+
+    def run_detail(self, run: Run) -> dict:
+        return _run_detail(run)
+
+    def resume(self, **arguments):
+        return services.run_resume(**arguments)
 
 
 class RunItemFlagsSerializer(serializers.Serializer):

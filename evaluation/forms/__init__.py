@@ -1,6 +1,6 @@
 """Forms of the evaluation pages, one module per feature; the names callers use are re-exported here."""
 
-from .registry import ModelAddForm, PromptAddForm
+from .prompts import PromptAddForm
 from .report import JudgeRepeatForm
 from .runs import RUN_FORMS, ClassificationRunForm, GenerationRunForm, JudgeRunForm, ResultsFilterForm, RunRerunForm
 
@@ -10,7 +10,6 @@ __all__ = [
     "GenerationRunForm",
     "JudgeRepeatForm",
     "JudgeRunForm",
-    "ModelAddForm",
     "PromptAddForm",
     "ResultsFilterForm",
     "RunRerunForm",

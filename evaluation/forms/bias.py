@@ -4,9 +4,9 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from core.forms import IdempotentFormMixin
+from llm.selectors import model_choices
 
 from ..selectors.bias import paraphrase_prompt_choices
-from ..selectors.registry import model_choices
 from ..selectors.runs import generation_runs
 
 

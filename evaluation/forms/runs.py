@@ -4,10 +4,10 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from core.forms import IdempotentFormMixin
+from llm.selectors import model_choices
 
 from ..models import RunKind
 from ..prompts import CLASSIFICATION_TASKS, GENERATION_PROMPTS, JUDGE_STRATEGIES
-from ..selectors.registry import model_choices
 from ..selectors.runs import generation_runs, run_dataset_choices, run_version_choices
 from ..services.runs import GENERATION_DEFAULTS
 

@@ -1,6 +1,8 @@
 """Reads of the evaluation app, one module per feature; the names callers use are re-exported here."""
 
-from .registry import api_key_state, model_choices, model_get, model_list, prompt_list
+from llm.selectors import api_key_state, model_choices, model_get, model_list
+
+from .prompts import prompt_list
 from .results import results_table, taxonomy
 from .runs import (
     finished_generation_exists,
@@ -14,7 +16,6 @@ from .runs import (
     run_progress,
     run_report,
     run_version_choices,
-    run_waiting_for_worker,
 )
 
 __all__ = [
@@ -35,6 +36,5 @@ __all__ = [
     "run_progress",
     "run_report",
     "run_version_choices",
-    "run_waiting_for_worker",
     "taxonomy",
 ]

@@ -6,19 +6,10 @@ Researchers only: it shows judge scores next to human means.
 
 from django.db.models import Avg
 
+from llm.models import ModelConfig
+
 from .. import bias
-from ..models import (
-    HumanRating,
-    ItemStatus,
-    ModelConfig,
-    PromptKind,
-    PromptTemplate,
-    RatingStatus,
-    Run,
-    RunItem,
-    RunKind,
-    RunStatus,
-)
+from ..models import HumanRating, ItemStatus, PromptKind, PromptTemplate, RatingStatus, Run, RunItem, RunKind, RunStatus
 from ..prompts import PAIRWISE
 
 # What `judge_bias --format json` keeps of each section (the CLI contract).

@@ -10,8 +10,9 @@ from django.utils.translation import ngettext
 
 from core.figures import Bar, Chart, Group, Panel, UnknownFigure, chart_file
 from core.localization import localized_name
+from llm.models import ModelConfig
 
-from ..models import ModelConfig, Run
+from ..models import Run
 from .report import human_report
 from .results import results_table, taxonomy
 from .runs import run_counts

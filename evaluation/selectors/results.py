@@ -3,9 +3,10 @@
 from django.db.models import Count, Q
 
 from annotation.models import Theme, Trait
+from llm.costs import usage
+from llm.models import ModelConfig
 
-from ..costs import usage
-from ..models import ItemStatus, ModelConfig, Run, RunKind, RunStatus
+from ..models import ItemStatus, Run, RunKind, RunStatus
 from .runs import run_report
 
 

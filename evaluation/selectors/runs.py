@@ -2,24 +2,16 @@
 
 from collections import defaultdict
 
-from django.conf import settings
 from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
 from annotation.models import Dataset, DatasetVersion, Theme, Trait
+from llm.costs import usage
 
-from ..costs import usage
 from ..models import ItemStatus, Run, RunItem, RunKind, RunStatus
 
+
 # As the README starts one; shown when a queued run waits for a worker that is not there.
-WORKER_COMMAND = ".venv/bin/celery -A vivid_site worker -l info"
-
-
-def worker_hint_context() -> dict:
-    """What the no-worker notice (evaluation/_no_worker.html) of every run page shows."""
-    return {"no_worker_seconds": settings.EVAL_NO_WORKER_SECONDS, "worker_command": WORKER_COMMAND}
-
-
 def run_list(*, kind: str | None = None) -> QuerySet[Run]:
     runs = Run.objects.select_related("model", "prompt", "dataset", "source_run__model")
     return runs.filter(kind=kind) if kind else runs
@@ -91,15 +83,6 @@ def run_progress(*, run: Run) -> dict:
         # The tokens the provider reported for the requests sent so far (a cached reply counts 0), priced.
         "cost": usage(run, tokens_in=counts["tokens_in"], tokens_out=counts["tokens_out"])["cost"],
     }
-
-
-def run_waiting_for_worker(*, run) -> bool:
-    """A queued run (an evaluation or an artwork pipeline run) no worker has picked up for
-    EVAL_NO_WORKER_SECONDS (none is listening, most likely)."""
-    if run.status != RunStatus.QUEUED:
-        return False
-    since = run.queued_at or run.created_at
-    return (timezone.now() - since).total_seconds() > settings.EVAL_NO_WORKER_SECONDS
 
 
 def run_items(*, run: Run, status: str = "", unscored: bool = False) -> QuerySet[RunItem]:

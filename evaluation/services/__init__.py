@@ -1,11 +1,9 @@
-"""Writes of the evaluation app: models, prompts, runs and their execution."""
+"""Writes of the evaluation app: prompts, runs and their execution; the names callers use are re-exported here."""
 
-from .capabilities import model_probe, model_probe_request
-from .models import model_add, prompt_add
+from .prompts import prompt_add
 from .runs import (
-    RunError,
-    run_cancel,
     run_chunk,
+    run_estimate,
     run_execute,
     run_repeat,
     run_rerun_longer,
@@ -15,13 +13,9 @@ from .runs import (
 )
 
 __all__ = [
-    "RunError",
-    "model_add",
-    "model_probe",
-    "model_probe_request",
     "prompt_add",
-    "run_cancel",
     "run_chunk",
+    "run_estimate",
     "run_execute",
     "run_repeat",
     "run_rerun_longer",

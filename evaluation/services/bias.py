@@ -12,12 +12,14 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from core.services.idempotency import idempotent_create
+from llm.guard import model_refusal
+from llm.models import ModelConfig
+from llm.services import CostNotConfirmed
 
-from ..model_guard import model_refusal
-from ..models import ItemStatus, ModelConfig, PromptKind, PromptTemplate, Run, RunItem, RunKind, RunStatus
+from ..models import ItemStatus, PromptKind, PromptTemplate, Run, RunItem, RunKind, RunStatus
 from ..prompts import JUDGE_STRATEGIES, PAIRWISE
 from .runs import JUDGE_DEFAULTS, RUN_IDEMPOTENCY_SCOPE, run_execute_enqueue, run_reproducibility
-from .runs.cost import CostNotConfirmed, run_cost_estimate, run_start_costed
+from .runs.cost import run_cost_estimate, run_start
 
 # A paraphrase run that ended this way is started again rather than reused.
 _ABANDONED = (RunStatus.FAILED, RunStatus.CANCELLED)
@@ -74,7 +76,7 @@ def judge_paraphrases_start(
             runs.append(existing)
             continue
         runs.append(
-            run_start_costed(
+            run_start(
                 confirm_cost=confirm_cost,
                 kind=RunKind.JUDGE,
                 model=judge.model,

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 from core.decorators import role_required
 from core.http import REPORT_FORMATS, download, json_text
 from core.roles import RESEARCHER
+from llm.services import estimate_text
 
 from .. import selectors, services
 from ..forms import JudgeRepeatForm
@@ -22,7 +23,6 @@ from ..models import Run, RunKind
 from ..selectors import report as report_selectors
 from ..selectors.exports import human_report_csv
 from ..selectors.scoring import task_list
-from ..services.runs.cost import estimate_text
 
 SCORE_MAX = 5
 

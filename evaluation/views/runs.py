@@ -18,14 +18,17 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from core.decorators import role_required
 from core.http import REPORT_FORMATS, add_service_errors, download, json_text
 from core.roles import RESEARCHER
+from llm.selectors import batch_run_is_stalled, batch_run_waiting_for_worker, worker_hint_context
+from llm.services import CostNotConfirmed, estimate_text
+from llm.views.runs import batch_run_act
 
 from .. import selectors, services
 from ..forms import RUN_FORMS, RunRerunForm
 from ..models import ItemStatus, RunKind, RunStatus
 from ..scoring import PARSER_VERSION, unscored_reason_text
 from ..selectors.exports import report_csv
-from ..selectors.runs import run_items_read_by_older_parser, run_truncation, worker_hint_context
-from ..services.runs.cost import CostNotConfirmed, estimate_text, run_estimate, run_start_costed
+from ..selectors.runs import run_items_read_by_older_parser, run_truncation
+from ..services.runs.cost import run_estimate, run_start
 
 ITEMS_PER_PAGE = 50
 ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
@@ -71,8 +74,8 @@ def _progress_context(run) -> dict:
     progress["elapsed"] = duration(progress["elapsed_s"])
     progress["eta"] = duration(progress["eta_s"])
     # A worker killed mid-run leaves it running: the page offers Resume once it has stalled.
-    progress["stalled"] = services.runs.run_is_stalled(run=run)
-    progress["no_worker"] = selectors.run_waiting_for_worker(run=run)
+    progress["stalled"] = batch_run_is_stalled(run=run)
+    progress["no_worker"] = batch_run_waiting_for_worker(run=run)
     return {
         "run": run,
         "progress": progress,
@@ -130,7 +133,7 @@ def run_new(request, kind: str):
             return render(request, "evaluation/run_new.html", context)
     elif form.is_valid():
         try:
-            run = run_start_costed(
+            run = run_start(
                 **form.run_arguments(),
                 user=request.user,
                 idempotency_key=form.cleaned_data["idempotency_key"],
@@ -230,12 +233,7 @@ def run_progress(request, pk: int):
 @role_required(RESEARCHER)
 def run_cancel(request, pk: int):
     run = _run_or_404(pk)
-    try:
-        services.run_cancel(run=run, user=request.user)
-    except services.RunError as exc:
-        messages.error(request, str(exc))
-    else:
-        messages.success(request, _("Run #%(id)s cancelled; the items already done are kept.") % {"id": run.pk})
+    batch_run_act(request, run=run, action="cancel")
     return redirect("evaluation:run_detail", pk=run.pk)
 
 
@@ -243,12 +241,7 @@ def run_cancel(request, pk: int):
 @role_required(RESEARCHER)
 def run_resume(request, pk: int):
     run = _run_or_404(pk)
-    try:
-        services.run_resume(run=run, user=request.user, retry_failed=request.POST.get("retry_failed") == "on")
-    except services.RunError as exc:
-        messages.error(request, str(exc))
-    else:
-        messages.success(request, _("Run #%(id)s resumed: only the items not yet done are sent.") % {"id": run.pk})
+    batch_run_act(request, run=run, action="resume", resume=services.run_resume)
     return redirect("evaluation:run_detail", pk=run.pk)
 
 

@@ -17,7 +17,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from evaluation.models import ModelConfig
+from llm.models import ModelConfig
 
 from ..highlights import embedding_model_name, sentence_matches
 from ..models import (
@@ -278,7 +278,7 @@ def _spelling(term: str) -> str:
 def terms_find(*, artwork: Artwork, model) -> list[Term]:
     """Ask ``model`` for the culture-specific terms of each description (base and pragmatic)
     of the artwork, and keep those that occur in it; a term already listed is not added again."""
-    from evaluation.services.complete import model_complete
+    from llm.services.complete import model_complete
 
     existing = list(Term.objects.filter(artwork=artwork).values_list("term", flat=True))
     created = []

@@ -13,8 +13,9 @@ from artworks.models import ArtworkCollection, ArtworkPipelineRun, CollectionArt
 from artworks.selectors.report import artwork_report
 from artworks.services.export import study_package_data
 from artworks.services.pipeline import artwork_run_execute, artwork_run_start
-from evaluation.models import ModelConfig, RunStatus
-from evaluation.services.capabilities import reply_sees_no_image
+from evaluation.models import RunStatus
+from llm.models import ModelConfig
+from llm.services.capabilities import reply_sees_no_image
 from tests.evaluation.factories import stored_model
 from tests.evaluation.fake_openai import FakeOpenAI, pipeline_reply, pipeline_top_tokens
 

@@ -52,7 +52,7 @@ def _collection_zip(*, broken: bool = False) -> SimpleUploadedFile:
 @pytest.fixture
 def queued(monkeypatch):
     """Runs stay queued: what matters here is how many were created, not their execution."""
-    monkeypatch.setattr(pipeline_lifecycle, "_enqueue", lambda run_id: None)
+    monkeypatch.setattr(pipeline_lifecycle, "artwork_run_enqueue", lambda run_id: None)
 
 
 def test_it_starts_one_run_when_the_run_form_is_submitted_twice(researcher_client, collection, model, queued):  # noqa: F811

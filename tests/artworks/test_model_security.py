@@ -7,7 +7,8 @@ from django.core.files.base import ContentFile
 
 from artworks.models import ArtworkCollection, CollectionArtwork, PipelineItem
 from artworks.services.pipeline import artwork_run_execute, artwork_run_start
-from evaluation.models import ItemStatus, ModelConfig
+from evaluation.models import ItemStatus
+from llm.models import ModelConfig
 from tests.evaluation.factories import stored_model
 from tests.evaluation.test_model_security import PNG
 

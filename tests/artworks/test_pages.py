@@ -304,7 +304,7 @@ def test_it_answers_404_for_an_element_of_another_artwork(artwork, researcher_cl
 
 
 def test_the_api_lists_collections_and_returns_one_with_everything(artwork, researcher_client):
-    listing = researcher_client.get("/api/evaluation/collections/")
+    listing = researcher_client.get("/api/artworks/collections/")
     assert listing.status_code == 200
     assert listing.json() == [
         {
@@ -317,19 +317,19 @@ def test_the_api_lists_collections_and_returns_one_with_everything(artwork, rese
         }
     ]
 
-    detail = researcher_client.get(f"/api/evaluation/collections/{artwork.collection_id}/").json()
+    detail = researcher_client.get(f"/api/artworks/collections/{artwork.collection_id}/").json()
     (item,) = detail["artworks"]
     assert item["key"] == "cn-lotus" and item["culture"] == "chinese"
     assert item["image_url"] == reverse("artworks:artwork_image", args=[artwork.collection_id, artwork.pk])
     assert [e["name"] for e in item["elements"]] == ["lotus", "pond"]
     assert item["questions"][0]["distractors"] == DISTRACTORS
-    assert researcher_client.get("/api/evaluation/collections/999999/").status_code == 404
+    assert researcher_client.get("/api/artworks/collections/999999/").status_code == 404
 
 
 def test_the_api_refuses_outsiders_annotators_and_anonymous_callers(
     artwork, outsider_client, annotator_client, anonymous_client
 ):
-    for url in ("/api/evaluation/collections/", f"/api/evaluation/collections/{artwork.collection_id}/"):
+    for url in ("/api/artworks/collections/", f"/api/artworks/collections/{artwork.collection_id}/"):
         assert outsider_client.get(url).status_code == 403
         assert annotator_client.get(url).status_code == 403
         assert anonymous_client.get(url).status_code == 401

@@ -18,14 +18,11 @@ from artworks.models import (
     SpeakerCandidate,
 )
 from artworks.replies import ReplyError, parse_agnostic_questions, truncate_description
-from artworks.services.pipeline import (
-    artwork_run_cancel,
-    artwork_run_execute,
-    artwork_run_resume,
-    artwork_run_start,
-)
+from artworks.services.pipeline import artwork_run_execute, artwork_run_start
 from artworks.services.pipeline.steps import combined_score
-from evaluation.models import ItemStatus, ModelConfig, RunStatus
+from evaluation.models import ItemStatus, RunStatus
+from llm.models import ModelConfig
+from llm.services import batch_run_cancel, batch_run_resume
 from tests.evaluation.factories import stored_model
 from tests.evaluation.fake_openai import FakeOpenAI, _first_user_text, pipeline_reply, pipeline_top_tokens
 
@@ -223,8 +220,8 @@ def test_it_answers_with_the_listener_argmax(collection, speaker, listener, serv
 
 def test_it_sends_no_duplicate_request_on_resume_or_a_second_run(collection, speaker, listener, server):
     run = artwork_run_start(collection=collection, speaker=speaker, listener=listener, samples=2, enqueue=False)
-    artwork_run_cancel(run=run)
-    artwork_run_resume(run=run)
+    batch_run_cancel(run=run)
+    batch_run_resume(run=run)
     run = artwork_run_execute(run_id=run.pk)
     assert run.status == RunStatus.DONE
     sent = server.count

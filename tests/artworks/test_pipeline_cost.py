@@ -14,9 +14,9 @@ from artworks.models import ArtworkPipelineRun, PipelineStep
 from artworks.selectors.pipeline import STEP_ROLE, artwork_run_usage
 from artworks.selectors.report import artwork_report
 from artworks.services.pipeline import artwork_run_estimate, artwork_run_execute, artwork_run_start
-from evaluation.costs import cost_of
 from evaluation.models import RunStatus
-from evaluation.services.runs.cost import CostNotConfirmed
+from llm.costs import cost_of
+from llm.services import CostNotConfirmed
 from tests.artworks.test_pipeline import collection, media, server  # noqa: F401 - fixtures
 from tests.evaluation.factories import stored_model
 from tests.evaluation.fake_openai import count_tokens, message_text

@@ -12,14 +12,9 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from artworks.models import ArtworkPipelineRun, PipelineItem, PipelineStep
-from artworks.services.pipeline import (
-    artwork_run_resume,
-    artwork_run_start,
-    artwork_run_step,
-    lifecycle,
-    steps,
-)
+from artworks.services.pipeline import artwork_run_start, artwork_run_step, lifecycle, steps
 from evaluation.models import ItemStatus, RunStatus
+from llm.services import batch_run_resume
 from tests.artworks.test_pipeline import collection, listener, media, server, speaker  # noqa: F401
 
 pytestmark = pytest.mark.django_db
@@ -31,7 +26,9 @@ class Broker:
     def __init__(self, monkeypatch):
         self.queue: list[tuple[int, str]] = []
         self.tasks: list[list[int]] = []  # the items each step task processed
-        monkeypatch.setattr(lifecycle, "_enqueue", lambda run_id: lifecycle.artwork_run_dispatch(run_id=run_id))
+        monkeypatch.setattr(
+            lifecycle, "artwork_run_enqueue", lambda run_id: lifecycle.artwork_run_dispatch(run_id=run_id)
+        )
         monkeypatch.setattr(lifecycle, "_enqueue_step", lambda run_id, token: self.queue.append((run_id, token)))
         real_process = lifecycle._process
 
@@ -116,7 +113,7 @@ def test_it_lets_a_soft_time_limit_in_a_step_propagate_and_resumes_the_item(
     assert run.status == RunStatus.FAILED and "time limit" in run.error
     broker.queue.clear()  # Celery does not retry a task that ended in an exception
     with django_capture_on_commit_callbacks(execute=True):
-        artwork_run_resume(run=run)
+        batch_run_resume(run=run)
     broker.drain()
     run.refresh_from_db()
     assert run.status == RunStatus.DONE

@@ -181,7 +181,7 @@ def test_it_downloads_the_report_as_json_and_csv(researcher_client):
 def test_it_serves_the_report_over_the_api(researcher_client):
     run = make_pipeline_run(per_culture=1)
     url = reverse("artworks-api:report", args=[run.pk])
-    assert url == f"/api/evaluation/artwork-runs/{run.pk}/report/"
+    assert url == f"/api/artworks/runs/{run.pk}/report/"
     response = researcher_client.get(url)
     assert response.status_code == 200
     assert response.json()["qa_accuracy"]["base"]["familiar"]["attuned"]["n"] == 2

@@ -69,6 +69,15 @@ def test_it_cancels_a_queued_run_and_resumes_it(api, collection, model):  # noqa
     assert resumed.status_code == 200 and resumed.json()["status"] == "queued"
 
 
+def test_it_cancels_through_the_address_before_artworks_had_its_own_as_a_post(api, collection, model):  # noqa: F811
+    run = artwork_run_start(collection=collection, speaker=model, listener=model, samples=1, enqueue=False)
+    old = f"/api/evaluation/artwork-runs/{run.pk}/cancel/"
+    moved = api.post(old)
+    assert moved.status_code == 308 and moved["Location"] == url("run_cancel", run.pk)
+    cancelled = api.post(old, follow=True)
+    assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
+
+
 def test_it_answers_only_researchers(collection, model, annotator_client, outsider_client, anonymous_client):  # noqa: F811
     run = artwork_run_start(collection=collection, speaker=model, listener=model, samples=1, enqueue=False)
     for client, expected in ((annotator_client, 403), (outsider_client, 403), (anonymous_client, 401)):

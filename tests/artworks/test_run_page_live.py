@@ -9,10 +9,11 @@ from django.urls import reverse
 from django.utils import timezone
 
 from artworks.models import ArtworkPipelineRun
-from artworks.selectors.pipeline import artwork_run_waiting_for_worker
-from artworks.services.pipeline import artwork_run_cancel, artwork_run_resume, artwork_run_start
+from artworks.services.pipeline import artwork_run_start
 from evaluation.models import ItemStatus, RunStatus
-from evaluation.selectors.runs import WORKER_COMMAND
+from llm.selectors import batch_run_waiting_for_worker
+from llm.selectors.runs import WORKER_COMMAND
+from llm.services import batch_run_cancel, batch_run_resume
 from tests.artworks.test_pipeline import collection, media  # noqa: F401 - fixtures
 from tests.evaluation.factories import stored_model
 
@@ -88,9 +89,9 @@ def test_it_counts_the_no_worker_wait_from_the_last_time_the_run_was_queued(queu
     long_ago = timezone.now() - timedelta(hours=1)
     ArtworkPipelineRun.objects.filter(pk=queued_run.pk).update(queued_at=long_ago, created_at=long_ago)
     queued_run.refresh_from_db()
-    assert artwork_run_waiting_for_worker(run=queued_run)
-    artwork_run_cancel(run=queued_run)
-    assert not artwork_run_waiting_for_worker(run=queued_run)
-    run = artwork_run_resume(run=queued_run)
+    assert batch_run_waiting_for_worker(run=queued_run)
+    batch_run_cancel(run=queued_run)
+    assert not batch_run_waiting_for_worker(run=queued_run)
+    run = batch_run_resume(run=queued_run)
     assert run.status == RunStatus.QUEUED and run.queued_at > long_ago
-    assert not artwork_run_waiting_for_worker(run=run)
+    assert not batch_run_waiting_for_worker(run=run)

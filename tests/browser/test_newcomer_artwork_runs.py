@@ -13,8 +13,9 @@ from playwright.sync_api import expect
 
 from artworks.models import ArtworkPipelineRun
 from artworks.services.pipeline import artwork_run_start
-from evaluation.models import ItemStatus, ModelConfig, Provider, RunStatus
-from evaluation.selectors.runs import WORKER_COMMAND
+from evaluation.models import ItemStatus, RunStatus
+from llm.models import ModelConfig, Provider
+from llm.selectors.runs import WORKER_COMMAND
 from tests.artworks.test_pipeline import collection, media  # noqa: F401 - fixtures
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
@@ -36,7 +37,7 @@ def test_it_moves_every_part_of_the_artwork_run_page_and_stops_polling_when_the_
     page = context_for(researcher)
     polls = []
     page.on("request", lambda request: polls.append(request.url) if request.headers.get("hx-request") else None)
-    page.goto(f"{live_server.url}/evaluation/artwork-runs/{run.pk}/")
+    page.goto(f"{live_server.url}/artworks/runs/{run.pk}/")
 
     hint = page.get_by_test_id("no-worker")
     expect(hint).to_contain_text("No worker has picked this run up after 1 seconds")

@@ -15,10 +15,10 @@ from django.db import connections
 from playwright.sync_api import expect
 
 from evaluation.models import RunStatus
-from evaluation.providers import Completion
 from evaluation.services import run_execute, run_start
 from evaluation.services.runs import execution as runs_execution
 from evaluation.services.runs import lifecycle as runs_lifecycle
+from llm.providers import Completion
 from tests.evaluation.factories import labelled_csv, make_dataset, make_generation_run, make_model
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]

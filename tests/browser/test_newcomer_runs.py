@@ -12,9 +12,9 @@ import pytest
 from playwright.sync_api import expect
 
 from evaluation.models import ItemStatus, Run, RunItem, RunPhase, RunStatus
-from evaluation.selectors.runs import WORKER_COMMAND
 from evaluation.services import run_execute
 from evaluation.services.runs import lifecycle as runs_lifecycle
+from llm.selectors.runs import WORKER_COMMAND
 from tests.evaluation.factories import NOWHERE, make_model, make_run
 from tests.evaluation.fake_openai import FakeOpenAI
 

@@ -109,7 +109,7 @@ def test_it_scrolls_a_wide_table_with_the_keyboard(drawn_scrollbars_browser, liv
     page = context.new_page()
     page.set_default_timeout(15_000)
     sign_in(page, live_server.url, researcher.username, PASSWORD)
-    page.goto(live_server.url + reverse("evaluation:model_list"))
+    page.goto(live_server.url + reverse("llm:model_list"))
     box = page.get_by_role("region", name="Models")
     assert box.evaluate("(box) => box.scrollWidth > box.clientWidth")
     box.focus()

@@ -20,9 +20,7 @@ from core.roles import ANNOTATOR, RESEARCHER
 from evaluation.models import (
     HumanRating,
     ItemStatus,
-    ModelConfig,
     PromptTemplate,
-    Provider,
     RatingStatus,
     Run,
     RunItem,
@@ -30,6 +28,7 @@ from evaluation.models import (
     RunStatus,
     ScoringTask,
 )
+from llm.models import ModelConfig, Provider
 from tests.conftest import make_user
 
 # The live server reads the database from another thread, so the test cannot hide

@@ -16,19 +16,9 @@ from playwright.sync_api import expect
 from annotation.models import Dataset
 from annotation.services import expression_import
 from core.roles import ANNOTATOR
-from evaluation.models import (
-    HumanRating,
-    ItemStatus,
-    ModelConfig,
-    PromptTemplate,
-    Provider,
-    RatingStatus,
-    Run,
-    RunItem,
-    RunKind,
-    RunStatus,
-)
+from evaluation.models import HumanRating, ItemStatus, PromptTemplate, RatingStatus, Run, RunItem, RunKind, RunStatus
 from evaluation.services.scoring import scoring_task_create
+from llm.models import ModelConfig, Provider
 from tests.conftest import make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]

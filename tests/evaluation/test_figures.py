@@ -3,8 +3,9 @@
 import pytest
 from django.urls import reverse
 
-from evaluation.models import ItemStatus, ModelConfig, Run, RunItem, RunKind, RunStatus
+from evaluation.models import ItemStatus, Run, RunItem, RunKind, RunStatus
 from evaluation.selectors.report import human_report
+from llm.models import ModelConfig
 from tests.figures import assert_figure_file, assert_pdf_embeds, assert_pdf_has, assert_svg_has, fetch, glyph_warnings
 
 from . import test_judge_agreement as data

@@ -9,9 +9,10 @@ from django.db import connection
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from evaluation.models import ModelConfig, Run, RunKind, ScoringTask
+from evaluation.models import Run, RunKind, ScoringTask
 from evaluation.services import run_start
 from evaluation.services.runs import lifecycle as runs_lifecycle
+from llm.models import ModelConfig
 from tests.concurrency import at_the_same_instant
 
 from . import test_judge_agreement as data
@@ -168,7 +169,7 @@ def test_it_answers_a_repeated_scoring_task_create_with_the_first_task(researche
 
 @pytest.mark.django_db
 def test_it_registers_one_model_for_a_double_submit(researcher_client):
-    url = reverse("evaluation:model_new")
+    url = reverse("llm:model_new")
     form = {
         "idempotency_key": rendered_key(researcher_client, url),
         "name": "twice",
@@ -182,14 +183,14 @@ def test_it_registers_one_model_for_a_double_submit(researcher_client):
     again = researcher_client.post(url, form)
 
     assert first.status_code == again.status_code == 302
-    assert first["Location"] == again["Location"] == reverse("evaluation:model_list")
+    assert first["Location"] == again["Location"] == reverse("llm:model_list")
     assert ModelConfig.objects.filter(name="twice").count() == 1
 
 
 @pytest.mark.django_db
 def test_it_answers_a_repeated_model_create_with_the_first_model(researcher):
     body = {"name": "retried", "provider": "openai", "model_id": "m", "base_url": "http://127.0.0.1:9/v1"}
-    url = reverse("evaluation-api:model_list")
+    url = reverse("llm-api:model_list")
     first = api(researcher).post(url, body, format="json", HTTP_IDEMPOTENCY_KEY=KEY)
     again = api(researcher).post(url, body, format="json", HTTP_IDEMPOTENCY_KEY=KEY)
 

@@ -13,8 +13,9 @@ from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
 from evaluation import agreement
-from evaluation.models import HumanRating, ModelConfig, RatingStatus, RunItem
+from evaluation.models import HumanRating, RatingStatus, RunItem
 from evaluation.selectors.report import human_report
+from llm.models import ModelConfig
 from tests.conftest import make_user
 
 from .factories import make_dataset, make_generation_run, make_judge_run, numbered_csv, stored_model

@@ -16,11 +16,12 @@ from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
 from evaluation import bias
-from evaluation.models import HumanRating, ItemStatus, ModelConfig, RatingStatus, Run, RunItem, RunStatus
+from evaluation.models import HumanRating, ItemStatus, RatingStatus, Run, RunItem, RunStatus
 from evaluation.scoring import parse_pairwise_choice
 from evaluation.selectors.bias import judge_bias
 from evaluation.selectors.results import results_table
 from evaluation.services.bias import judge_paraphrases_start, paraphrase_prompts
+from llm.models import ModelConfig
 from tests.conftest import make_user
 
 from .factories import make_dataset, make_generation_run, make_judge_run, numbered_csv, stored_model

@@ -12,11 +12,12 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 from scipy import stats
 
-from evaluation.models import ResponseCache, Run, RunItem
+from evaluation.models import Run, RunItem
 from evaluation.scoring import PARSER_VERSION
 from evaluation.selectors import run_report
 from evaluation.selectors.report import human_report
 from evaluation.services import run_start
+from llm.models import ResponseCache
 
 from . import test_judge_agreement as data
 from .factories import make_generation_run, make_judge_run, make_model

@@ -5,8 +5,8 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from evaluation.models import MAX_CONCURRENCY, ModelConfig, ModelSlot
-from evaluation.services.models import model_add
+from llm.models import MAX_CONCURRENCY, ModelConfig, ModelSlot
+from llm.services import model_add
 
 pytestmark = pytest.mark.django_db
 
@@ -31,7 +31,7 @@ def test_it_answers_400_naming_the_field_to_a_huge_concurrency(researcher):
     client.force_authenticate(researcher)
     slots = ModelSlot.objects.count()
     body = {"name": "huge", "max_concurrency": 2**31 - 1, **LOCAL}
-    response = client.post(reverse("evaluation-api:model_list"), body, format="json")
+    response = client.post(reverse("llm-api:model_list"), body, format="json")
     assert response.status_code == 400 and list(response.json()) == ["max_concurrency"]
     assert ModelSlot.objects.count() == slots
     schema = client.get("/api/schema/", {"format": "json"}).json()

@@ -18,10 +18,10 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from evaluation import model_guard
-from evaluation.models import ModelConfig, Provider
-from evaluation.providers import ClientError, provider_for
-from evaluation.services import model_add
+from llm import guard as model_guard
+from llm.models import ModelConfig, Provider
+from llm.providers import ClientError, provider_for
+from llm.services import model_add
 from tests.conftest import ROOT
 from tests.evaluation.factories import stored_model
 from tests.evaluation.fake_openai import FakeOpenAI
@@ -145,8 +145,8 @@ def test_it_binds_every_allowed_well_known_variable_to_its_provider_by_default(s
 
 
 def test_it_refuses_to_register_the_openai_key_for_another_host_on_every_channel(offline, researcher_client, api):
-    page = researcher_client.post(reverse("evaluation:model_new"), registration())
-    response = api.post(reverse("evaluation-api:model_list"), registration(), format="json")
+    page = researcher_client.post(reverse("llm:model_new"), registration())
+    response = api.post(reverse("llm-api:model_list"), registration(), format="json")
     with pytest.raises(CommandError, match=r"api_key_env: the key in OPENAI_API_KEY may be sent only to") as caught:
         add_model_command()
 

@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from evaluation.models import ModelConfig
+from llm.models import ModelConfig
 
 from .factories import stored_model
 
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db
 
 
 def _url(model):
-    return reverse("evaluation:model_probe", args=[model.pk])
+    return reverse("llm:model_probe", args=[model.pk])
 
 
 def test_it_probes_a_model_from_the_page_in_a_task_and_shows_what_it_found(
@@ -32,7 +32,7 @@ def test_it_probes_a_model_from_the_page_in_a_task_and_shows_what_it_found(
     model.refresh_from_db()
     assert (model.supports_vision, model.supports_logprobs, model.context_length) == (True, True, 4096)
     assert model.probed_at is not None and model.probe_started_at is None and model.probe_error == ""
-    html = researcher_client.get(reverse("evaluation:model_list")).content.decode()
+    html = researcher_client.get(reverse("llm:model_list")).content.decode()
     row = html[html.index('data-model="vlm"') :]
     row = row[: row.index("</tr>")]
     assert 'data-capability="context_length">4096<' in row and model.probed_at.strftime("%Y-%m-%d") in row
@@ -58,7 +58,7 @@ def test_it_never_queues_two_probes_of_one_model_on_a_double_click(
 
 def test_it_polls_the_row_of_a_model_being_probed_until_the_probe_is_done(fake_openai, researcher_client):
     model = stored_model(fake_openai, name="m", probe_started_at=timezone.now())
-    poll = reverse("evaluation:model_list") + f"?model={model.pk}"
+    poll = reverse("llm:model_list") + f"?model={model.pk}"
 
     busy = researcher_client.get(poll, headers={"HX-Request": "true"}).content.decode()
     assert busy.lstrip().startswith("<tr") and "every 2s" in busy and "<html" not in busy
@@ -77,7 +77,7 @@ def test_it_shows_the_error_of_a_probe_that_could_not_run(researcher_client, eag
 
     model.refresh_from_db()
     assert model.probe_started_at is None and model.probed_at is None and model.probe_error
-    html = researcher_client.get(reverse("evaluation:model_list")).content.decode()
+    html = researcher_client.get(reverse("llm:model_list")).content.decode()
     assert 'data-testid="probe-error"' in html and "VIVID_TEST_NO_SUCH_KEY" in html
 
 

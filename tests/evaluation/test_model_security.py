@@ -16,14 +16,15 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from evaluation import model_guard
-from evaluation.models import ModelConfig, Provider, Run, RunStatus
-from evaluation.providers import ClientError, RetryableError, provider_for
-from evaluation.providers.openai_provider import OpenAIProvider
-from evaluation.services import complete as complete_module
-from evaluation.services import model_add, run_execute, run_start
-from evaluation.services.complete import model_complete
-from evaluation.services.runs import backoff_delay
+from evaluation.models import Run, RunStatus
+from evaluation.services import run_execute, run_start
+from llm import guard as model_guard
+from llm.models import ModelConfig, Provider
+from llm.providers import ClientError, RetryableError, provider_for
+from llm.providers.openai_provider import OpenAIProvider
+from llm.services import backoff_delay, model_add
+from llm.services import throttle as throttle_module
+from llm.services.complete import model_complete
 from tests.conftest import ROOT
 from tests.evaluation.factories import make_run, stored_model
 
@@ -97,7 +98,7 @@ def dns(monkeypatch):
 
 
 def test_it_refuses_secret_key_as_the_key_variable_on_the_page(researcher_client):
-    response = researcher_client.post(reverse("evaluation:model_new"), form_data(api_key_env="SECRET_KEY"))
+    response = researcher_client.post(reverse("llm:model_new"), form_data(api_key_env="SECRET_KEY"))
 
     assert response.status_code == 400
     errors = re.search(r'<ul class="errorlist" id="id_api_key_env_error">(.*?)</ul>', response.content.decode(), re.S)
@@ -106,7 +107,7 @@ def test_it_refuses_secret_key_as_the_key_variable_on_the_page(researcher_client
 
 
 def test_it_refuses_secret_key_as_the_key_variable_over_the_api(api):
-    response = api.post(reverse("evaluation-api:model_list"), form_data(api_key_env="SECRET_KEY"), format="json")
+    response = api.post(reverse("llm-api:model_list"), form_data(api_key_env="SECRET_KEY"), format="json")
 
     assert response.status_code == 400
     assert set(response.json()) == {"api_key_env"}
@@ -171,7 +172,7 @@ def test_it_counts_every_variable_the_settings_read_as_an_application_setting():
 def test_it_reports_a_forbidden_variable_as_unset_on_the_models_page(researcher_client, fake_openai):
     stored_model(fake_openai, api_key_env="SECRET_KEY")
 
-    html = researcher_client.get(reverse("evaluation:model_list")).content.decode()
+    html = researcher_client.get(reverse("llm:model_list")).content.decode()
 
     row = re.search(r'<tr data-model="old"[^>]*>(.*?)</tr>', html, re.S).group(1)
     assert "not set on the server" in row
@@ -276,10 +277,10 @@ def test_it_refuses_a_name_that_resolves_to_a_private_address(production, dns):
 def test_it_refuses_a_metadata_url_at_registration_on_every_channel(researcher_client, api, production):
     url = "http://169.254.169.254/latest/meta-data/"
 
-    page = researcher_client.post(reverse("evaluation:model_new"), form_data(base_url=url))
+    page = researcher_client.post(reverse("llm:model_new"), form_data(base_url=url))
     assert page.status_code == 400
     assert re.search(r'id="id_base_url_error">.*a cloud metadata address', page.content.decode(), re.S)
-    response = api.post(reverse("evaluation-api:model_list"), form_data(base_url=url), format="json")
+    response = api.post(reverse("llm-api:model_list"), form_data(base_url=url), format="json")
     assert response.status_code == 400 and set(response.json()) == {"base_url"}
     with pytest.raises(CommandError, match="base_url: 169.254.169.254 resolves to"):
         call_command(
@@ -436,7 +437,7 @@ def test_it_waits_no_longer_than_the_cap_in_a_single_completion(fake_openai, set
     model = stored_model(fake_openai)
     fake_openai.fail(429, retry_after="86400")
     slept = []
-    monkeypatch.setattr(complete_module.time, "sleep", slept.append)
+    monkeypatch.setattr(throttle_module.time, "sleep", slept.append)
 
     assert model_complete(model=model, messages=HELLO)
     assert slept == [3]

@@ -4,11 +4,11 @@ import math
 
 import pytest
 
-from evaluation.models import ModelConfig, Provider
-from evaluation.providers import ClientError, p_correct
-from evaluation.providers.base import Provider as BaseProvider
-from evaluation.providers.openai_provider import OpenAIProvider
-from evaluation.services.complete import model_choice_logprobs
+from llm.models import ModelConfig, Provider
+from llm.providers import ClientError, p_correct
+from llm.providers.base import Provider as BaseProvider
+from llm.providers.openai_provider import OpenAIProvider
+from llm.services.complete import model_choice_logprobs
 
 MESSAGES = [{"role": "user", "content": "Is the lotus a symbol of purity? Answer Correct or Incorrect."}]
 CHOICES = ["Correct", "Incorrect"]

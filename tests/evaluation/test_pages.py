@@ -10,9 +10,10 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import Dataset
-from evaluation.models import ItemStatus, ModelConfig, PromptTemplate, Run, RunItem, RunKind, RunStatus
-from evaluation.providers import Completion
+from evaluation.models import ItemStatus, PromptTemplate, Run, RunItem, RunKind, RunStatus
 from evaluation.services.runs import execution as runs_execution
+from llm.models import ModelConfig
+from llm.providers import Completion
 
 from .factories import make_model, make_run
 
@@ -94,8 +95,8 @@ def form_key(client, kind: str) -> str:
 
 def page_urls(run: Run, item: RunItem, prompt: PromptTemplate) -> list[str]:
     return [
-        reverse("evaluation:model_list"),
-        reverse("evaluation:model_new"),
+        reverse("llm:model_list"),
+        reverse("llm:model_new"),
         reverse("evaluation:prompt_list"),
         reverse("evaluation:prompt_new"),
         reverse("evaluation:prompt_detail", args=[prompt.pk]),
@@ -128,7 +129,7 @@ def test_it_shows_every_page_to_researchers_only(
         assert annotator_client.post(url).status_code == 403
         assert outsider_client.post(url).status_code == 403
         assert anonymous_client.post(url).status_code == 302
-    assert annotator_client.post(reverse("evaluation:model_new"), {"name": "x"}).status_code == 403
+    assert annotator_client.post(reverse("llm:model_new"), {"name": "x"}).status_code == 403
     queued_run.refresh_from_db()
     assert queued_run.status == RunStatus.QUEUED
     assert not ModelConfig.objects.filter(name="x").exists()
@@ -138,7 +139,7 @@ def test_it_links_the_evaluation_pages_for_researchers_only(researcher_client, a
     runs_url = reverse("evaluation:run_list")
     home = researcher_client.get(reverse("home")).content.decode()
     assert f'href="{runs_url}">Models & runs' in home
-    assert reverse("evaluation:results") in home and reverse("evaluation:model_list") in home
+    assert reverse("evaluation:results") in home and reverse("llm:model_list") in home
     assert runs_url not in annotator_client.get(reverse("home")).content.decode()
 
 
@@ -170,7 +171,7 @@ def test_it_lists_models_with_the_key_variable_name_but_never_its_value(
     )
     monkeypatch.setenv("VIVID_MODEL_KEY_TEST", "sk-very-secret-value")
     monkeypatch.delenv("VIVID_MODEL_KEY_TEST_MISSING", raising=False)
-    response = researcher_client.get(reverse("evaluation:model_list"))
+    response = researcher_client.get(reverse("llm:model_list"))
     html = response.content.decode()
     assert "sk-very-secret-value" not in html
     remote = re.search(r'<tr data-model="remote"[^>]*>(.*?)</tr>', html, re.S).group(1)
@@ -183,7 +184,7 @@ def test_it_lists_models_with_the_key_variable_name_but_never_its_value(
 
 def test_it_adds_a_model_from_the_form(researcher_client, researcher):
     response = researcher_client.post(
-        reverse("evaluation:model_new"),
+        reverse("llm:model_new"),
         {
             "name": "local-vllm",
             "provider": "openai",
@@ -195,7 +196,7 @@ def test_it_adds_a_model_from_the_form(researcher_client, researcher):
             "timeout": 45,
         },
     )
-    assert response.status_code == 302 and response["Location"] == reverse("evaluation:model_list")
+    assert response.status_code == 302 and response["Location"] == reverse("llm:model_list")
     model = ModelConfig.objects.get(name="local-vllm")
     assert (model.base_url, model.api_key_env, model.max_concurrency, model.requests_per_minute, model.timeout) == (
         "http://127.0.0.1:8000/v1",
@@ -227,7 +228,7 @@ def test_it_shows_the_field_error_of_a_bad_model(researcher_client, model, chang
         "timeout": 60,
         **changes,
     }
-    response = researcher_client.post(reverse("evaluation:model_new"), data)
+    response = researcher_client.post(reverse("llm:model_new"), data)
     assert response.status_code == 400
     html = response.content.decode()
     error_list = re.search(rf'<ul class="errorlist" id="id_{field}_error">(.*?)</ul>', html, re.S)

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.models import ModelConfig, Provider
-from evaluation.providers import ClientError, RetryableError, provider_for
-from evaluation.providers import openai_provider as openai_module
-from evaluation.providers.openai_provider import OpenAIProvider, parse_retry_after
+from llm.models import ModelConfig, Provider
+from llm.providers import ClientError, RetryableError, provider_for
+from llm.providers import openai_provider as openai_module
+from llm.providers.openai_provider import OpenAIProvider, parse_retry_after
 
 HELLO = [{"role": "user", "content": "Xin chào"}]
 
@@ -336,7 +336,7 @@ def test_it_records_the_local_hash_of_smollm2(smollm2):
 
 
 def test_it_loads_smollm2_once_per_process_and_then_from_the_disk_cache(smollm2, smollm2_cache_dir):
-    from evaluation.providers.transformers_provider import TransformersProvider, unload_all
+    from llm.providers.transformers_provider import TransformersProvider, unload_all
 
     provider, first_load = smollm2
     config = ModelConfig(name="smollm2", provider=Provider.TRANSFORMERS, model_id="smollm2-135m")
@@ -385,7 +385,7 @@ def test_it_refuses_images_for_a_local_text_model(smollm2):
 
 
 def test_it_fails_a_missing_local_path_as_a_client_error():
-    from evaluation.providers.transformers_provider import TransformersProvider
+    from llm.providers.transformers_provider import TransformersProvider
 
     with pytest.raises(ClientError, match="No model at /nonexistent/model"):
         TransformersProvider("/nonexistent/model")
@@ -393,7 +393,7 @@ def test_it_fails_a_missing_local_path_as_a_client_error():
 
 def test_it_hands_over_each_row_of_a_batch_at_the_step_its_reply_ends():
     torch = pytest.importorskip("torch")
-    from evaluation.providers.transformers_provider import _RowsDone
+    from llm.providers.transformers_provider import _RowsDone
 
     ended = []
     watcher = _RowsDone(

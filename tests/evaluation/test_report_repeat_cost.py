@@ -5,7 +5,8 @@ import pytest
 from django.contrib.messages import get_messages
 from django.urls import reverse
 
-from evaluation.models import ModelConfig, Run
+from evaluation.models import Run
+from llm.models import ModelConfig
 
 from . import test_judge_agreement as data
 

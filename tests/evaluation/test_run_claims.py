@@ -119,7 +119,7 @@ def test_it_frees_a_dead_chunks_claims_when_a_stalled_run_is_resumed(
 ):
     settings.EVAL_STALL_SECONDS = 60
     old = timezone.now() - timedelta(seconds=120)
-    Run.objects.filter(pk=run.pk).update(started_at=old)
+    Run.objects.filter(pk=run.pk).update(started_at=old, heartbeat_at=old)
     run.items.update(claim_token="dead", claimed_at=old)
     with django_capture_on_commit_callbacks(execute=True):
         run_resume(run=Run.objects.get(pk=run.pk))
@@ -197,7 +197,9 @@ def test_it_shows_a_stalled_run_with_resume_on_its_page(run, researcher_client, 
     settings.EVAL_STALL_SECONDS = 60
     url = reverse("evaluation:run_detail", args=[run.pk])
     assert 'data-testid="stalled"' not in researcher_client.get(url).content.decode()
-    Run.objects.filter(pk=run.pk).update(started_at=timezone.now() - timedelta(seconds=61))
+    Run.objects.filter(pk=run.pk).update(
+        started_at=timezone.now() - timedelta(seconds=61), heartbeat_at=timezone.now() - timedelta(seconds=61)
+    )
     page = researcher_client.get(url).content.decode()
     assert 'data-testid="stalled"' in page
     assert reverse("evaluation:run_resume", args=[run.pk]) in page

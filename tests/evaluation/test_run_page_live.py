@@ -7,12 +7,13 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from evaluation import selectors
 from evaluation.models import ItemStatus, Run, RunItem, RunPhase, RunStatus
-from evaluation.providers import Completion
-from evaluation.services import run_cancel, run_resume
+from evaluation.services import run_resume
 from evaluation.services.runs import execution as runs_execution
 from evaluation.services.runs import lifecycle as runs_lifecycle
+from llm.providers import Completion
+from llm.selectors import batch_run_waiting_for_worker
+from llm.services import batch_run_cancel
 
 from .factories import labelled_csv, make_dataset, make_run
 
@@ -72,11 +73,11 @@ def test_it_polls_the_filter_and_page_the_person_is_looking_at(researcher_client
 
 def test_it_says_no_worker_has_picked_the_run_up_only_after_the_setting(researcher_client, queued_run, settings):
     settings.EVAL_NO_WORKER_SECONDS = 15
-    assert not selectors.run_waiting_for_worker(run=queued_run)
+    assert not batch_run_waiting_for_worker(run=queued_run)
     assert 'data-testid="no-worker"' not in poll(researcher_client, queued_run)
     Run.objects.filter(pk=queued_run.pk).update(queued_at=timezone.now() - timedelta(seconds=16))
     queued_run.refresh_from_db()
-    assert selectors.run_waiting_for_worker(run=queued_run)
+    assert batch_run_waiting_for_worker(run=queued_run)
     html = poll(researcher_client, queued_run)
     assert "No worker has picked this run up after 15 seconds" in html
     assert "<code>.venv/bin/celery -A vivid_site worker -l info</code>" in html
@@ -85,12 +86,12 @@ def test_it_says_no_worker_has_picked_the_run_up_only_after_the_setting(research
 def test_it_counts_the_wait_for_a_worker_from_a_resume_not_from_the_runs_creation(queued_run, settings, monkeypatch):
     monkeypatch.setattr(runs_lifecycle, "run_execute_enqueue", lambda run_id: None)
     Run.objects.filter(pk=queued_run.pk).update(created_at=timezone.now() - timedelta(hours=1))
-    run_cancel(run=queued_run)
+    batch_run_cancel(run=queued_run)
     run = run_resume(run=queued_run)
-    assert run.status == RunStatus.QUEUED and not selectors.run_waiting_for_worker(run=run)
+    assert run.status == RunStatus.QUEUED and not batch_run_waiting_for_worker(run=run)
     Run.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING)
     run.refresh_from_db()
-    assert not selectors.run_waiting_for_worker(run=run)  # a worker has it
+    assert not batch_run_waiting_for_worker(run=run)  # a worker has it
 
 
 class LoadingProvider:

@@ -10,12 +10,14 @@ import pandas as pd
 import pytest
 from django.core.management import CommandError, call_command
 
-from evaluation.models import ItemStatus, ModelConfig, ResponseCache, Run, RunStatus
-from evaluation.providers import ClientError, Completion, RetryableError
+from evaluation.models import ItemStatus, Run, RunStatus
 from evaluation.selectors import run_progress, run_report
 from evaluation.selectors.results import results_table
-from evaluation.services import run_cancel, run_chunk, run_resume, run_start
+from evaluation.services import run_chunk, run_resume, run_start
 from evaluation.services.runs import execution as runs_execution
+from llm.models import ModelConfig, ResponseCache
+from llm.providers import ClientError, Completion, RetryableError
+from llm.services import batch_run_cancel
 
 from .factories import labelled_csv, make_dataset, make_model
 
@@ -228,7 +230,7 @@ def test_it_cancels_and_resumes_with_only_the_pending_items(eval_corpus, provide
     Run.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING)
     first = list(run.items.order_by("id").values_list("id", flat=True)[:2])
     run_chunk(run_id=run.pk, item_ids=first)
-    run_cancel(run=run)
+    batch_run_cancel(run=run)
     run_chunk(run_id=run.pk, item_ids=list(run.items.values_list("id", flat=True)))
     assert len(requests_sent(provider)) == 2
     run_resume(run=run)

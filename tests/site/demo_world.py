@@ -28,7 +28,8 @@ from annotation.models import AnnotationRound, Assignment, Dataset, ItemStatus, 
 from annotation.services.review import adjudication_resolve, assignment_submit, suggested_codes
 from annotation.services.rounds import round_create, round_lock
 from artworks.models import ArtworkPipelineRun
-from evaluation.models import HumanRating, ModelConfig, RatingStatus, RunItem, RunStatus
+from evaluation.models import HumanRating, RatingStatus, RunItem, RunStatus
+from llm.models import ModelConfig
 from study.models import StudyStatus
 from tests.artworks.report_factories import make_pipeline_run
 from tests.evaluation.factories import make_generation_run, make_judge_run, make_scoring_task

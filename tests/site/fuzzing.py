@@ -70,7 +70,7 @@ DATA_DEPENDENT_FIELDS = {
     "POST /api/evaluation/models/": {"name", "base_url", "model_id", "api_key_env", "supports_vision"},
     "POST /api/evaluation/prompts/": {"name"},
     "POST /api/evaluation/runs/": {"model", "prompt", "dataset", "version", "source_run", "non_field_errors"},
-    "POST /api/evaluation/artwork-runs/": {"collection", "speaker", "listener", "builder", "groups"},
+    "POST /api/artworks/runs/": {"collection", "speaker", "listener", "builder", "groups"},
     "POST /api/evaluation/scoring/tasks/": {"run", "raters", "n_shared", "name", "non_field_errors"},
 }
 # Operations whose one input is a file: every problem their 400 lists is in its content.

@@ -10,11 +10,23 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-# Lowest first: an app may import the apps before it, never one after it.
-LAYERS = ("core", "annotation", "evaluation", "artworks", "study", "prolific")
-# The survey needs no corpus: study skips annotation although it sits above it.
-# Prolific talks to the survey only.
-FORBIDDEN = {("study", "annotation"), ("prolific", "annotation"), ("prolific", "evaluation"), ("prolific", "artworks")}
+# Lowest first: an app may import the apps before it, never one after it. The graph (README, Layout):
+# core → annotation → evaluation, and core → llm → {evaluation, artworks} → study → prolific.
+LAYERS = ("core", "annotation", "llm", "evaluation", "artworks", "study", "prolific")
+# What the order alone would allow and the graph does not: llm serves every model call and knows no
+# corpus; the artwork pipeline and the survey need no corpus and no evaluation run; Prolific talks
+# to the survey only.
+FORBIDDEN = {
+    ("llm", "annotation"),
+    ("artworks", "annotation"),
+    ("artworks", "evaluation"),
+    ("study", "annotation"),
+    ("study", "evaluation"),
+    ("prolific", "annotation"),
+    ("prolific", "llm"),
+    ("prolific", "evaluation"),
+    ("prolific", "artworks"),
+}
 DOMAIN_MODULES = ("models", "services", "selectors", "views", "apis", "forms", "tasks", "urls", "admin")
 CORE_MODULES = ("models", "services", "selectors", "views", "apis", "forms", "urls")
 LAYER_MODULES = set(DOMAIN_MODULES)

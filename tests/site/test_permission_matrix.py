@@ -215,9 +215,9 @@ TABLE: dict[str, Row] = {
     "api:theme-list": Row(get=api()),
     "api:theme-detail": Row(get=api(), kwargs=lambda w: {"code": "love"}),
     # --- Evaluation pages (researchers), human scoring (raters A and B) ------------------------
-    "evaluation:model_list": Row(get=researcher_page()),
-    "evaluation:model_new": Row(get=researcher_page(), post=researcher_page(200)),
-    "evaluation:model_probe": Row(get=POST_ONLY, post=researcher_page(REDIRECT), kwargs=k(pk="model_pk")),
+    "llm:model_list": Row(get=researcher_page()),
+    "llm:model_new": Row(get=researcher_page(), post=researcher_page(200)),
+    "llm:model_probe": Row(get=POST_ONLY, post=researcher_page(REDIRECT), kwargs=k(pk="model_pk")),
     "evaluation:prompt_list": Row(get=researcher_page()),
     "evaluation:prompt_new": Row(get=researcher_page(), post=researcher_page(200)),
     "evaluation:prompt_detail": Row(get=researcher_page(), kwargs=k(pk="prompt_pk")),
@@ -270,6 +270,16 @@ TABLE: dict[str, Row] = {
     ),
     "artworks:export": Row(get=POST_ONLY, post=researcher_page(200), kwargs=k(pk="artwork_run_pk")),
     "artworks:collection_list": Row(get=researcher_page()),
+    # The pipeline's addresses before /artworks/: 308 to the new one for anyone (the new one asks
+    # who calls), with the method kept so a script's POST arrives as a POST.
+    "artworks-moved:moved_runs": Row(
+        get=answers(308), post=answers(308), kwargs=lambda w: {"rest": f"{w.artwork_run_pk}/"}
+    ),
+    "artworks-moved:moved_collections": Row(get=answers(308), post=answers(308), kwargs=lambda w: {"rest": ""}),
+    "artworks-moved:moved_api_runs": Row(
+        get=answers(308), post=answers(308), kwargs=lambda w: {"rest": f"{w.artwork_run_pk}/cancel/"}
+    ),
+    "artworks-moved:moved_api_collections": Row(get=answers(308), post=answers(308), kwargs=lambda w: {"rest": ""}),
     "artworks:collection_import": Row(get=researcher_page(), post=researcher_page(200)),
     "artworks:collection_detail": Row(get=researcher_page(), kwargs=k(pk="collection_pk")),
     "artworks:artwork_detail": Row(
@@ -281,7 +291,7 @@ TABLE: dict[str, Row] = {
         get=researcher_page(), kwargs=k(pk="collection_pk", artwork_pk="collection_artwork_pk")
     ),
     # --- Evaluation API ---------------------------------------------------------------------
-    "evaluation-api:model_list": Row(get=researcher_api(), post=researcher_api(400)),
+    "llm-api:model_list": Row(get=researcher_api(), post=researcher_api(400)),
     "evaluation-api:prompt_list": Row(get=researcher_api(), post=researcher_api(400)),
     "evaluation-api:run_list": Row(get=researcher_api(), post=researcher_api(400)),
     "evaluation-api:run_detail": Row(get=researcher_api(), kwargs=k(pk="run_pk")),

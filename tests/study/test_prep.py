@@ -4,8 +4,8 @@ glossed on Wikidata (fake server), the researcher's term review, and the Celery 
 import pytest
 from django.core.exceptions import ValidationError
 
-from evaluation.models import ModelConfig, Provider, ResponseCache
-from evaluation.services.complete import model_complete
+from llm.models import ModelConfig, Provider, ResponseCache
+from llm.services.complete import model_complete
 from study.models import DescriptionPair, PrepStatus, Study, StudyStatus, Term, TermSource, TermStatus
 from study.services import prep
 from study.tasks import study_prepare_task

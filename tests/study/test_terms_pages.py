@@ -4,7 +4,7 @@ the preparation buttons and the status polling."""
 import pytest
 from django.urls import reverse
 
-from evaluation.models import ModelConfig, Provider
+from llm.models import ModelConfig, Provider
 from study.models import PrepStatus, Study, StudyStatus, Term, TermSource, TermStatus
 from tests.evaluation.fake_openai import FakeOpenAI
 from tests.study.factories import make_study, package_dict

@@ -5,8 +5,8 @@ from tqdm import tqdm
 from artworks.models import ArtworkCollection
 from artworks.selectors.pipeline import artwork_run_progress, artwork_run_usage
 from artworks.services.pipeline import artwork_run_execute, artwork_run_start
-from evaluation.models import ModelConfig, RunStatus
-from evaluation.services.runs.cost import CostNotConfirmed, estimate_text
+from llm.models import ModelConfig, RunStatus
+from llm.services import CostNotConfirmed, estimate_text
 
 
 def lookup(model_cls, value: str, label: str):

@@ -1,7 +1,7 @@
 """What an artwork pipeline run will cost, estimated from its items before it starts.
 
 The same machinery as an evaluation run's estimate (evaluation.services.runs.cost): each request's
-prompt rendered as the step will send it and counted by evaluation.costs.prompt_counter (the
+prompt rendered as the step will send it and counted by llm.costs.prompt_counter (the
 model's tokenizer, or the byte estimate calibrated on its replies), output at the step's
 max_tokens, held to EVAL_COST_CONFIRM_USD. What a step builds from an earlier step of the same
 run (symbols, background, questions, the descriptions) does not exist yet, so it counts as that
@@ -13,8 +13,8 @@ provider), only how many requests carry one.
 
 from collections import defaultdict
 
-from evaluation.costs import COUNT_BYTES, COUNT_CALIBRATED, COUNT_TOKENIZER, cost_of, prompt_counter
-from evaluation.services.runs.cost import estimate_totals
+from llm.costs import COUNT_BYTES, COUNT_CALIBRATED, COUNT_TOKENIZER, cost_of, prompt_counter
+from llm.services import estimate_totals
 
 from ... import prompts
 from ...models import ArtworkPipelineRun, ArtworkQuestionType, PipelineStep

@@ -1,8 +1,6 @@
 """Starting, executing, cancelling and resuming an artwork pipeline run."""
 
 import logging
-import time
-import uuid
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
@@ -13,17 +11,21 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from core.services.idempotency import idempotent_create
-from evaluation.model_guard import model_refusal
-from evaluation.models import ItemStatus, ModelConfig, RunStatus
-from evaluation.providers import ProviderError, RetryableError
-from evaluation.services.capabilities import model_capability_problem
-from evaluation.services.complete import usage_metered
-from evaluation.services.runs import package_versions
-from evaluation.services.runs.cost import estimate_confirmed
+from llm.guard import model_refusal
+from llm.models import ItemStatus, ModelConfig
+from llm.providers import ProviderError, RetryableError
+from llm.services import (
+    batch_run_claim,
+    batch_run_estimate,
+    batch_run_work,
+    estimate_confirmed,
+    model_capability_problem,
+    package_versions,
+    usage_metered,
+)
 
 from ... import prompts as artwork_prompts
 from ...models import ArtworkCollection, ArtworkPipelineRun, ArtworkQuestionType, PipelineItem, PipelineStep
-from ...selectors.pipeline import artwork_run_is_stalled
 from .cost import artwork_run_cost_estimate
 from .messages import sees_images
 from .steps import CONSTRUCTION, ORDER, STEPS, StepError, unmet_need
@@ -31,16 +33,6 @@ from .steps import CONSTRUCTION, ORDER, STEPS, StepError, unmet_need
 logger = logging.getLogger(__name__)
 DEFAULT_GROUPS = ("american", "chinese")
 RUN_IDEMPOTENCY_SCOPE = "artworks.pipeline_run"
-
-
-class PipelineError(Exception):
-    pass
-
-
-class _Estimated(Exception):
-    def __init__(self, estimate: dict):
-        super().__init__("estimated")
-        self.estimate = estimate
 
 
 def _model_facts(model: ModelConfig) -> dict:
@@ -120,27 +112,27 @@ def artwork_run_estimate(
     user=None,
 ) -> dict:
     """The estimate of the run these arguments would start, starting nothing (it is built, then rolled back)."""
-    try:
-        with transaction.atomic():
-            run = _artwork_run_create(
-                collection=collection,
-                speaker=speaker,
-                listener=listener,
-                builder=builder,
-                samples=samples,
-                lam=lam,
-                limit=limit,
-                groups=groups,
-                temperature=temperature,
-                word_limit=word_limit,
-                max_tokens=max_tokens,
-                enqueue=False,
-                user=user,
-                confirm_cost=True,
-            )
-            raise _Estimated({key: value for key, value in run.estimate.items() if key != "confirmed"})
-    except _Estimated as done:
-        return done.estimate
+
+    def build() -> dict:
+        run = _artwork_run_create(
+            collection=collection,
+            speaker=speaker,
+            listener=listener,
+            builder=builder,
+            samples=samples,
+            lam=lam,
+            limit=limit,
+            groups=groups,
+            temperature=temperature,
+            word_limit=word_limit,
+            max_tokens=max_tokens,
+            enqueue=False,
+            user=user,
+            confirm_cost=True,
+        )
+        return {key: value for key, value in run.estimate.items() if key != "confirmed"}
+
+    return batch_run_estimate(build=build)
 
 
 @transaction.atomic
@@ -234,11 +226,12 @@ def _artwork_run_create(
     run.estimate = estimate_confirmed(artwork_run_cost_estimate(run=run), confirm_cost=confirm_cost)
     ArtworkPipelineRun.objects.filter(pk=run.pk).update(estimate=run.estimate)
     if enqueue:
-        transaction.on_commit(lambda: _enqueue(run.pk))
+        transaction.on_commit(lambda: artwork_run_enqueue(run.pk))
     return run
 
 
-def _enqueue(run_id: int) -> None:
+def artwork_run_enqueue(run_id: int) -> None:
+    """Queue the task that claims the run and starts its chain (after the commit that queued it)."""
     from ...tasks import artwork_pipeline_task
 
     artwork_pipeline_task.delay(run_id)
@@ -256,22 +249,9 @@ def _next_pending(run_id: int) -> PipelineItem | None:
     )
 
 
-def _claim(run_id: int) -> str | None:
-    """Take a queued run for a new worker token; None when it is not queued (a redelivery)."""
-    token = uuid.uuid4().hex
-    now = timezone.now()
-    claimed = ArtworkPipelineRun.objects.filter(pk=run_id, status=RunStatus.QUEUED).update(
-        status=RunStatus.RUNNING, worker_token=token, heartbeat_at=now
-    )
-    if not claimed:
-        return None
-    ArtworkPipelineRun.objects.filter(pk=run_id, started_at=None).update(started_at=now)
-    return token
-
-
 def artwork_run_dispatch(*, run_id: int) -> None:
     """Claim a queued run and start its chain of short step tasks (the Celery path)."""
-    token = _claim(run_id)
+    token = batch_run_claim(run_model=ArtworkPipelineRun, run_id=run_id)
     if token is not None:
         _enqueue_step(run_id, token)
 
@@ -295,46 +275,29 @@ def artwork_run_execute(*, run_id: int, progress=None) -> ArtworkPipelineRun:
 
     ``progress`` (optional) is called with each finished item, for a command's progress bar.
     """
-    token = _claim(run_id)
+    token = batch_run_claim(run_model=ArtworkPipelineRun, run_id=run_id)
     if token is not None:
         _work(run_id, token, budget=None, progress=progress)
     return ArtworkPipelineRun.objects.get(pk=run_id)
 
 
 def _work(run_id: int, token: str, *, budget: float | None, progress=None) -> bool:
-    """Process pending items until none is left or the budget is spent; True when more remain.
-
-    Before each item the heartbeat is written, which also checks the run is still running
-    and still this worker's: a cancel, or a resume that started another chain, stops it.
-    """
-    started = time.monotonic()
+    """Process pending items in step order on the engine until none is left or the budget is spent;
+    True when more remain."""
     run = ArtworkPipelineRun.objects.select_related("speaker", "listener", "builder", "collection").get(pk=run_id)
-    while True:
-        owned = ArtworkPipelineRun.objects.filter(pk=run_id, status=RunStatus.RUNNING, worker_token=token).update(
-            heartbeat_at=timezone.now()
-        )
-        if not owned:
-            return False
-        item = _next_pending(run_id)
-        if item is None:
-            _finish(run_id)
-            return False
-        try:
-            _process(run, item)
-        except SoftTimeLimitExceeded:
-            # The item stays pending; the run fails at once (rather than waiting to look
-            # stalled), so Resume is offered and tries the item again.
-            ArtworkPipelineRun.objects.filter(pk=run_id, status=RunStatus.RUNNING, worker_token=token).update(
-                status=RunStatus.FAILED,
-                finished_at=timezone.now(),
-                error=_("The step “%(step)s” of artwork %(key)s ran past the task time limit; resume to try it again.")
-                % {"step": PipelineStep(item.step).label, "key": item.artwork.key},
-            )
-            raise
-        if progress is not None:
-            progress(item)
-        if budget is not None and time.monotonic() - started >= budget:
-            return True
+    return batch_run_work(
+        run_model=ArtworkPipelineRun,
+        run_id=run_id,
+        token=token,
+        next_item=_next_pending,
+        process=lambda item: _process(run, item),
+        budget=budget,
+        time_limit_error=lambda item: (
+            _("The step “%(step)s” of artwork %(key)s ran past the task time limit; resume to try it again.")
+            % {"step": PipelineStep(item.step).label, "key": item.artwork.key}
+        ),
+        progress=progress,
+    )
 
 
 def _process(run: ArtworkPipelineRun, item: PipelineItem) -> None:
@@ -408,59 +371,12 @@ def _item_write(
             )
 
 
-def _finish(run_id: int) -> ArtworkPipelineRun:
-    """Done when nothing is pending; failed when a construction step failed for every artwork."""
+def artwork_run_failed_construction(run_id: int) -> str:
+    """Why a run whose items all finished failed: a construction step failed for every artwork
+    (nothing after it had anything to work on); "" when it is done."""
     items = PipelineItem.objects.filter(run_id=run_id)
-    if items.filter(status=ItemStatus.PENDING).exists():
-        return ArtworkPipelineRun.objects.get(pk=run_id)
-    error = ""
     for step in CONSTRUCTION:
         of_step = items.filter(step=step)
         if of_step.exists() and not of_step.exclude(status=ItemStatus.FAILED).exists():
-            error = _("the step “%(step)s” failed for every artwork") % {"step": PipelineStep(step).label}
-            break
-    ArtworkPipelineRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
-        status=RunStatus.FAILED if error else RunStatus.DONE, error=error, finished_at=timezone.now()
-    )
-    return ArtworkPipelineRun.objects.get(pk=run_id)
-
-
-def artwork_run_cancel(*, run: ArtworkPipelineRun, user=None) -> ArtworkPipelineRun:
-    """Stop a queued or running run after the item in progress; finished items stay."""
-    changed = ArtworkPipelineRun.objects.filter(pk=run.pk, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).update(
-        status=RunStatus.CANCELLED, finished_at=timezone.now()
-    )
-    run.refresh_from_db()
-    if not changed:
-        raise PipelineError(
-            _("the run is %(status)s and cannot be cancelled") % {"status": run.get_status_display().lower()}
-        )
-    return run
-
-
-def artwork_run_resume(*, run: ArtworkPipelineRun, user=None, retry_failed: bool = False) -> ArtworkPipelineRun:
-    """Queue a cancelled, failed or stalled run again: its pending items (and with ``retry_failed``
-    its failed ones) are processed; every request answered before comes from the cache. The
-    new worker token stops a chain of a stalled run that was only slow."""
-    with transaction.atomic():
-        changed = ArtworkPipelineRun.objects.filter(
-            pk=run.pk, status__in=[RunStatus.CANCELLED, RunStatus.FAILED]
-        ).update(status=RunStatus.QUEUED, finished_at=None, error="", queued_at=timezone.now())
-        if not changed and artwork_run_is_stalled(run=run):
-            # A worker killed mid-run leaves it running; a live run is never executed twice.
-            changed = ArtworkPipelineRun.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(
-                status=RunStatus.QUEUED, queued_at=timezone.now()
-            )
-        if not changed and retry_failed:
-            changed = ArtworkPipelineRun.objects.filter(pk=run.pk, status=RunStatus.DONE).update(
-                status=RunStatus.QUEUED, finished_at=None, error="", queued_at=timezone.now()
-            )
-        run.refresh_from_db()
-        if not changed:
-            raise PipelineError(
-                _("the run is %(status)s and cannot be resumed") % {"status": run.get_status_display().lower()}
-            )
-        if retry_failed:
-            run.items.filter(status=ItemStatus.FAILED).update(status=ItemStatus.PENDING, error="")
-        transaction.on_commit(lambda: _enqueue(run.pk))
-    return run
+            return _("the step “%(step)s” failed for every artwork") % {"step": PipelineStep(step).label}
+    return ""

@@ -7,8 +7,8 @@ import mimetypes
 
 from django.utils.translation import gettext as _
 
-from evaluation.models import ModelConfig, Provider
-from evaluation.providers import ClientError
+from llm.models import ModelConfig, Provider
+from llm.providers import ClientError
 
 from ...models import CollectionArtwork
 

@@ -12,9 +12,9 @@ import random
 from django.db import transaction
 from django.utils.translation import gettext as _
 
-from evaluation.providers import ClientError, p_correct
-from evaluation.services.capabilities import error_refuses_image, model_vision_refused, reply_sees_no_image
-from evaluation.services.complete import model_choice_logprobs, model_completion
+from llm.providers import ClientError, p_correct
+from llm.services.capabilities import error_refuses_image, model_vision_refused, reply_sees_no_image
+from llm.services.complete import model_choice_logprobs, model_completion
 
 from ... import prompts
 from ...models import (

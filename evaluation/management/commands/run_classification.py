@@ -1,7 +1,8 @@
 from django.core.management.base import BaseCommand
 
 from annotation.models import Dataset
-from evaluation.models import ModelConfig, RunKind
+from evaluation.models import RunKind
+from llm.models import ModelConfig
 
 from ._runs import SKIP_SYSTEM_CHECKS, add_common_arguments, add_cost_argument, prepare, wait_for
 from .run_generation import lookup, start

@@ -2,8 +2,10 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Dataset, DatasetVersion
-from evaluation.models import ModelConfig, RunKind
-from evaluation.services.runs.cost import CostNotConfirmed, estimate_text, run_start_costed
+from evaluation.models import RunKind
+from evaluation.services.runs.cost import run_start
+from llm.models import ModelConfig
+from llm.services import CostNotConfirmed, estimate_text
 
 from ._runs import SKIP_SYSTEM_CHECKS, add_common_arguments, add_cost_argument, prepare, wait_for
 
@@ -19,7 +21,7 @@ def start(command, *, confirm_cost: bool = False, **kwargs):
     """Start the run and print its id first; its estimate goes to stderr. Above the cost threshold
     without ``confirm_cost`` nothing starts and the command exits 1 with the estimate."""
     try:
-        run = run_start_costed(confirm_cost=confirm_cost, **kwargs)
+        run = run_start(confirm_cost=confirm_cost, **kwargs)
     except CostNotConfirmed as exc:
         raise CommandError(f"{estimate_text(exc.estimate)} Pass --confirm-cost to start it.") from None
     except ValidationError as exc:

@@ -1,7 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation.models import ModelConfig, Run, RunKind
+from evaluation.models import Run, RunKind
 from evaluation.prompts import JUDGE_STRATEGIES
+from llm.models import ModelConfig
 
 from ._runs import SKIP_SYSTEM_CHECKS, add_common_arguments, add_cost_argument, prepare, wait_for
 from .run_generation import lookup, start

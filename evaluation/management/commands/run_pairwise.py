@@ -1,8 +1,9 @@
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation.models import ModelConfig, Run
+from evaluation.models import Run
 from evaluation.services.bias import pairwise_run_start
+from llm.models import ModelConfig
 
 from ._runs import SKIP_SYSTEM_CHECKS, add_common_arguments, add_cost_argument, prepare, wait_for
 from .run_generation import lookup

@@ -1,67 +1,20 @@
 """A run's tokens and cost, estimated before it starts; above EVAL_COST_CONFIRM_USD it must be confirmed."""
 
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.utils.translation import gettext as _
 
-from ...costs import cost_of, prompt_counter
+from llm.costs import cost_of, prompt_counter
+from llm.services.cache import cache_key, response_cache_lookup
+from llm.services.capabilities import model_capability_problem
+from llm.services.estimates import batch_run_estimate, estimate_confirmed, estimate_totals
+
 from ...models import Run
-from ..capabilities import model_capability_problem
-from .cache import cache_key, response_cache_lookup
 from .execution import run_item_messages
-from .lifecycle import run_start
+from .lifecycle import run_create
 
 # Keys per cache lookup: well under SQLite's limit of bound variables.
 LOOKUP_BATCH = 500
 DEFAULT_MAX_TOKENS = 150  # what the engine sends when a run's params name none
-
-
-class _Estimated(Exception):
-    def __init__(self, estimate: dict):
-        super().__init__("estimated")
-        self.estimate = estimate
-
-
-class CostNotConfirmed(ValidationError):
-    """The estimate is above the threshold and the request did not confirm it; ``estimate`` says how much."""
-
-    def __init__(self, estimate: dict):
-        super().__init__({"confirm_cost": estimate_text(estimate) + " " + _("Confirm the cost to start the run.")})
-        self.estimate = estimate
-
-
-def estimate_text(estimate: dict) -> str:
-    values = {
-        "tokens_in": estimate["tokens_in"],
-        "tokens_out": estimate["tokens_out"],
-        "n": estimate["n_requests"],
-        "cost": estimate["cost"],
-        "threshold": estimate["threshold"],
-    }
-    if estimate["cost"] is None:
-        return (
-            _(
-                "Estimated %(tokens_in)s input and at most %(tokens_out)s output tokens over %(n)s requests; "
-                "price unknown, so the cost is unknown (set the model's price to know it)."
-            )
-            % values
-        )
-    if estimate["needs_confirmation"]:
-        return (
-            _(
-                "Estimated %(tokens_in)s input and at most %(tokens_out)s output tokens over %(n)s requests: "
-                "at most US$%(cost).4f, above the US$%(threshold).2f that needs a confirmation."
-            )
-            % values
-        )
-    return (
-        _(
-            "Estimated %(tokens_in)s input and at most %(tokens_out)s output tokens over %(n)s requests: "
-            "at most US$%(cost).4f."
-        )
-        % values
-    )
 
 
 def run_cost_estimate(*, run: Run) -> dict:
@@ -97,27 +50,6 @@ def run_cost_estimate(*, run: Run) -> dict:
     )
 
 
-def estimate_totals(*, tokens_in: int, tokens_out: int, n_requests: int, cost: float | None, **details) -> dict:
-    """An estimate as every run keeps it and ``estimate_text`` reads it, with the threshold it was held to."""
-    threshold = float(settings.EVAL_COST_CONFIRM_USD)
-    return {
-        "tokens_in": tokens_in,
-        "tokens_out": tokens_out,
-        "n_requests": n_requests,
-        **details,
-        "cost": cost,
-        "threshold": threshold,
-        "needs_confirmation": cost is not None and cost > threshold,
-    }
-
-
-def estimate_confirmed(estimate: dict, *, confirm_cost: bool) -> dict:
-    """The estimate to keep on a run about to start; CostNotConfirmed when it needs a confirmation it lacks."""
-    if estimate["needs_confirmation"] and not confirm_cost:
-        raise CostNotConfirmed(estimate)
-    return {**estimate, "confirmed": bool(estimate["needs_confirmation"] and confirm_cost)}
-
-
 def _refuse_missing_capabilities(*, model, params: dict | None) -> None:
     # Only a request for log-probabilities needs them (no run kind asks for them by default).
     problem = model_capability_problem(model, logprobs=(params or {}).get("top_logprobs") is not None)
@@ -125,8 +57,8 @@ def _refuse_missing_capabilities(*, model, params: dict | None) -> None:
         raise ValidationError({"model": problem})
 
 
-def run_start_costed(*, confirm_cost: bool = False, **arguments) -> Run:
-    """``run_start`` with the run's estimate made from its own items before anything is queued.
+def run_start(*, confirm_cost: bool = False, **arguments) -> Run:
+    """``run_create`` with the run's estimate made from its own items before anything is queued.
 
     Above EVAL_COST_CONFIRM_USD and without ``confirm_cost`` it raises CostNotConfirmed and the run,
     its items and its idempotency claim roll back together: nothing is stored and nothing queued
@@ -134,7 +66,7 @@ def run_start_costed(*, confirm_cost: bool = False, **arguments) -> Run:
     """
     _refuse_missing_capabilities(model=arguments["model"], params=arguments.get("params"))
     with transaction.atomic():
-        run = run_start(**arguments)
+        run = run_create(**arguments)
         if getattr(run, "idempotent_repeat", False):
             return run
         estimate = estimate_confirmed(run_cost_estimate(run=run), confirm_cost=confirm_cost)
@@ -148,9 +80,4 @@ def run_estimate(**arguments) -> dict:
     render its exact prompts, then rolled back)."""
     _refuse_missing_capabilities(model=arguments["model"], params=arguments.get("params"))
     arguments.pop("idempotency_key", None)
-    try:
-        with transaction.atomic():
-            run = run_start(**arguments)
-            raise _Estimated(run_cost_estimate(run=run))
-    except _Estimated as done:
-        return done.estimate
+    return batch_run_estimate(build=lambda: run_cost_estimate(run=run_create(**arguments)))

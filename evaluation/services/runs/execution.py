@@ -16,16 +16,17 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import connection, connections, transaction
-from django.db.models import Q, Sum
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation.models import Expression
+from llm.providers import ClientError, Completion, ProviderError, RetryableError, provider_for
+from llm.services.cache import cache_key, response_cache_lookup, response_cache_store_many
+from llm.services.engine import batch_run_claim, batch_run_fail, batch_run_finish
+from llm.services.throttle import SlotLease, request_with_retries
 
 from ...models import ItemStatus, Run, RunItem, RunKind, RunPhase, RunStatus
-from ...providers import ClientError, Completion, ProviderError, RetryableError, provider_for
-from .cache import cache_key, response_cache_lookup, response_cache_store_many
-from .throttle import SlotLease, backoff_delay, model_throttle_wait
 
 # How often a chunk that wants more threads looks for a slot another chunk has freed.
 SLOT_WAIT_SECONDS = 0.02
@@ -46,8 +47,7 @@ def run_execute(*, run_id: int) -> None:
     Items a live chunk has claimed are left out, so a redelivered fan-out (or a resume
     while chunks still work) sends nothing twice.
     """
-    claimed = Run.objects.filter(pk=run_id, status=RunStatus.QUEUED).update(status=RunStatus.RUNNING)
-    Run.objects.filter(pk=run_id, started_at=None).update(started_at=timezone.now())
+    claimed = batch_run_claim(run_model=Run, run_id=run_id) is not None
     run = Run.objects.get(pk=run_id)
     if not claimed and run.status != RunStatus.RUNNING:
         return
@@ -75,15 +75,7 @@ def chunk_size(model) -> int:
 
 def run_finish(run_id: int) -> None:
     """Mark a run done once nothing is pending (only a running run: a cancel stays a cancel)."""
-    if RunItem.objects.filter(run_id=run_id, status=ItemStatus.PENDING).exists():
-        return
-    totals = RunItem.objects.filter(run_id=run_id).aggregate(tokens_in=Sum("tokens_in"), tokens_out=Sum("tokens_out"))
-    Run.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
-        status=RunStatus.DONE,
-        finished_at=timezone.now(),
-        tokens_in=totals["tokens_in"] or 0,
-        tokens_out=totals["tokens_out"] or 0,
-    )
+    batch_run_finish(run_model=Run, run_id=run_id)
 
 
 def run_chunk(*, run_id: int, item_ids: list[int]) -> None:
@@ -126,9 +118,7 @@ def _run_claimed(run: Run, token: str) -> None:
         context = _RunContext(run, claim_token=token)
     except ProviderError as exc:
         # The model cannot be reached at all (say, its API key variable is unset): no item can succeed.
-        Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(
-            status=RunStatus.FAILED, error=str(exc)[:2000], finished_at=timezone.now()
-        )
+        batch_run_fail(run_model=Run, run_id=run.pk, error=str(exc)[:2000])
         return
     context.prepare(items)
     # Cached items first, together: a rerun then needs no slot, no thread and no model loaded.
@@ -460,30 +450,17 @@ class _RunContext:
         run_fingerprint_record(run_id=self.run.pk, fingerprint=fingerprint, provider_facts=self._provider_facts)
 
     def _request(self, messages: list[dict]) -> tuple[Completion, int]:
-        """One request with retries: exponential backoff with full jitter, or the server's Retry-After."""
-        last_error = None
-        lease = self._local.lease
-        for attempt in range(1, settings.EVAL_MAX_ATTEMPTS + 1):
-            lease.ensure()
-            model_throttle_wait(self.model)
-            try:
-                return (
-                    self.provider.complete(
-                        messages,
-                        temperature=self.params.get("temperature", 0.0),
-                        max_tokens=self.params.get("max_tokens", 150),
-                        seed=self.params.get("seed"),
-                        top_logprobs=self.params.get("top_logprobs"),
-                    ),
-                    attempt,
-                )
-            except RetryableError as exc:
-                last_error = exc
-            if attempt == settings.EVAL_MAX_ATTEMPTS:
-                break
-            lease.release()  # a backoff must not hold capacity that other requests could use
-            time.sleep(backoff_delay(last_error, attempt))
-        raise last_error
+        return request_with_retries(
+            model=self.model,
+            lease=self._local.lease,
+            send=lambda: self.provider.complete(
+                messages,
+                temperature=self.params.get("temperature", 0.0),
+                max_tokens=self.params.get("max_tokens", 150),
+                seed=self.params.get("seed"),
+                top_logprobs=self.params.get("top_logprobs"),
+            ),
+        )
 
 
 def run_fingerprint_record(*, run_id: int, fingerprint: str, provider_facts: dict) -> bool:

@@ -10,9 +10,11 @@ from django.utils.translation import gettext as _
 
 from annotation.models import Dataset, DatasetVersion, Expression
 from core.services.idempotency import idempotent_create
+from llm.guard import model_refusal
+from llm.models import ModelConfig
+from llm.services.engine import batch_run_resume, package_versions
 
-from ...model_guard import model_refusal
-from ...models import ItemStatus, ModelConfig, PromptKind, PromptTemplate, Run, RunItem, RunKind, RunPhase, RunStatus
+from ...models import ItemStatus, PromptKind, PromptTemplate, Run, RunItem, RunKind, RunPhase
 from ...prompts import CLASSIFICATION_TASKS, GENERATION_PROMPTS, JUDGE_STRATEGIES
 
 # Appendix C: generation at temperature 0.7 and 150 tokens; the judge at temperature 0.
@@ -24,10 +26,6 @@ COT_MAX_TOKENS = 400
 JUDGE_TOP_LOGPROBS = 20
 CLASSIFICATION_DEFAULTS = {"temperature": 0.0, "max_tokens": 10, "seed": 0}
 RUN_IDEMPOTENCY_SCOPE = "evaluation.run"
-
-
-class RunError(Exception):
-    pass
 
 
 def _latest_prompt(kind: str, name: str) -> PromptTemplate:
@@ -66,19 +64,7 @@ def run_reproducibility(*, model, prompt) -> dict:
     }
 
 
-def package_versions() -> dict:
-    from importlib.metadata import PackageNotFoundError, version
-
-    versions = {}
-    for package in ("django", "celery", "openai", "transformers", "torch"):
-        try:
-            versions[package] = version(package)
-        except PackageNotFoundError:
-            continue
-    return versions
-
-
-def run_start(
+def run_create(
     *,
     kind: str,
     model: ModelConfig,
@@ -109,7 +95,7 @@ def run_start(
         key=idempotency_key,
         user=user,
         model=Run,
-        create=lambda: _run_create(
+        create=lambda: _run_build(
             kind=kind,
             model=model,
             prompt_name=prompt_name,
@@ -126,7 +112,7 @@ def run_start(
 
 
 @transaction.atomic
-def _run_create(*, kind, model, prompt_name, dataset, version, source_run, params, limit, user, prompt=None) -> Run:
+def _run_build(*, kind, model, prompt_name, dataset, version, source_run, params, limit, user, prompt=None) -> Run:
     chosen = prompt
     if kind == RunKind.GENERATION:
         if prompt_name not in GENERATION_PROMPTS:
@@ -205,9 +191,9 @@ def run_repeat(*, judge: Run, user=None, idempotency_key: str | None = None, con
     Estimated like any run (a new seed is a new request: nothing comes from the cache); above
     EVAL_COST_CONFIRM_USD without ``confirm_cost`` it raises CostNotConfirmed and starts nothing."""
     from ...selectors.runs import judge_repeat_seed
-    from .cost import run_start_costed  # it builds on run_start, here
+    from .cost import run_start  # it builds on run_create, here
 
-    return run_start_costed(
+    return run_start(
         kind=RunKind.JUDGE,
         model=judge.model,
         prompt_name=judge.strategy,
@@ -227,7 +213,7 @@ def run_rerun_longer(
     (its wording kept), generation run, seed and limit. For a strategy whose replies the paper's
     limit cuts off. Estimated like any run (each request is new); above EVAL_COST_CONFIRM_USD
     without ``confirm_cost`` it raises CostNotConfirmed and starts nothing."""
-    from .cost import run_start_costed  # it builds on run_start, here
+    from .cost import run_start  # it builds on run_create, here
 
     if run.kind != RunKind.JUDGE or run.source_run_b_id:
         raise ValidationError({"run": _("only a pointwise judge run can be run again with a larger limit")})
@@ -236,7 +222,7 @@ def run_rerun_longer(
         raise ValidationError(
             {"max_tokens": _("a rerun needs more than the run's %(n)s tokens per reply") % {"n": current}}
         )
-    return run_start_costed(
+    return run_start(
         kind=RunKind.JUDGE,
         model=run.model,
         prompt_name=run.strategy,
@@ -267,53 +253,21 @@ def run_execute_enqueue(run_id: int) -> None:
     run_execute_task.delay(run_id)
 
 
-def run_cancel(*, run: Run, user=None) -> Run:
-    """Stop a queued or running run; items already written stay."""
-    changed = Run.objects.filter(pk=run.pk, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).update(
-        status=RunStatus.CANCELLED, finished_at=timezone.now()
-    )
-    run.refresh_from_db()
-    if not changed:
-        raise RunError(
-            _("the run is %(status)s and cannot be cancelled") % {"status": run.get_status_display().lower()}
-        )
-    return run
-
-
 def run_resume(*, run: Run, user=None, retry_failed: bool = False) -> Run:
-    """Queue a run again: only its pending items are sent (the cache covers the rest).
+    """Queue a run again on the engine (llm.services.engine.batch_run_resume), clearing its loading
+    phase and the claims a dead chunk left behind: only its pending items are sent, the cache covers
+    the rest."""
 
-    A cancelled or failed run resumes at once; a running run only when it has
-    stalled (no item finished for EVAL_STALL_SECONDS), which is what a worker
-    killed mid-run looks like, so a live run is never fanned out twice.
-    """
-    with transaction.atomic():
-        changed = Run.objects.filter(pk=run.pk, status__in=[RunStatus.CANCELLED, RunStatus.FAILED]).update(
-            status=RunStatus.QUEUED, finished_at=None, error="", queued_at=timezone.now(), phase=RunPhase.NONE
-        )
-        if not changed and run_is_stalled(run=run):
-            changed = Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(
-                status=RunStatus.QUEUED, queued_at=timezone.now(), phase=RunPhase.NONE
-            )
-        run.refresh_from_db()
-        if not changed:
-            raise RunError(
-                _("the run is %(status)s and cannot be resumed") % {"status": run.get_status_display().lower()}
-            )
-        if retry_failed:
-            run.items.filter(status=ItemStatus.FAILED).update(status=ItemStatus.PENDING, error="")
-        # Claims a dead chunk left behind, judged by this process's EVAL_STALL_SECONDS: the
-        # worker that fans out may be configured otherwise. Live chunks renew theirs.
+    def release_dead_claims(run: Run) -> None:
+        # Judged by this process's EVAL_STALL_SECONDS: the worker that fans out may be configured
+        # otherwise. Live chunks renew theirs.
         expired = timezone.now() - timedelta(seconds=settings.EVAL_STALL_SECONDS)
         run.items.filter(status=ItemStatus.PENDING, claimed_at__lt=expired).update(claim_token="", claimed_at=None)
-        transaction.on_commit(lambda: run_execute_enqueue(run.pk))
-    return run
 
-
-def run_is_stalled(*, run: Run) -> bool:
-    """A running run with pending items and no item finished for EVAL_STALL_SECONDS."""
-    if run.status != RunStatus.RUNNING or not run.items.filter(status=ItemStatus.PENDING).exists():
-        return False
-    last = run.items.exclude(finished_at=None).order_by("-finished_at").values_list("finished_at", flat=True).first()
-    since = last or run.started_at or run.created_at
-    return (timezone.now() - since).total_seconds() > settings.EVAL_STALL_SECONDS
+    return batch_run_resume(
+        run=run,
+        user=user,
+        retry_failed=retry_failed,
+        reset={"phase": RunPhase.NONE},
+        before_enqueue=release_dead_claims,
+    )

@@ -8,10 +8,11 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from llm.providers import Completion
+from llm.services.cache import cache_key, response_cache_lookup
+
 from ...models import ItemStatus, Run, RunItem, RunKind, RunStatus
-from ...providers import Completion
 from ...scoring import PARSER_VERSION
-from .cache import cache_key, response_cache_lookup
 from .execution import judge_reading_fields
 
 LOOKUP_BATCH = 500

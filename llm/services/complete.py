@@ -9,16 +9,14 @@ import contextlib
 import contextvars
 import hashlib
 import math
-import time
 
-from django.conf import settings
 from django.db import IntegrityError
 
-from ..model_guard import model_refusal
+from ..guard import model_refusal
 from ..models import ModelConfig, ResponseCache
-from ..providers import ClientError, Completion, RetryableError, provider_for
-from .runs.cache import cache_key, response_cache_store
-from .runs.throttle import SlotLease, backoff_delay, model_throttle_wait
+from ..providers import ClientError, Completion, provider_for
+from .cache import cache_key, response_cache_store
+from .throttle import SlotLease, request_with_retries
 
 # The tokens the requests sent inside ``usage_metered`` used, as their providers reported them
 # (a reply from the cache used none): how the artwork pipeline learns what each item cost.
@@ -116,21 +114,15 @@ def _refuse_forbidden(model: ModelConfig) -> None:
 def _request(model: ModelConfig, messages: list[dict], params: dict, *, choices: list[str] | None = None):
     provider = provider_for(model)
     lease = SlotLease(model)
-    last_error: RetryableError | None = None
     try:
-        for attempt in range(1, settings.EVAL_MAX_ATTEMPTS + 1):
-            lease.ensure()
-            model_throttle_wait(model)
-            try:
-                if choices is not None:
-                    return provider.choice_logprobs_usage(messages, choices)
-                return provider.complete(messages, **params)
-            except RetryableError as exc:
-                last_error = exc
-            if attempt == settings.EVAL_MAX_ATTEMPTS:
-                break
-            lease.release()  # a backoff must not hold capacity that a run could use
-            time.sleep(backoff_delay(last_error, attempt))
+        if choices is not None:
+            found, _attempt = request_with_retries(
+                model=model, lease=lease, send=lambda: provider.choice_logprobs_usage(messages, choices)
+            )
+        else:
+            found, _attempt = request_with_retries(
+                model=model, lease=lease, send=lambda: provider.complete(messages, **params)
+            )
+        return found
     finally:
         lease.release()
-    raise last_error

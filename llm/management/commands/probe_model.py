@@ -2,10 +2,10 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation.costs import prompt_counter
-from evaluation.models import ModelConfig
-from evaluation.providers import ProviderError
-from evaluation.services.capabilities import model_probe
+from llm.costs import prompt_counter
+from llm.models import ModelConfig
+from llm.providers import ProviderError
+from llm.services.capabilities import model_probe
 
 
 class Command(BaseCommand):

@@ -1,4 +1,4 @@
-"""The model registry and researchers' own prompt templates."""
+"""The model registry: registering a model, with its concurrency and pacing rows."""
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -6,8 +6,8 @@ from django.utils.translation import gettext as _
 
 from core.services.idempotency import idempotent_create
 
-from ..model_guard import api_key_env_problem, base_url_problem, key_binding_problem
-from ..models import MAX_CONCURRENCY, ModelConfig, ModelSlot, ModelThrottle, PromptKind, PromptTemplate, Provider
+from ..guard import api_key_env_problem, base_url_problem, key_binding_problem
+from ..models import MAX_CONCURRENCY, ModelConfig, ModelSlot, ModelThrottle, Provider
 
 MODEL_IDEMPOTENCY_SCOPE = "evaluation.model"
 
@@ -147,26 +147,3 @@ def model_slots_ensure(*, model: ModelConfig) -> None:
     )
     model.slots.filter(number__gte=model.max_concurrency).delete()
     ModelThrottle.objects.get_or_create(model=model)
-
-
-def prompt_add(*, name: str, kind: str, messages: list[dict], reference: str = "", user=None) -> PromptTemplate:
-    """Add a researcher's own template; the same content twice is the same version."""
-    from ..prompts import template_hash
-
-    if kind not in PromptKind.values:
-        raise ValidationError({"kind": _("one of %(values)s") % {"values": ", ".join(PromptKind.values)}})
-    if not messages or not all(isinstance(m, dict) and m.get("role") and "content" in m for m in messages):
-        raise ValidationError({"messages": _("a list of {role, content} messages")})
-    content_hash = template_hash(messages)
-    template, _created = PromptTemplate.objects.get_or_create(
-        content_hash=content_hash,
-        defaults={
-            "name": name,
-            "kind": kind,
-            "messages": messages,
-            "reference": reference,
-            "ours": True,
-            "created_by": user,
-        },
-    )
-    return template

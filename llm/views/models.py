@@ -1,4 +1,4 @@
-"""The model registry and the prompt templates."""
+"""The model registry pages: the list with each model's capabilities, registering and probing a model."""
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
@@ -11,8 +11,8 @@ from core.http import add_service_errors, wants_fragment
 from core.roles import RESEARCHER
 
 from .. import selectors, services
-from ..forms import ModelAddForm, PromptAddForm
-from ..models import ModelConfig, PromptKind, PromptTemplate
+from ..forms import ModelAddForm
+from ..models import ModelConfig
 
 
 def _model_row(model: ModelConfig) -> dict:
@@ -38,9 +38,9 @@ def model_list(request):
     # The row of a model being probed polls for itself until its probe is done.
     if wants_fragment(request) and request.GET.get("model", "").isdigit():
         model = get_object_or_404(ModelConfig, pk=int(request.GET["model"]))
-        return render(request, "evaluation/model_list.html#model-row", {"row": _model_row(model)})
+        return render(request, "llm/model_list.html#model-row", {"row": _model_row(model)})
     rows = [_model_row(model) for model in selectors.model_list()]
-    return render(request, "evaluation/model_list.html", {"rows": rows})
+    return render(request, "llm/model_list.html", {"rows": rows})
 
 
 @require_POST
@@ -51,12 +51,12 @@ def model_probe(request, pk: int):
     queued = services.model_probe_request(model=model)
     if wants_fragment(request):
         # The row itself says "probing since" either way; a second click changes nothing.
-        return render(request, "evaluation/model_list.html#model-row", {"row": _model_row(model)})
+        return render(request, "llm/model_list.html#model-row", {"row": _model_row(model)})
     if queued:
         messages.success(request, _("Probing “%(name)s”: its row shows the results when done.") % {"name": model.name})
     else:
         messages.info(request, _("“%(name)s” is already being probed.") % {"name": model.name})
-    return redirect("evaluation:model_list")
+    return redirect("llm:model_list")
 
 
 @require_http_methods(["GET", "POST"])
@@ -70,53 +70,6 @@ def model_new(request):
             add_service_errors(form, exc)
         else:
             messages.success(request, _("Model “%(name)s” added.") % {"name": model.name})
-            return redirect("evaluation:model_list")
+            return redirect("llm:model_list")
     status = 400 if form.is_bound and form.errors else 200
-    return render(request, "evaluation/model_new.html", {"form": form}, status=status)
-
-
-@require_GET
-@role_required(RESEARCHER)
-def prompt_list(request):
-    prompts = list(selectors.prompt_list())
-    groups = [
-        {"kind": kind, "label": label, "prompts": [p for p in prompts if p.kind == kind]}
-        for kind, label in PromptKind.choices
-    ]
-    return render(request, "evaluation/prompt_list.html", {"groups": groups})
-
-
-@require_GET
-@role_required(RESEARCHER)
-def prompt_detail(request, pk: int):
-    prompt = get_object_or_404(PromptTemplate, pk=pk)
-    return render(request, "evaluation/prompt_detail.html", {"prompt": prompt})
-
-
-@require_http_methods(["GET", "POST"])
-@role_required(RESEARCHER)
-def prompt_new(request):
-    form = PromptAddForm(request.POST or None, initial={"kind": request.GET.get("kind")})
-    if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        try:
-            prompt = services.prompt_add(
-                name=data["name"].strip(),
-                kind=data["kind"],
-                messages=data["messages"],
-                reference=data["reference"],
-                user=request.user,
-            )
-        except ValidationError as exc:
-            if hasattr(exc, "error_dict") and "messages" in exc.error_dict:
-                exc.error_dict["messages_json"] = exc.error_dict.pop("messages")
-            add_service_errors(form, exc)
-        else:
-            messages.success(
-                request,
-                _("Prompt “%(name)s” saved as version %(hash)s.")
-                % {"name": prompt.name, "hash": prompt.content_hash[:12]},
-            )
-            return redirect("evaluation:prompt_detail", pk=prompt.pk)
-    status = 400 if form.is_bound and form.errors else 200
-    return render(request, "evaluation/prompt_new.html", {"form": form}, status=status)
+    return render(request, "llm/model_new.html", {"form": form}, status=status)

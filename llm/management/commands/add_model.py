@@ -1,8 +1,8 @@
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation.models import Provider
-from evaluation.services import model_add
+from llm.models import Provider
+from llm.services import model_add
 
 
 class Command(BaseCommand):

@@ -18,7 +18,7 @@ import openai
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
-from ..model_guard import EndpointRefused, clean_error_text, guarded_http_client, model_refusal
+from ..guard import EndpointRefused, clean_error_text, guarded_http_client, model_refusal
 from .base import ClientError, Completion, Provider, RetryableError
 
 # One client (and so one connection pool) per endpoint and key per process: building

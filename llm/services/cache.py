@@ -6,8 +6,8 @@ import json
 
 from django.db import IntegrityError
 
-from ...models import ModelConfig, ResponseCache
-from ...providers import Completion
+from ..models import ModelConfig, ResponseCache
+from ..providers import Completion
 
 
 def cache_key(model: ModelConfig, messages: list[dict], params: dict) -> str:

@@ -11,8 +11,8 @@ from django.db import transaction
 from django.db.models import Q, Subquery
 from django.utils import timezone
 
-from ...models import ModelConfig, ModelSlot, ModelThrottle
-from ...providers import RetryableError
+from ..models import ModelConfig, ModelSlot, ModelThrottle
+from ..providers import RetryableError
 
 
 def backoff_delay(error: RetryableError, attempt: int) -> float:
@@ -79,7 +79,7 @@ class SlotLease:
             time.sleep(self.POLL_SECONDS)
 
     def slots_ensure(self) -> None:
-        from ..models import model_slots_ensure
+        from .models import model_slots_ensure
 
         if not ModelSlot.objects.filter(model=self.model).exists():
             model_slots_ensure(model=self.model)  # a model created without model_add
@@ -120,3 +120,23 @@ def model_throttle_wait(model: ModelConfig) -> None:
     wait = (start - timezone.now()).total_seconds()
     if wait > 0:
         time.sleep(wait)
+
+
+def request_with_retries(*, model: ModelConfig, lease: SlotLease, send):
+    """``send()`` under the model's lease and pacing, with retries: exponential backoff with full
+    jitter, or the server's Retry-After; returns (its result, the attempt that succeeded) and raises
+    the last RetryableError after EVAL_MAX_ATTEMPTS. The lease is held from attempt to attempt but
+    never through a backoff, which must not keep capacity other requests could use."""
+    last_error: RetryableError | None = None
+    for attempt in range(1, settings.EVAL_MAX_ATTEMPTS + 1):
+        lease.ensure()
+        model_throttle_wait(model)
+        try:
+            return send(), attempt
+        except RetryableError as exc:
+            last_error = exc
+        if attempt == settings.EVAL_MAX_ATTEMPTS:
+            break
+        lease.release()
+        time.sleep(backoff_delay(last_error, attempt))
+    raise last_error
