@@ -1,7 +1,6 @@
 """Artwork pipeline runs over the API: start, list, follow, cancel and resume (researchers only)."""
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
@@ -20,6 +19,7 @@ from ..models import ArtworkPipelineRun
 from ..selectors.collections import collection_choices
 from ..selectors.pipeline import (
     artwork_run_list,
+    artwork_run_or_404,
     artwork_run_progress,
     artwork_run_usage,
     artwork_runs_progress,
@@ -124,10 +124,6 @@ def _detail(run: ArtworkPipelineRun, progress: dict | None = None, usage: dict |
     return ArtworkRunSerializer(run).data
 
 
-def _run_or_404(pk: int) -> ArtworkPipelineRun:
-    return get_object_or_404(artwork_run_list(), pk=pk)
-
-
 class ArtworkRunListApi(ApiMixin, APIView):
     permission_classes = [IsResearcher]
     # Nested lists and nulls have no form encoding: JSON only, so the schema promises no other body.
@@ -172,7 +168,7 @@ class ArtworkRunListApi(ApiMixin, APIView):
         except DjangoValidationError as exc:
             raise ValidationError(exc.message_dict) from exc
         code = status.HTTP_200_OK if run.idempotent_repeat else status.HTTP_201_CREATED
-        return Response(_detail(_run_or_404(run.pk)), status=code)
+        return Response(_detail(artwork_run_or_404(run.pk)), status=code)
 
 
 class ArtworkRunDetailApi(ApiMixin, APIView):
@@ -183,7 +179,7 @@ class ArtworkRunDetailApi(ApiMixin, APIView):
         responses={200: ArtworkRunSerializer, **error_responses(401, 403, 404)},
     )
     def get(self, request, pk: int):
-        return Response(_detail(_run_or_404(pk)))
+        return Response(_detail(artwork_run_or_404(pk)))
 
 
 @extend_schema_view(
@@ -195,7 +191,7 @@ class ArtworkRunDetailApi(ApiMixin, APIView):
 )
 class ArtworkRunCancelApi(BatchRunCancelApi):
     def run_or_404(self, pk: int) -> ArtworkPipelineRun:
-        return _run_or_404(pk)
+        return artwork_run_or_404(pk)
 
     def run_detail(self, run: ArtworkPipelineRun) -> dict:
         return _detail(run)
@@ -210,7 +206,7 @@ class ArtworkRunCancelApi(BatchRunCancelApi):
 )
 class ArtworkRunResumeApi(BatchRunResumeApi):
     def run_or_404(self, pk: int) -> ArtworkPipelineRun:
-        return _run_or_404(pk)
+        return artwork_run_or_404(pk)
 
     def run_detail(self, run: ArtworkPipelineRun) -> dict:
         return _detail(run)

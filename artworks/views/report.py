@@ -7,7 +7,7 @@ import tempfile
 from pathlib import Path
 
 from django.contrib import messages
-from django.http import Http404, HttpResponseBadRequest
+from django.http import HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
@@ -16,8 +16,7 @@ from core.decorators import role_required
 from core.http import REPORT_FORMATS, download, json_text
 from core.roles import RESEARCHER
 
-from ..models import ArtworkPipelineRun
-from ..selectors.pipeline import artwork_run_get
+from ..selectors.pipeline import artwork_run_or_404
 from ..selectors.report import (
     CONDITIONS,
     FAMILIARITY,
@@ -43,13 +42,6 @@ def _labels() -> dict:
         "pragmatic_vs_no_description": _("Pragmatic speaker against no description"),
         "base_vs_no_description": _("Base speaker against no description"),
     }
-
-
-def _run_or_404(pk: int) -> ArtworkPipelineRun:
-    run = artwork_run_get(pk=pk)
-    if run is None:
-        raise Http404
-    return run
 
 
 def _marks(report: dict, condition: str, familiarity: str, qtype: str) -> list[dict]:
@@ -144,7 +136,7 @@ def chart_section(rows: list[dict], columns: list[dict]) -> dict:
 @require_GET
 @role_required(RESEARCHER)
 def artwork_report_page(request, pk: int):
-    run = _run_or_404(pk)
+    run = artwork_run_or_404(pk)
     fmt = request.GET.get("format", "")
     if fmt and fmt not in REPORT_FORMATS:
         return HttpResponseBadRequest(
@@ -186,7 +178,7 @@ def artwork_report_page(request, pk: int):
 @role_required(RESEARCHER)
 def artwork_export(request, pk: int):
     """The run's study package as a .zip download, ready for Studies → Import a study package."""
-    run = _run_or_404(pk)
+    run = artwork_run_or_404(pk)
     with tempfile.TemporaryDirectory() as folder:
         target = Path(folder) / f"{package_slug(run)}.zip"
         try:

@@ -23,6 +23,7 @@ from ..selectors.pipeline import (
     artwork_run_artworks,
     artwork_run_failed_items,
     artwork_run_list,
+    artwork_run_or_404,
     artwork_run_progress,
     artwork_run_usage,
     artwork_runs_progress,
@@ -120,7 +121,7 @@ def _detail_context(run) -> dict:
 @require_http_methods(["GET", "POST"])
 @role_required(RESEARCHER)
 def artwork_run_detail(request, pk: int):
-    run = get_object_or_404(artwork_run_list(), pk=pk)
+    run = artwork_run_or_404(pk)
     if request.method == "POST":
         batch_run_act(request, run=run, action=request.POST.get("action", ""))
         return redirect("artworks:run_detail", pk=run.pk)
@@ -137,7 +138,7 @@ def artwork_run_detail(request, pk: int):
 @require_GET
 @role_required(RESEARCHER)
 def artwork_run_artwork(request, pk: int, artwork_pk: int):
-    run = get_object_or_404(artwork_run_list(), pk=pk)
+    run = artwork_run_or_404(pk)
     artwork = get_object_or_404(artwork_run_artworks(run=run), pk=artwork_pk)
     context = {"run": run, "artwork": artwork, **artwork_run_artwork_detail(run=run, artwork=artwork)}
     return render(request, "artworks/artwork_run_artwork.html", context)

@@ -1,10 +1,9 @@
 """Runs over the API: create, follow, cancel, resume, read items and the report."""
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -210,13 +209,6 @@ class RunItemDetailSerializer(RunItemSerializer):
     messages = serializers.ListField(child=serializers.DictField(), help_text="The exact messages sent.")
 
 
-def _run_or_404(pk: int) -> Run:
-    run = selectors.run_list().filter(pk=pk).first()
-    if run is None:
-        raise NotFound("No such run.")
-    return run
-
-
 def _run_detail(run: Run) -> dict:
     return {
         **RunSerializer(run).data,
@@ -273,7 +265,7 @@ class RunListApi(ApiMixin, APIView):
             confirm_cost=serializer.validated_data["confirm_cost"],
         )
         answer = status.HTTP_200_OK if run.idempotent_repeat else status.HTTP_201_CREATED
-        return Response(_run_detail(_run_or_404(run.pk)), status=answer)
+        return Response(_run_detail(selectors.run_or_404(run.pk)), status=answer)
 
 
 class RunDetailApi(ApiMixin, APIView):
@@ -283,7 +275,7 @@ class RunDetailApi(ApiMixin, APIView):
         operation_id="evaluation_runs_retrieve", responses={200: RunDetailSerializer, **error_responses(401, 403, 404)}
     )
     def get(self, request, pk: int):
-        return Response(_run_detail(_run_or_404(pk)))
+        return Response(_run_detail(selectors.run_or_404(pk)))
 
 
 @extend_schema_view(
@@ -296,7 +288,7 @@ class RunDetailApi(ApiMixin, APIView):
 )
 class RunCancelApi(BatchRunCancelApi):
     def run_or_404(self, pk: int) -> Run:
-        return _run_or_404(pk)
+        return selectors.run_or_404(pk)
 
     def run_detail(self, run: Run) -> dict:
         return _run_detail(run)
@@ -312,7 +304,7 @@ class RunCancelApi(BatchRunCancelApi):
 )
 class RunResumeApi(BatchRunResumeApi):
     def run_or_404(self, pk: int) -> Run:
-        return _run_or_404(pk)
+        return selectors.run_or_404(pk)
 
     def run_detail(self, run: Run) -> dict:
         return _run_detail(run)
@@ -344,7 +336,7 @@ class RunItemListApi(ApiMixin, APIView):
         responses={200: paginated(RunItemSerializer), **error_responses(400, 401, 403, 404)},
     )
     def get(self, request, pk: int):
-        run = _run_or_404(pk)
+        run = selectors.run_or_404(pk)
         item_status = request.query_params.get("status", "")
         if item_status and item_status not in ItemStatus.values:
             raise ValidationError({"status": [f"One of {', '.join(ItemStatus.values)}."]})
@@ -368,8 +360,8 @@ class RunItemDetailApi(ApiMixin, APIView):
     def get(self, request, run_pk: int, pk: int):
         # The run by its own key first: a foreign-key lookup has no range check, and an id beyond
         # the database's integer would be a 500 on SQLite instead of a 404.
-        run = get_object_or_404(Run, pk=run_pk)
-        item = get_object_or_404(selectors.run_item_details(run=run), pk=pk)
+        run = selectors.run_or_404(run_pk)
+        item = selectors.run_item_or_404(run=run, pk=pk)
         return Response(RunItemDetailSerializer(item).data)
 
 
@@ -390,7 +382,7 @@ class RunReportApi(ApiMixin, APIView):
         },
     )
     def get(self, request, pk: int):
-        run = _run_or_404(pk)
+        run = selectors.run_or_404(pk)
         fmt = request.query_params.get("format", "json")
         if fmt not in ("json", "csv"):
             raise ValidationError({"format": ["json or csv."]})

@@ -8,7 +8,7 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponseBadRequest
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
 from django.utils.translation import gettext as _
@@ -82,10 +82,6 @@ def _progress_context(run) -> dict:
         "polling": run.status in ACTIVE,
         **worker_hint_context(),
     }
-
-
-def _run_or_404(pk: int):
-    return get_object_or_404(selectors.run_list().select_related("version", "created_by"), pk=pk)
 
 
 @require_GET
@@ -168,7 +164,7 @@ def _filtered_items(run, item_filter: str):
 @require_GET
 @role_required(RESEARCHER)
 def run_detail(request, pk: int):
-    run = _run_or_404(pk)
+    run = selectors.run_or_404(pk)
     fmt = request.GET.get("format", "")
     if fmt:
         if fmt not in REPORT_FORMATS:
@@ -221,7 +217,7 @@ def run_progress(request, pk: int):
     """What the run page polls every second while the run is queued or running: the progress
     section, and out of band the report, the times and the items table, so no part of the
     page is left behind; the answer after the run ends carries no trigger, and polling stops."""
-    run = _run_or_404(pk)
+    run = selectors.run_or_404(pk)
     if not request.htmx:
         return render(request, "evaluation/run_detail.html#run-progress", _progress_context(run))
     context = _live_context(request, run)
@@ -232,7 +228,7 @@ def run_progress(request, pk: int):
 @require_POST
 @role_required(RESEARCHER)
 def run_cancel(request, pk: int):
-    run = _run_or_404(pk)
+    run = selectors.run_or_404(pk)
     batch_run_act(request, run=run, action="cancel")
     return redirect("evaluation:run_detail", pk=run.pk)
 
@@ -240,7 +236,7 @@ def run_cancel(request, pk: int):
 @require_POST
 @role_required(RESEARCHER)
 def run_resume(request, pk: int):
-    run = _run_or_404(pk)
+    run = selectors.run_or_404(pk)
     batch_run_act(request, run=run, action="resume", resume=services.run_resume)
     return redirect("evaluation:run_detail", pk=run.pk)
 
@@ -249,7 +245,7 @@ def run_resume(request, pk: int):
 @role_required(RESEARCHER)
 def run_rerun(request, pk: int):
     """The judge run again with a larger max_tokens: its replies were cut off."""
-    run = _run_or_404(pk)
+    run = selectors.run_or_404(pk)
     form = RunRerunForm(request.POST)
     if not form.is_valid():
         messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
@@ -280,7 +276,7 @@ def run_rerun(request, pk: int):
 @role_required(RESEARCHER)
 def run_reparse(request, pk: int):
     """Read the run's stored replies again with the current score parser (no request to the model)."""
-    run = _run_or_404(pk)
+    run = selectors.run_or_404(pk)
     try:
         summary = services.run_scores_reparse(run=run, user=request.user)
     except ValidationError as exc:
@@ -307,8 +303,8 @@ def reparse_text(summary: dict) -> str:
 @require_GET
 @role_required(RESEARCHER)
 def item_detail(request, run_pk: int, pk: int):
-    run = _run_or_404(run_pk)
-    item = get_object_or_404(selectors.run_item_details(run=run), pk=pk)
+    run = selectors.run_or_404(run_pk)
+    item = selectors.run_item_or_404(run=run, pk=pk)
     probabilities = item.score_probabilities or []
     context = {
         "run": run,
