@@ -24,10 +24,9 @@ from core.roles import RESEARCHER
 from ..forms import TermAddForm, TermEditForm, TermModelForm, ThresholdForm
 from ..models import PrepStatus, Study, Term
 from ..selectors.prep import study_term_find, study_terms_review, term_in_descriptions, term_study
-from ..selectors.studies import study_artwork_find_by_pk
+from ..selectors.studies import study_artwork_find_by_pk, study_or_404
 from ..services import prep as services
 from ..text import term_matches
-from . import study_or_404
 
 
 def _error_text(exc: ValidationError) -> str:
@@ -114,7 +113,7 @@ def _row(request, term: Term, *, error: str = "", saved: str = ""):
 @role_required(RESEARCHER)
 @vary_on_headers("HX-Request")
 def study_terms(request, slug: str):
-    study = study_or_404(slug)
+    study = study_or_404(slug=slug)
     if request.method == "POST":
         return _terms_post(request, study)
     if request.htmx and request.GET.get("part") == "status" and not request.htmx.history_restore_request:
@@ -221,7 +220,7 @@ def _term_add(request, study: Study):
 @role_required(RESEARCHER)
 def study_prepare(request, slug: str):
     """Queue the preparation again, optionally finding terms with a chosen model."""
-    study = study_or_404(slug)
+    study = study_or_404(slug=slug)
     form = TermModelForm(request.POST)
     term_model = form.cleaned_data.get("term_model") if form.is_valid() else None
     if request.POST.get("term_model") and term_model is None:

@@ -10,13 +10,12 @@ from dataclasses import dataclass
 from django.utils.translation import gettext_noop
 
 from ...models import Participant, ParticipantStatus
-from ...selectors.participants import UNFINISHED, Step, participant_step
+from ...rules import FINISHED, UNFINISHED, participant_accepts_answers
+from ...steps import Step, participant_step
 from .consent import consent_decline, consent_give, group_choose
-from .entry import EntryError, participant_accepts_answers
+from .entry import EntryError
 from .finish import participant_finish
 from .steps import StaleStep, StepError, participant_touch, step_submit
-
-FINISHED = (ParticipantStatus.COMPLETED, ParticipantStatus.EXCLUDED_QC, ParticipantStatus.NO_CONSENT)
 
 
 @dataclass(frozen=True)

@@ -7,15 +7,9 @@ from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from ...models import Answer, Assignment, Criterion, PageVisit, Participant, Phase, Preference, Side
-from ...selectors.participants import (
-    UNFINISHED,
-    Step,
-    assignment_for_step,
-    participant_counted_returned,
-    participant_fresh,
-    participant_step,
-    question_options,
-)
+from ...rules import UNFINISHED, participant_counted_returned
+from ...selectors.participants import assignment_for_step, participant_fresh
+from ...steps import Step, participant_step, question_options
 from ..results import study_results_changed
 from .finish import participant_score
 
