@@ -14,7 +14,7 @@ from django.conf import settings
 from django.urls import Resolver404, resolve
 from django.utils import timezone
 
-from .models import Participant, ParticipantStatus, Study, StudyStatus
+from .models import TRANSLATION, Culture, Participant, ParticipantStatus, Study, StudyStatus
 
 UNFINISHED = (ParticipantStatus.ENTERED, ParticipantStatus.IN_PROGRESS)
 FINISHED = (ParticipantStatus.COMPLETED, ParticipantStatus.EXCLUDED_QC, ParticipantStatus.NO_CONSENT)
@@ -23,6 +23,13 @@ FINISHED = (ParticipantStatus.COMPLETED, ParticipantStatus.EXCLUDED_QC, Particip
 # artwork page (step 1) that consent puts first in its plan.
 FIRST_ANSWER_STEP = 2
 
+# Only while a study is a draft or paused may its stimuli (pairs, terms, glosses) change: never
+# under a running session.
+STIMULI_EDITABLE = (StudyStatus.DRAFT, StudyStatus.PAUSED)
+
+# The package translation each group reads; English needs none.
+GROUP_TRANSLATIONS = {Culture.CHINESE: TRANSLATION}
+
 # Prolific's PROLIFIC_PID, STUDY_ID and SESSION_ID (the submission's id) are 24 hexadecimal digits
 # (MongoDB object ids). Any other value did not come from Prolific: refused before a session exists.
 PROLIFIC_ID_PATTERN = re.compile(r"^[0-9a-fA-F]{24}$")
@@ -30,6 +37,15 @@ PROLIFIC_ID_PATTERN = re.compile(r"^[0-9a-fA-F]{24}$")
 
 def prolific_id_valid(value: str) -> bool:
     return bool(PROLIFIC_ID_PATTERN.match(value or ""))
+
+
+def study_stimuli_editable(study: Study) -> bool:
+    return study.status in STIMULI_EDITABLE
+
+
+def group_translation(group: str) -> str | None:
+    """The package translation a group's participants read, if any (the pages and the launch checklist)."""
+    return GROUP_TRANSLATIONS.get(group)
 
 
 def study_open_to(study: Study, *, is_test: bool) -> bool:

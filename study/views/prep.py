@@ -23,6 +23,7 @@ from core.roles import RESEARCHER
 
 from ..forms import TermAddForm, TermEditForm, TermModelForm, ThresholdForm
 from ..models import PrepStatus, Study, Term
+from ..rules import study_stimuli_editable
 from ..selectors.prep import study_term_find, study_terms_review, term_in_descriptions, term_study
 from ..selectors.studies import study_artwork_find_by_pk, study_or_404
 from ..services import prep as services
@@ -86,7 +87,7 @@ def _status_context(study: Study) -> dict:
     return {
         "study": study,
         "preparing": _preparing(study),
-        "editable": study.status in services.EDITABLE,
+        "editable": study_stimuli_editable(study),
         "model_form": TermModelForm(),
         "threshold_form": ThresholdForm(initial={"threshold": study.similarity_threshold}),
     }
@@ -102,7 +103,7 @@ def _row(request, term: Term, *, error: str = "", saved: str = ""):
         {
             "term": term,
             "study": study,
-            "editable": study.status in services.EDITABLE,
+            "editable": study_stimuli_editable(study),
             "row_error": error,
             "row_saved": saved,
         },

@@ -10,7 +10,9 @@ from functools import lru_cache
 from django.utils.safestring import mark_safe
 
 from ..content import CONFIDENCE_SCALE, CRITERIA
-from ..models import CONSENT_LANGUAGES, TRANSLATION, Culture, Participant, Phase
+from ..forms import form_value, form_values
+from ..models import CONSENT_LANGUAGES, Culture, Participant, Phase
+from ..rules import group_translation
 from ..selectors.participants import (
     artwork_glosses,
     assignment_answers_by_question,
@@ -59,11 +61,6 @@ def participant_progress(participant: Participant) -> dict:
     }
 
 
-def participant_translation(participant: Participant) -> str | None:
-    """The package translation this participant reads, if any: the Chinese group's, where the package has one."""
-    return TRANSLATION if participant.group == Culture.CHINESE else None
-
-
 def _translated(translations: dict, language: str | None) -> dict:
     return (translations or {}).get(language, {}) if language else {}
 
@@ -71,7 +68,7 @@ def _translated(translations: dict, language: str | None) -> dict:
 def study_title(participant: Participant) -> str:
     study = participant.study
     package = study_content(study).package
-    return _translated(package, participant_translation(participant)).get("title") or study.title
+    return _translated(package, group_translation(participant.group)).get("title") or study.title
 
 
 def consent_context(participant: Participant) -> dict:
@@ -133,13 +130,8 @@ def _option_labels(question, language: str | None) -> dict[str, str]:
 
 
 def _sent(values, name: str) -> str:
-    """The first value a rejected submit sent under ``name`` (a QueryDict or a dict), or ""."""
-    if values is None:
-        return ""
-    if hasattr(values, "getlist"):
-        found = values.getlist(name)
-        return found[0] if found else ""
-    return values.get(name, "")
+    """The first value a rejected submit sent under ``name``, or "" on a page shown afresh."""
+    return "" if values is None else form_value(values, name)
 
 
 def step_context(participant: Participant, step: Step, *, values=None, errors=None) -> dict:
@@ -149,7 +141,7 @@ def step_context(participant: Participant, step: Step, *, values=None, errors=No
     artwork = assignment.artwork
     # Glosses only where a description is shown: the questions pages need no term query.
     glosses = artwork_glosses(artwork=artwork) if step.kind in ("post_symbols", "post_qa", "compare") else {}
-    language = participant_translation(participant)
+    language = group_translation(participant.group)
     artwork_text = _translated(artwork.translations, language)
     # Labels only: forms send the English names and options, which are what is stored and scored.
     element_labels = artwork_text.get("elements", {})
@@ -162,7 +154,7 @@ def step_context(participant: Participant, step: Step, *, values=None, errors=No
             (name, element_labels.get(name, name)) for name in element_order(participant=participant, artwork=artwork)
         ],
         "locked_symbols": [element_labels.get(name, name) for name in locked] if locked is not None else None,
-        "selected_symbols": values.getlist("symbols") if values is not None and hasattr(values, "getlist") else [],
+        "selected_symbols": [] if values is None else form_values(values, "symbols"),
         "selected_none": _sent(values, "none") == "1",
         "confidence_scale": CONFIDENCE_SCALE,
     }
