@@ -271,7 +271,7 @@ def check_stored(results) -> dict:
     from django.db.models import Count
 
     from study.models import Answer, Assignment, Criterion, Participant, Phase, Preference
-    from study.selectors.participants import step_parse
+    from study.steps import step_parse
 
     pids = [outcome.pid for outcome, _accepted, _seconds in results]
     participants = {p.prolific_pid: p for p in Participant.objects.filter(prolific_pid__in=pids, is_preview=False)}

@@ -65,3 +65,21 @@ class TermModelForm(forms.Form):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["term_model"].queryset = model_choices()
+
+
+# The participant pages: what a page's form sent, as a QueryDict (a browser's POST) or a dict of
+# lists (synthetic participants in-process); the services read a page's answers through these.
+
+
+def form_values(data, name: str) -> list[str]:
+    """Every value sent under ``name``."""
+    if hasattr(data, "getlist"):
+        return data.getlist(name)
+    value = data.get(name, [])
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def form_value(data, name: str) -> str:
+    """The first value sent under ``name``, or ""."""
+    values = form_values(data, name)
+    return values[0] if values else ""

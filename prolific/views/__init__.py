@@ -7,22 +7,16 @@ was sent to Prolific, what Prolific answered, or (without a token) what would ha
 from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import Http404
 from django.shortcuts import redirect
 from django.utils.translation import gettext as _
 
 from study.models import Study
-from study.selectors.studies import study_find
+
+# The study app's one look-up of a study by slug, re-exported for the pages that import it from here.
+from study.selectors.studies import study_or_404 as study_or_404
 
 from ..client import ProlificApiError, ProlificError, ProlificNotConfigured
 from ..selectors import prolific_configured
-
-
-def study_or_404(slug: str) -> Study:
-    study = study_find(slug=slug)
-    if study is None:
-        raise Http404(_("No such study."))
-    return study
 
 
 def back(study: Study):

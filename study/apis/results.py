@@ -1,6 +1,5 @@
 """Study results and long-format responses over the API (researchers only)."""
 
-from django.shortcuts import get_object_or_404
 from django.urls import path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -14,8 +13,8 @@ from core.apis.pagination import PageNumberPagination
 from core.http import streamed_download
 from core.permissions import IsResearcher
 
-from ..models import Study
 from ..selectors.results import EXPORT_COLUMNS, StudyExportRows, study_export_chunks, study_results
+from ..selectors.studies import study_or_404
 from .studies import STUDY_SLUG
 
 INCLUDE_TEST = OpenApiParameter(
@@ -55,7 +54,7 @@ class StudyResultsApi(ApiMixin, APIView):
         description="The study's results (Pragmatics Meets Culture, Figure 3 and Tables 2–3) over completed sessions.",
     )
     def get(self, request, slug: str):
-        study = get_object_or_404(Study, slug=slug)
+        study = study_or_404(slug=slug)
         query = query_validate(ResultsQuerySerializer, request)
         return Response(study_results(study=study, include_test=query["include_test"]))
 
@@ -99,7 +98,7 @@ class StudyResponsesApi(ApiMixin, APIView):
         "with the stimulus provenance. Excluded sessions are included and marked; previews never.",
     )
     def get(self, request, slug: str):
-        study = get_object_or_404(Study, slug=slug)
+        study = study_or_404(slug=slug)
         fmt = request.query_params.get("format", "json")
         if fmt not in ("json", "csv"):
             raise ValidationError({"format": ["json or csv."]})

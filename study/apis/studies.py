@@ -93,16 +93,9 @@ class ImportErrorsSerializer(serializers.Serializer):
     errors = serializers.ListField(child=serializers.CharField(), help_text="Every problem, naming artwork and field.")
 
 
-def _study_or_404(slug: str):
-    study = selectors.study_get(slug)
-    if study is None:
-        raise Http404
-    return study
-
-
 def _detail(study) -> dict:
     study.checklist = selectors.study_checklist(study)
-    study.launch_blockers = services.study_launch_blockers(study=study) if study.status == StudyStatus.DRAFT else []
+    study.launch_blockers = selectors.study_launch_blockers(study=study) if study.status == StudyStatus.DRAFT else []
     study.artworks_summary = list(selectors.study_artworks(study=study))
     return StudyDetailSerializer(study).data
 
@@ -129,7 +122,7 @@ class StudyDetailApi(ApiMixin, APIView):
     )
     def get(self, request, slug: str):
         """One study with its launch checklist and artworks."""
-        return Response(_detail(_study_or_404(slug)))
+        return Response(_detail(selectors.study_or_404(slug=slug, progress=True)))
 
 
 class StudyImportApi(ApiMixin, APIView):
@@ -219,7 +212,7 @@ class StudyTransitionApi(ApiMixin, APIView):
     )
     def post(self, request, slug: str):
         """Launch, pause, resume or close a study."""
-        study = _study_or_404(slug)
+        study = selectors.study_or_404(slug=slug, progress=True)
         # A serializer, not request.data.get(): the body may be a list, and the action an object.
         serializer = StudyTransitionInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -228,7 +221,7 @@ class StudyTransitionApi(ApiMixin, APIView):
             services.study_transition(study=study, action=action, user=request.user)
         except services.StudyTransitionError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
-        return Response(_detail(_study_or_404(slug)))
+        return Response(_detail(selectors.study_or_404(slug=slug, progress=True)))
 
 
 urlpatterns = [

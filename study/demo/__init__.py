@@ -864,6 +864,7 @@ def demo_study_ensure(*, folder: Path, user=None, prepare: bool = True, launch: 
     run again: an existing study is only prepared or launched if it still needs it.
     """
     from ..models import PrepStatus, Study, StudyStatus
+    from ..selectors.studies import study_launch_blockers
     from ..services import studies
     from ..services.imports import study_import
 
@@ -891,7 +892,7 @@ def demo_study_ensure(*, folder: Path, user=None, prepare: bool = True, launch: 
                 + (f" ({study.terms_error})" if study.terms_error else "")
             )
     if study.status == StudyStatus.DRAFT and launch:
-        blockers = studies.study_launch_blockers(study=study)
+        blockers = study_launch_blockers(study=study)
         if blockers:
             notes.append("not launched: " + "; ".join(blockers))
         else:

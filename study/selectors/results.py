@@ -43,7 +43,7 @@ from ..models import (
     Speaker,
     Study,
 )
-from .participants import UNFINISHED, participant_idle_after
+from ..rules import UNFINISHED, participant_idle_after
 
 CRITERIA = [choice.value for choice in Criterion]
 SPEAKERS = [choice.value for choice in Speaker]

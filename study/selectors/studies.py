@@ -1,6 +1,8 @@
-"""Reads of studies for the researcher pages and the API: lists with progress, the launch checklist."""
+"""Reads of studies: the one look-up by slug, lists with progress, the launch checklist and its blockers."""
 
 from django.db.models import Count, Q
+from django.http import Http404
+from django.utils.translation import gettext as _
 
 from ..models import (
     Artwork,
@@ -17,6 +19,7 @@ from .translations import study_translations_missing
 
 # Previews and synthetic test responses never count toward progress or quotas.
 REAL_PARTICIPANTS = Q(is_preview=False, is_test=False)
+TERM_REVIEWED = (TermStatus.CONFIRMED, TermStatus.REJECTED)
 
 
 def study_group_counts(*, study_ids: list[int]) -> dict[int, dict[str, dict[str, int]]]:
@@ -59,9 +62,31 @@ def study_list() -> list[Study]:
     return studies
 
 
-def study_find(*, slug: str) -> Study | None:
-    """The study of a slug, or None; no progress counts (the participant pages need none)."""
-    return Study.objects.filter(slug=slug).first()
+def study_find(*, slug: str, progress: bool = False, package: bool = True) -> Study | None:
+    """The study of a slug, or None: every look-up of a study by its slug goes through here.
+
+    ``progress``: with its creator and its ``progress`` rows (the researcher's study page and
+    API). ``package=False`` leaves out the imported study.json, which the participant pages read
+    through ``study_content`` once per process.
+    """
+    studies = Study.objects.filter(slug=slug)
+    if progress:
+        studies = studies.select_related("created_by")
+    if not package:
+        studies = studies.defer("package")
+    study = studies.first()
+    if study is not None and progress:
+        study.progress = _progress(study, study_group_counts(study_ids=[study.pk]).get(study.pk, {}))
+    return study
+
+
+def study_or_404(slug: str, *, progress: bool = False) -> Study:
+    """``study_find``, or Http404 for a slug no study has: the researcher pages', the APIs' and the
+    Prolific pages' one way to a study (who may see it is their role check, the same for every study)."""
+    study = study_find(slug=slug, progress=progress)
+    if study is None:
+        raise Http404(_("No such study."))
+    return study
 
 
 def study_artwork_find(*, study: Study, key: str) -> Artwork | None:
@@ -75,12 +100,23 @@ def study_artwork_find_by_pk(*, study: Study, pk) -> Artwork | None:
     return Artwork.objects.filter(study=study, pk=pk).first()
 
 
-def study_get(slug: str) -> Study | None:
-    """The study of a slug with its ``progress`` rows, or None."""
-    study = Study.objects.select_related("created_by").filter(slug=slug).first()
-    if study is not None:
-        study.progress = _progress(study, study_group_counts(study_ids=[study.pk]).get(study.pk, {}))
-    return study
+def study_launch_blockers(*, study: Study) -> list[str]:
+    """What still keeps a draft study from launching, as sentences for the researcher."""
+    blockers = []
+    if study.highlight_status != PrepStatus.READY:
+        blockers.append(
+            _("the sentence pairs are not computed (highlighting is %(status)s)")
+            % {"status": study.get_highlight_status_display().lower()}
+        )
+    if study.terms_status in (PrepStatus.PENDING, PrepStatus.RUNNING):
+        blockers.append(_("the search for culture-specific terms has not finished"))
+    unreviewed = Term.objects.filter(artwork__study=study).exclude(status__in=TERM_REVIEWED).count()
+    if unreviewed:
+        total = Term.objects.filter(artwork__study=study).count()
+        blockers.append(
+            _("%(n)s of %(total)s terms are not yet confirmed or rejected") % {"n": unreviewed, "total": total}
+        )
+    return blockers
 
 
 def study_artworks(*, study: Study):

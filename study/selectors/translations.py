@@ -7,14 +7,8 @@ launch checklist lists every such text, field by field, with the same rules the 
 
 from django.db.models import Prefetch
 
-from ..models import TRANSLATION, Culture, Question, Study
-
-# The package translation each group reads (the pages' participant_translation); English needs none.
-GROUP_TRANSLATIONS = {Culture.CHINESE: TRANSLATION}
-
-
-def group_translation(group: str) -> str | None:
-    return GROUP_TRANSLATIONS.get(group)
+from ..models import Question, Study
+from ..rules import group_translation
 
 
 def _options_translated(question: Question, translated: dict) -> bool:

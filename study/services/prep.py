@@ -26,17 +26,15 @@ from ..models import (
     DescriptionPair,
     PrepStatus,
     Study,
-    StudyStatus,
     Term,
     TermSource,
     TermStatus,
 )
+from ..rules import STIMULI_EDITABLE, study_stimuli_editable
 from ..text import split_sentences, term_find, terms_same
 from ..wikidata import wikidata_label
 
 logger = logging.getLogger(__name__)
-
-EDITABLE = (StudyStatus.DRAFT, StudyStatus.PAUSED)
 
 # Pragmatics Meets Culture, Appendix A.1, "Culture-specific Item Identification", verbatim. The
 # paper's text lost its line breaks and the closing asterisks of the last two bold labels in
@@ -65,7 +63,7 @@ class PrepError(ValidationError):
 
 
 def _require_editable(study: Study) -> None:
-    if study.status not in EDITABLE:
+    if not study_stimuli_editable(study):
         raise PrepError(
             _("the study is %(status)s: its stimuli can change only while it is a draft or paused")
             % {"status": study.get_status_display().lower()}
@@ -81,7 +79,7 @@ def study_prepare_start(*, study: Study, term_model=None, force: bool = False) -
     """
     study.refresh_from_db()
     _require_editable(study)
-    candidates = Study.objects.filter(pk=study.pk, status__in=EDITABLE)
+    candidates = Study.objects.filter(pk=study.pk, status__in=STIMULI_EDITABLE)
     if not force:
         candidates = candidates.exclude(highlight_status=PrepStatus.RUNNING).exclude(terms_status=PrepStatus.RUNNING)
     with transaction.atomic():

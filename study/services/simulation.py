@@ -18,16 +18,12 @@ from urllib.parse import parse_qs, urlencode, urljoin, urlsplit
 
 from django.db import connection, connections
 
+from ..content import CONFIDENCE_SCALE
 from ..models import Criterion, Participant, Question, Study, StudyStatus
-from ..selectors.participants import (
-    CONFIDENCE_SCALE,
-    Step,
-    assignment_for_step,
-    element_order,
-    participant_current,
-    question_options,
-    study_entry_find,
-)
+from ..rules import finish_url_leaves_study
+from ..selectors.participants import assignment_for_step, participant_current
+from ..selectors.studies import study_find
+from ..steps import Step, element_order, question_options
 from . import participants as flow
 from .participants import synthetic_entry_token
 from .results import study_results_changes_deferred
@@ -136,7 +132,7 @@ class SyntheticParticipant:
         page = self._timed(outcome, "entry", lambda: self.transport.get(entry_url))
         page = self._follow(page, outcome)
         while outcome.steps < self.max_steps:
-            if page.location and flow.finish_url_leaves_study(page.location):
+            if page.location and finish_url_leaves_study(page.location):
                 outcome.final_url = page.location
                 return outcome
             if page.status >= 400 and page.status != 422:
@@ -167,7 +163,7 @@ class SyntheticParticipant:
 
     def _follow(self, page: Page, outcome: Outcome) -> Page:
         while page.status in (301, 302, 303) and page.location:
-            if flow.finish_url_leaves_study(page.location):
+            if finish_url_leaves_study(page.location):
                 return page
             target = urljoin(page.url, page.location)
             page = self._timed(outcome, "get", lambda t=target: self.transport.get(t))
@@ -315,7 +311,7 @@ class ServiceTransport:
         parts = urlsplit(url)
         self.slug = parts.path.strip("/").split("/")[1]
         query = {name: values[0] for name, values in parse_qs(parts.query).items()}
-        study = study_entry_find(slug=self.slug)
+        study = study_find(slug=self.slug, package=False)
         if study is None:
             return Page(404, url, "")
         try:

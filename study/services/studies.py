@@ -9,32 +9,12 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from ..models import Artwork, Participant, PrepStatus, Study, StudyStatus, Term, TermStatus
-
-TERM_REVIEWED = (TermStatus.CONFIRMED, TermStatus.REJECTED)
+from ..models import Artwork, Participant, Study, StudyStatus
+from ..selectors.studies import study_launch_blockers
 
 
 class StudyTransitionError(ValueError):
     pass
-
-
-def study_launch_blockers(*, study: Study) -> list[str]:
-    """What still keeps a draft study from launching, as sentences for the researcher."""
-    blockers = []
-    if study.highlight_status != PrepStatus.READY:
-        blockers.append(
-            _("the sentence pairs are not computed (highlighting is %(status)s)")
-            % {"status": study.get_highlight_status_display().lower()}
-        )
-    if study.terms_status in (PrepStatus.PENDING, PrepStatus.RUNNING):
-        blockers.append(_("the search for culture-specific terms has not finished"))
-    unreviewed = Term.objects.filter(artwork__study=study).exclude(status__in=TERM_REVIEWED).count()
-    if unreviewed:
-        total = Term.objects.filter(artwork__study=study).count()
-        blockers.append(
-            _("%(n)s of %(total)s terms are not yet confirmed or rejected") % {"n": unreviewed, "total": total}
-        )
-    return blockers
 
 
 def _move(*, study: Study, sources: tuple[str, ...], target: str, verb: str, **fields) -> Study:

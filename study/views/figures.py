@@ -4,7 +4,6 @@ Researchers only, as the results page; ``?include_test=1`` counts the test respo
 """
 
 from django.http import Http404
-from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
 from core.decorators import role_required
@@ -12,15 +11,15 @@ from core.figures import UnknownFigure
 from core.http import download
 from core.roles import RESEARCHER
 
-from ..models import Study
 from ..selectors.figures import study_figure
+from ..selectors.studies import study_or_404
 from .results import flag
 
 
 @require_GET
 @role_required(RESEARCHER)
 def study_figure_file(request, slug: str, name: str, fmt: str):
-    study = get_object_or_404(Study, slug=slug)
+    study = study_or_404(slug=slug)
     try:
         body = study_figure(study=study, name=name, fmt=fmt, include_test=flag(request, "include_test"))
     except UnknownFigure:

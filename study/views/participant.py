@@ -24,17 +24,10 @@ from core.ratelimit import rate_limit_hit
 from core.roles import RESEARCHER, has_role
 
 from ..models import Culture, Participant, StudyStatus
-from ..selectors.participants import (
-    consent_context,
-    participant_current,
-    participant_progress,
-    step_context,
-    study_entry_find,
-    study_title,
-)
-from ..selectors.studies import study_artwork_find
+from ..selectors.participants import participant_current
+from ..selectors.studies import study_artwork_find, study_find, study_or_404
 from ..services import participants as flow
-from . import study_or_404
+from .presenters import page_context
 
 ENTRY_MESSAGES = {
     "bad_pid": (
@@ -170,7 +163,7 @@ def entry(request, slug):
     refused = _too_many(request, "study-entry", settings.STUDY_ENTRY_RATE, language=language)
     if refused is not None:
         return refused
-    study = study_entry_find(slug=slug)
+    study = study_find(slug=slug, package=False)
     if study is None:
         return _message(request, "bad_params", language=language, status=404)
     try:
@@ -241,23 +234,7 @@ def _run(request, participant: Participant):
 
 
 def _render_step(request, participant, step, *, errors=None, values=None, status=200):
-    context = {
-        "participant": participant,
-        "study": participant.study,
-        "step": step,
-        "errors": errors or {},
-        "values": values,
-        "progress": participant_progress(participant),
-        "preview": participant.is_preview,
-        "draft_key": f"vivid:{participant.pseudonym}:{step.key}",
-        "study_title": study_title(participant),
-    }
-    if step.kind == "consent":
-        context["consent"] = consent_context(participant)
-    if step.order is not None:
-        context.update(step_context(participant, step, values=values, errors=errors))
-    if step.kind == "group":
-        context["groups"] = [(g, Culture(g).label if g in Culture.values else g) for g in participant.study.groups]
+    context = page_context(participant, step, errors=errors, values=values)
     template = "artwork_page" if step.kind in ARTWORK_PAGES else step.kind
     return render(request, f"study/participant/{template}.html", context, status=status)
 
@@ -284,7 +261,7 @@ def local_done(request, slug):
     for a code that is not one of the study's."""
     if not settings.PROLIFIC_COMPLETE_LOCAL:
         raise Http404
-    study = study_entry_find(slug=slug)
+    study = study_find(slug=slug, package=False)
     code = request.GET.get("cc", "")
     status = flow.finish_code_status(study=study, code=code) if study is not None else None
     if status is None:
@@ -306,7 +283,7 @@ def local_done(request, slug):
 @require_POST
 @role_required(RESEARCHER)
 def preview_start(request, slug):
-    study = study_or_404(slug)
+    study = study_or_404(slug=slug)
     try:
         participant = flow.preview_start(study=study, user=request.user, group=request.POST.get("group", ""))
     except flow.EntryError:
@@ -318,7 +295,7 @@ def preview_start(request, slug):
 # The site policy would be the wrong one: the file carries its own, stricter policy.
 @csp_exempt()
 def artwork_image(request, slug, key):
-    study = study_entry_find(slug=slug)
+    study = study_find(slug=slug, package=False)
     if study is None:
         raise Http404
     if study.status == StudyStatus.DRAFT and not (_participant_pk(request, slug) or has_role(request.user, RESEARCHER)):

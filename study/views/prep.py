@@ -23,11 +23,11 @@ from core.roles import RESEARCHER
 
 from ..forms import TermAddForm, TermEditForm, TermModelForm, ThresholdForm
 from ..models import PrepStatus, Study, Term
+from ..rules import study_stimuli_editable
 from ..selectors.prep import study_term_find, study_terms_review, term_in_descriptions, term_study
-from ..selectors.studies import study_artwork_find_by_pk
+from ..selectors.studies import study_artwork_find_by_pk, study_or_404
 from ..services import prep as services
 from ..text import term_matches
-from . import study_or_404
 
 
 def _error_text(exc: ValidationError) -> str:
@@ -87,7 +87,7 @@ def _status_context(study: Study) -> dict:
     return {
         "study": study,
         "preparing": _preparing(study),
-        "editable": study.status in services.EDITABLE,
+        "editable": study_stimuli_editable(study),
         "model_form": TermModelForm(),
         "threshold_form": ThresholdForm(initial={"threshold": study.similarity_threshold}),
     }
@@ -103,7 +103,7 @@ def _row(request, term: Term, *, error: str = "", saved: str = ""):
         {
             "term": term,
             "study": study,
-            "editable": study.status in services.EDITABLE,
+            "editable": study_stimuli_editable(study),
             "row_error": error,
             "row_saved": saved,
         },
@@ -114,7 +114,7 @@ def _row(request, term: Term, *, error: str = "", saved: str = ""):
 @role_required(RESEARCHER)
 @vary_on_headers("HX-Request")
 def study_terms(request, slug: str):
-    study = study_or_404(slug)
+    study = study_or_404(slug=slug)
     if request.method == "POST":
         return _terms_post(request, study)
     if request.htmx and request.GET.get("part") == "status" and not request.htmx.history_restore_request:
@@ -221,7 +221,7 @@ def _term_add(request, study: Study):
 @role_required(RESEARCHER)
 def study_prepare(request, slug: str):
     """Queue the preparation again, optionally finding terms with a chosen model."""
-    study = study_or_404(slug)
+    study = study_or_404(slug=slug)
     form = TermModelForm(request.POST)
     term_model = form.cleaned_data.get("term_model") if form.is_valid() else None
     if request.POST.get("term_model") and term_model is None:

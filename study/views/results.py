@@ -5,7 +5,7 @@ so every route here is behind the Researcher role.
 """
 
 from django.http import HttpResponseBadRequest
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.utils.cache import patch_vary_headers
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
@@ -17,6 +17,7 @@ from core.roles import RESEARCHER
 
 from ..models import Culture, Study
 from ..selectors import results as selectors
+from ..selectors.studies import study_or_404
 
 TRUE_VALUES = {"1", "true", "yes", "on"}
 # The chart's scale: bars from 0 to 1 over this many SVG units.
@@ -117,7 +118,7 @@ def _context(study: Study, *, include_test: bool) -> dict:
 @require_GET
 @role_required(RESEARCHER)
 def study_results(request, slug: str):
-    study = get_object_or_404(Study, slug=slug)
+    study = study_or_404(slug=slug)
     include_test = flag(request, "include_test")
     fmt = request.GET.get("format", "")
     if fmt and fmt != "json":
@@ -140,7 +141,7 @@ def study_results(request, slug: str):
 @require_GET
 @role_required(RESEARCHER)
 def study_export(request, slug: str):
-    study = get_object_or_404(Study, slug=slug)
+    study = study_or_404(slug=slug)
     chunks = selectors.study_export_chunks(
         study=study, include_test=flag(request, "include_test"), raw_pid=flag(request, "raw_pid")
     )

@@ -3,7 +3,6 @@
 from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -25,13 +24,6 @@ PROLIFIC_PARAMETERS = "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&S
 PREPARING = (PrepStatus.PENDING, PrepStatus.RUNNING)
 
 
-def _study_or_404(slug: str):
-    study = selectors.study_get(slug)
-    if study is None:
-        raise Http404(_("No such study."))
-    return study
-
-
 def entry_urls(request, study) -> dict:
     """The URL to paste into Prolific, for one study with a screener and for one Prolific study per group."""
     base = request.build_absolute_uri(reverse("study:entry", args=[study.slug]))
@@ -49,7 +41,7 @@ def _status_context(study) -> dict:
     return {
         "study": study,
         "checklist": checklist,
-        "blockers": services.study_launch_blockers(study=study) if study.status == StudyStatus.DRAFT else [],
+        "blockers": selectors.study_launch_blockers(study=study) if study.status == StudyStatus.DRAFT else [],
         "polling": preparing,
         # A failed preparation, or one never queued (no worker seen it), can be started again.
         "can_prepare": study.status == StudyStatus.DRAFT
@@ -102,7 +94,7 @@ def study_import(request):
 @role_required(RESEARCHER)
 @vary_on_headers("HX-Request")
 def study_detail(request, slug: str):
-    study = _study_or_404(slug)
+    study = selectors.study_or_404(slug=slug, progress=True)
     context = _status_context(study)
     # htmx asks for the whole page when it restores history it no longer holds.
     if request.htmx and not request.htmx.history_restore_request:
@@ -122,7 +114,7 @@ def study_detail(request, slug: str):
 @require_POST
 @role_required(RESEARCHER)
 def study_transition(request, slug: str):
-    study = _study_or_404(slug)
+    study = selectors.study_or_404(slug=slug, progress=True)
     form = StudyTransitionForm(request.POST)
     if not form.is_valid():
         messages.error(request, _("Unknown action."))

@@ -26,7 +26,7 @@ from study.models import (
     Speaker,
     Study,
 )
-from study.selectors.participants import UNFINISHED, participant_abandon_cutoff
+from study.rules import UNFINISHED, participant_abandon_cutoff
 from study.selectors.results import (
     EXPORT_COLUMNS,
     StudyExportRows,

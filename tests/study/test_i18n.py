@@ -17,7 +17,12 @@ from .factories import make_study
 PARTICIPANT_SOURCES = (
     "templates/study/participant/",
     "study/views/participant.py",
-    # The package study/services/participants/ and the module it was before (older message catalogues).
+    "study/views/presenters.py",
+    "study/content.py",
+    "study/steps.py",
+    "study/rules.py",
+    # The package study/services/participants/, and the module that held the pages' context and the
+    # paper's wording before study/content.py and study/views/presenters.py (older message catalogues).
     "study/services/participants",
     "study/selectors/participants.py",
 )

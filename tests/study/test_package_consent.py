@@ -11,14 +11,13 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from study.models import Answer, Artwork, Participant, ParticipantStatus, Question, Study, StudyStatus
-from study.selectors.participants import participant_step
 from study.selectors.results import study_export_csv, study_export_rows
-from study.selectors.studies import study_checklist
+from study.selectors.studies import study_checklist, study_launch_blockers
 from study.services import participants as flow
 from study.services.imports import StudyImportError, study_import
 from study.services.participants import prolific_id_for
 from study.services.simulation import SyntheticParticipant, answer_key, entry_url, parse_form
-from study.services.studies import study_launch_blockers
+from study.steps import participant_step
 from study.text import markdown_html
 
 from .factories import make_study, package_dict, write_package

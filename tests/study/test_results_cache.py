@@ -14,11 +14,12 @@ from django.utils import timezone
 
 from core.stamps import stamp_get
 from study.models import Participant, ParticipantStatus
-from study.selectors.participants import participant_current, participant_step
+from study.selectors.participants import participant_current
 from study.selectors.results import study_results, study_results_scope
 from study.services import participants as flow
 from study.services.participants import prolific_id_for
 from study.services.simulation import ServiceTransport, SyntheticParticipant, answer_key, entry_url
+from study.steps import participant_step
 
 from .factories import make_study, package_dict
 from .test_results import _media  # noqa: F401

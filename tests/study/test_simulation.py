@@ -9,7 +9,7 @@ from django.test import Client
 from django.urls import reverse
 
 from study.models import Answer, Assignment, PageVisit, Participant, ParticipantStatus, Preference
-from study.selectors.participants import participant_current, participant_step
+from study.selectors.participants import participant_current
 from study.services.participants import prolific_id_for
 from study.services.simulation import (
     DjangoClientTransport,
@@ -22,6 +22,7 @@ from study.services.simulation import (
     synthetic_plan,
     synthetic_responses_generate,
 )
+from study.steps import participant_step
 
 from .factories import make_study, package_dict
 

@@ -13,11 +13,11 @@ from rest_framework.test import APIClient
 
 from study.models import StudyStatus, Term, TermStatus
 from study.selectors.prep import study_terms_unmatched
-from study.selectors.studies import study_checklist
+from study.selectors.studies import study_checklist, study_launch_blockers
 from study.services import prep
 from study.services.participants import prolific_id_for
 from study.services.simulation import DjangoClientTransport, SyntheticParticipant, answer_key, entry_url
-from study.services.studies import study_launch, study_launch_blockers
+from study.services.studies import study_launch
 
 from .factories import make_study, package_dict, write_package
 

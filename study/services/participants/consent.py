@@ -5,10 +5,12 @@ from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from ...models import Assignment, Participant, ParticipantStatus
-from ...selectors.participants import participant_fresh, participant_places_taken, participant_step, study_admission
+from ...rules import study_open_to
+from ...selectors.participants import participant_fresh, participant_places_taken, study_admission
+from ...steps import participant_step
 from ..results import study_results_changed
 from .assignment import assignments_draw
-from .entry import EntryError, participants_mark_returned, quota_lock, study_open_to
+from .entry import EntryError, participants_mark_returned, quota_lock
 from .steps import StaleStep, StepError, page_visit_submitted, step_require_current
 
 

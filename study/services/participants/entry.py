@@ -2,7 +2,6 @@
 
 import hashlib
 import random
-import re
 import zlib
 from collections.abc import Iterable
 
@@ -11,12 +10,10 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from ...models import Participant, ParticipantStatus, Study, StudyStatus
-from ...selectors.participants import UNFINISHED, participant_idle_q, participant_places_taken
+from ...rules import UNFINISHED, prolific_id_valid, study_open_to
+from ...selectors.participants import participant_idle_q, participant_places_taken
 from ..results import study_results_changed
 
-# Prolific's PROLIFIC_PID, STUDY_ID and SESSION_ID (the submission's id) are 24 hexadecimal digits
-# (MongoDB object ids). Any other value did not come from Prolific: refused before a session exists.
-PROLIFIC_ID_PATTERN = re.compile(r"^[0-9a-fA-F]{24}$")
 # The salt's text is part of every token already handed out: it keeps its old name.
 SYNTHETIC_ENTRY_SALT = "study.test-participant"
 
@@ -46,10 +43,6 @@ def prolific_id_for(label: str) -> str:
     return hashlib.sha256(label.encode()).hexdigest()[:24]
 
 
-def prolific_id_valid(value: str) -> bool:
-    return bool(PROLIFIC_ID_PATTERN.match(value or ""))
-
-
 def synthetic_entry_token(slug: str) -> str:
     """The entry-link parameter that marks a synthetic participant; signed, so no real participant can forge it."""
     return signing.dumps(slug, salt=SYNTHETIC_ENTRY_SALT)
@@ -62,17 +55,6 @@ def synthetic_entry_token_valid(token: str, slug: str) -> bool:
         return signing.loads(token, salt=SYNTHETIC_ENTRY_SALT, max_age=7 * 24 * 3600) == slug
     except signing.BadSignature:
         return False
-
-
-def study_open_to(study: Study, *, is_test: bool) -> bool:
-    """Live studies take everyone; test responses may also be generated before launch or while paused."""
-    if study.status == StudyStatus.LIVE:
-        return True
-    return is_test and study.status in (StudyStatus.DRAFT, StudyStatus.PAUSED)
-
-
-def participant_accepts_answers(participant: Participant) -> bool:
-    return participant.is_preview or study_open_to(participant.study, is_test=participant.is_test)
 
 
 def quota_lock(*, study: Study, group: str) -> None:

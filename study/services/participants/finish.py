@@ -1,10 +1,10 @@
 """Finish: the quality-control score that ends a session, and the Prolific redirect it earns."""
 
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.db import transaction
-from django.urls import Resolver404, resolve, reverse
+from django.urls import reverse
 from django.utils import timezone
 
 from ...models import Answer, Participant, ParticipantStatus, Study
@@ -66,17 +66,6 @@ def participant_finish_url(*, participant: Participant) -> str | None:
 def finish_code_status(*, study: Study, code: str) -> ParticipantStatus | None:
     """The way a session ended that sends this completion code (the local done page names it)."""
     return next((status for status, own in _finish_codes(study).items() if own and own == code), None)
-
-
-def finish_url_leaves_study(url: str) -> bool:
-    """Whether a redirect is a finish: Prolific's completion URL or the local done page."""
-    parts = urlsplit(url)
-    if url.startswith(settings.PROLIFIC_COMPLETE_URL.split("{code}", 1)[0]) or parts.netloc.endswith("prolific.com"):
-        return True
-    try:
-        return resolve(parts.path).view_name == "study:done"
-    except Resolver404:
-        return False
 
 
 def participant_finish(*, participant: Participant) -> Participant:

@@ -9,14 +9,14 @@ from dataclasses import dataclass
 
 from django.utils.translation import gettext_noop
 
+from ...forms import form_value
 from ...models import Participant, ParticipantStatus
-from ...selectors.participants import UNFINISHED, Step, participant_step
+from ...rules import FINISHED, UNFINISHED, participant_accepts_answers
+from ...steps import Step, participant_step
 from .consent import consent_decline, consent_give, group_choose
-from .entry import EntryError, participant_accepts_answers
+from .entry import EntryError
 from .finish import participant_finish
 from .steps import StaleStep, StepError, participant_touch, step_submit
-
-FINISHED = (ParticipantStatus.COMPLETED, ParticipantStatus.EXCLUDED_QC, ParticipantStatus.NO_CONSENT)
 
 
 @dataclass(frozen=True)
@@ -33,13 +33,6 @@ class PageOutcome:
     message: str = ""
     finished: bool = False
     again: bool = False
-
-
-def _first(data, name: str) -> str:
-    values = data.getlist(name) if hasattr(data, "getlist") else data.get(name, "")
-    if isinstance(values, (list, tuple)):
-        return values[0] if values else ""
-    return values
 
 
 def participant_page_show(*, participant: Participant) -> PageOutcome:
@@ -65,15 +58,15 @@ def participant_page_submit(*, participant: Participant, data) -> PageOutcome:
     ``data`` is the form as sent (a QueryDict, or a dict of lists). The next page comes in the
     same answer, not after a redirect; the service that stored the page has counted it as shown.
     """
-    step_key = _first(data, "step")
+    step_key = form_value(data, "step")
     if participant.status == ParticipantStatus.UNVERIFIED:
         # Released and left out of the results: nothing it sends is stored.
         return PageOutcome(participant, message="unverified", status=403)
     try:
         if step_key == "group":
-            participant = group_choose(participant=participant, group=_first(data, "group"))
+            participant = group_choose(participant=participant, group=form_value(data, "group"))
         elif step_key == "consent":
-            consent = _first(data, "consent")
+            consent = form_value(data, "consent")
             if consent == "yes":
                 participant = consent_give(participant=participant)
             elif consent == "no":

@@ -6,16 +6,11 @@ from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
+from ...forms import form_value, form_values
 from ...models import Answer, Assignment, Criterion, PageVisit, Participant, Phase, Preference, Side
-from ...selectors.participants import (
-    UNFINISHED,
-    Step,
-    assignment_for_step,
-    participant_counted_returned,
-    participant_fresh,
-    participant_step,
-    question_options,
-)
+from ...rules import UNFINISHED, participant_counted_returned
+from ...selectors.participants import assignment_for_step, participant_fresh
+from ...steps import Step, participant_step, question_options
 from ..results import study_results_changed
 from .finish import participant_score
 
@@ -144,22 +139,10 @@ def step_submit(*, participant: Participant, step_key: str, data) -> Participant
     return participant
 
 
-def _getlist(data, name: str) -> list[str]:
-    if hasattr(data, "getlist"):
-        return data.getlist(name)
-    value = data.get(name, [])
-    return list(value) if isinstance(value, (list, tuple)) else [value]
-
-
-def _get(data, name: str) -> str:
-    values = _getlist(data, name)
-    return values[0] if values else ""
-
-
 def _submit_symbols(participant, assignment, step, data):
     names = {element["name"] for element in assignment.artwork.elements}
-    picked = _getlist(data, "symbols")
-    none = _get(data, "none") == "1"
+    picked = form_values(data, "symbols")
+    none = form_value(data, "none") == "1"
     unknown = [name for name in picked if name not in names]
     if unknown:
         raise StepError({"symbols": gettext_noop("Unknown element.")})
@@ -184,9 +167,9 @@ def _submit_qa(participant, assignment, step, data):
     rows = []
     for question in assignment.artwork.questions.all():
         options = question_options(participant=participant, question=question)
-        choice = _get(data, f"q{question.pk}-choice")
-        confidence = _get(data, f"q{question.pk}-confidence")
-        knew = _get(data, f"q{question.pk}-knew")
+        choice = form_value(data, f"q{question.pk}-choice")
+        confidence = form_value(data, f"q{question.pk}-confidence")
+        knew = form_value(data, f"q{question.pk}-knew")
         if choice not in options:
             errors[f"q{question.pk}-choice"] = gettext_noop("Choose an answer.")
         if confidence not in {"1", "2", "3", "4", "5"}:
@@ -222,7 +205,7 @@ def _submit_compare(participant, assignment, step, data):
     errors = {}
     choices = {}
     for criterion in Criterion.values:
-        side = _get(data, criterion)
+        side = form_value(data, criterion)
         if side not in Side.values:
             errors[criterion] = gettext_noop("Choose the left or the right description.")
         choices[criterion] = side
