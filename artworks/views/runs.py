@@ -7,6 +7,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.vary import vary_on_headers
 
 from core.decorators import role_required
 from core.http import add_service_errors
@@ -120,6 +121,7 @@ def _detail_context(run) -> dict:
 
 @require_http_methods(["GET", "POST"])
 @role_required(RESEARCHER)
+@vary_on_headers("HX-Request")
 def artwork_run_detail(request, pk: int):
     run = artwork_run_or_404(pk)
     if request.method == "POST":

@@ -14,6 +14,7 @@ from django.utils.http import urlencode
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.vary import vary_on_headers
 
 from core.decorators import role_required
 from core.http import REPORT_FORMATS, add_service_errors, download, json_text
@@ -213,6 +214,7 @@ def _live_context(request, run) -> dict:
 
 @require_GET
 @role_required(RESEARCHER)
+@vary_on_headers("HX-Request")
 def run_progress(request, pk: int):
     """What the run page polls every second while the run is queued or running: the progress
     section, and out of band the report, the times and the items table, so no part of the

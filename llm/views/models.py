@@ -5,6 +5,7 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.vary import vary_on_headers
 
 from core.decorators import role_required
 from core.http import add_service_errors, wants_fragment
@@ -34,6 +35,7 @@ def _model_row(model: ModelConfig) -> dict:
 
 @require_GET
 @role_required(RESEARCHER)
+@vary_on_headers("HX-Request")
 def model_list(request):
     # The row of a model being probed polls for itself until its probe is done.
     if wants_fragment(request) and request.GET.get("model", "").isdigit():
@@ -45,6 +47,7 @@ def model_list(request):
 
 @require_POST
 @role_required(RESEARCHER)
+@vary_on_headers("HX-Request")
 def model_probe(request, pk: int):
     """Probe the model in a worker, as ``manage.py probe_model NAME`` does in the shell."""
     model = get_object_or_404(ModelConfig, pk=pk)

@@ -90,3 +90,13 @@ def test_it_answers_only_researchers(collection, model, annotator_client, outsid
 
 def test_it_answers_404_for_a_missing_run(api):
     assert api.get(url("run_detail", 999)).status_code == 404
+
+
+def test_it_says_the_run_page_answers_htmx_differently(researcher_client, collection, model):  # noqa: F811
+    """A cache in between must not give the poll's fragment to a page load, or the page to a poll."""
+    run = artwork_run_start(collection=collection, speaker=model, listener=model, samples=1, enqueue=False)
+    page = researcher_client.get(reverse("artworks:run_detail", args=[run.pk]))
+    poll = researcher_client.get(reverse("artworks:run_detail", args=[run.pk]), HTTP_HX_REQUEST="true")
+    assert page.status_code == poll.status_code == 200
+    assert page.content != poll.content
+    assert "HX-Request" in page["Vary"] and "HX-Request" in poll["Vary"]
