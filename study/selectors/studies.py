@@ -14,6 +14,7 @@ from ..models import (
     Term,
     TermStatus,
 )
+from ..rules import study_consent_missing
 from .prep import study_terms_unmatched
 from .translations import study_translations_missing
 
@@ -221,12 +222,3 @@ def study_checklist(study: Study) -> list[dict]:
             "detail": {"required": False, "missing": untranslated},
         },
     ]
-
-
-CONSENT_FIELDS = ("consent", "estimated_minutes", "reward", "contact", "ethics_reference")
-
-
-def study_consent_missing(study: Study) -> list[str]:
-    """The consent page details the package leaves out; participants and ethics boards expect each of them."""
-    package = study.package if isinstance(study.package, dict) else {}
-    return [field for field in CONSENT_FIELDS if not package.get(field)]
