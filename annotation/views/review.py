@@ -40,7 +40,7 @@ def _item_url(assignment) -> str:
 
 
 def _taxonomy() -> tuple[list, list]:
-    traits, themes = selectors.taxonomy()
+    traits, themes = selectors.taxonomy_rows()
     return list(traits), list(themes)
 
 

@@ -1,7 +1,7 @@
 """Reads of the evaluation app, one module per feature; the names callers use are re-exported here."""
 
 from .registry import api_key_state, model_choices, model_get, model_list, prompt_list
-from .results import results_table, taxonomy
+from .results import results_table, taxonomy, taxonomy_by_code
 from .runs import (
     finished_generation_exists,
     generation_runs,
@@ -37,4 +37,5 @@ __all__ = [
     "run_version_choices",
     "run_waiting_for_worker",
     "taxonomy",
+    "taxonomy_by_code",
 ]

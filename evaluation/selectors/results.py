@@ -9,9 +9,17 @@ from ..models import ItemStatus, ModelConfig, Run, RunKind, RunStatus
 from .runs import run_report
 
 
-def taxonomy() -> tuple[dict, dict]:
-    """Themes and traits by code, for the names of the codes a report keeps."""
-    return {t.code: t for t in Theme.objects.all()}, {t.code: t for t in Trait.objects.all()}
+def taxonomy_by_code() -> tuple[dict[str, Trait], dict[str, Theme]]:
+    """Traits and themes by code (in annotation's ``taxonomy_rows`` order: traits first), for the names of
+    the codes a report keeps."""
+    return {t.code: t for t in Trait.objects.all()}, {t.code: t for t in Theme.objects.all()}
+
+
+def taxonomy() -> tuple[dict[str, Theme], dict[str, Trait]]:
+    """Themes then traits by code: the old name and order, kept only for evaluation/views/runs.py, which
+    moves in the run engine's refactor; new callers use ``taxonomy_by_code`` (traits first)."""
+    traits, themes = taxonomy_by_code()
+    return themes, traits
 
 
 def runs_usage(runs) -> dict:
