@@ -1,7 +1,7 @@
-"""Reads of studies: the one look-up by slug, lists with progress, the launch checklist and its blockers."""
+"""Reads of studies: the one look-up by slug (``study_find``; the 404 is ``lookups.study_or_404``), lists with
+progress, the launch checklist and its blockers."""
 
 from django.db.models import Count, Q
-from django.http import Http404
 from django.utils.translation import gettext as _
 
 from ..models import (
@@ -78,15 +78,6 @@ def study_find(*, slug: str, progress: bool = False, package: bool = True) -> St
     study = studies.first()
     if study is not None and progress:
         study.progress = _progress(study, study_group_counts(study_ids=[study.pk]).get(study.pk, {}))
-    return study
-
-
-def study_or_404(slug: str, *, progress: bool = False) -> Study:
-    """``study_find``, or Http404 for a slug no study has: the researcher pages', the APIs' and the
-    Prolific pages' one way to a study (who may see it is their role check, the same for every study)."""
-    study = study_find(slug=slug, progress=progress)
-    if study is None:
-        raise Http404(_("No such study."))
     return study
 
 

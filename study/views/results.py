@@ -17,7 +17,7 @@ from core.roles import RESEARCHER
 
 from ..models import Culture, Study
 from ..selectors import results as selectors
-from ..selectors.studies import study_or_404
+from ..selectors.lookups import study_or_404
 
 TRUE_VALUES = {"1", "true", "yes", "on"}
 # The chart's scale: bars from 0 to 1 over this many SVG units.
@@ -118,7 +118,7 @@ def _context(study: Study, *, include_test: bool) -> dict:
 @require_GET
 @role_required(RESEARCHER)
 def study_results(request, slug: str):
-    study = study_or_404(slug=slug)
+    study = study_or_404(slug)
     include_test = flag(request, "include_test")
     fmt = request.GET.get("format", "")
     if fmt and fmt != "json":
@@ -141,7 +141,7 @@ def study_results(request, slug: str):
 @require_GET
 @role_required(RESEARCHER)
 def study_export(request, slug: str):
-    study = study_or_404(slug=slug)
+    study = study_or_404(slug)
     chunks = selectors.study_export_chunks(
         study=study, include_test=flag(request, "include_test"), raw_pid=flag(request, "raw_pid")
     )

@@ -16,6 +16,7 @@ from core.roles import RESEARCHER
 from ..forms import StudyImportForm, StudyTransitionForm
 from ..models import PrepStatus, StudyStatus
 from ..selectors import studies as selectors
+from ..selectors.lookups import study_or_404
 from ..services import imports
 from ..services import studies as services
 
@@ -94,7 +95,7 @@ def study_import(request):
 @role_required(RESEARCHER)
 @vary_on_headers("HX-Request")
 def study_detail(request, slug: str):
-    study = selectors.study_or_404(slug=slug, progress=True)
+    study = study_or_404(slug, progress=True)
     context = _status_context(study)
     # htmx asks for the whole page when it restores history it no longer holds.
     if request.htmx and not request.htmx.history_restore_request:
@@ -114,7 +115,7 @@ def study_detail(request, slug: str):
 @require_POST
 @role_required(RESEARCHER)
 def study_transition(request, slug: str):
-    study = selectors.study_or_404(slug=slug, progress=True)
+    study = study_or_404(slug, progress=True)
     form = StudyTransitionForm(request.POST)
     if not form.is_valid():
         messages.error(request, _("Unknown action."))
