@@ -4,9 +4,11 @@ CSV text is written by core.csv_writer (formula cells neutralised), never here.
 """
 
 import json
+from functools import wraps
 
 from django.core.exceptions import ValidationError
-from django.http import HttpResponse, StreamingHttpResponse
+from django.http import Http404, HttpResponse, StreamingHttpResponse
+from django.utils.cache import patch_vary_headers
 from django.utils.http import content_disposition_header
 
 from core.files import untrusted_file_response
@@ -31,6 +33,29 @@ def wants_fragment(request) -> bool:
     answering with a fragment would leave a page without its layout.
     """
     return bool(request.htmx) and not request.htmx.history_restore_request
+
+
+def found_or_404(found, message: str):
+    """What a look-up found, or a 404 saying ``message`` (an API's detail; the HTML 404 page never shows it).
+
+    Each app's ``selectors.lookups`` builds its ``<entity>_or_404`` on it, with the reader's filter."""
+    if found is None:
+        raise Http404(message)
+    return found
+
+
+def vary_on_htmx(view):
+    """For a view that answers htmx with a fragment and everyone else with the page (``wants_fragment``,
+    ``request.htmx``): ``Vary: HX-Request`` on every answer, so that a browser or proxy cache never
+    serves the fragment as the page (after a reload, or the back button) or the page as the fragment."""
+
+    @wraps(view)
+    def wrapped(request, *args, **kwargs):
+        response = view(request, *args, **kwargs)
+        patch_vary_headers(response, ("HX-Request",))
+        return response
+
+    return wrapped
 
 
 def add_service_errors(form, exc: ValidationError) -> None:

@@ -1,6 +1,7 @@
 """The rules of a session and a study, as pure functions of their stored fields: whether a study
-takes answers, when an unfinished session counts as returned, which ids come from Prolific, which
-redirect ends a session.
+takes answers or may still change its stimuli, when an unfinished session counts as returned, which
+ids come from Prolific, which redirect ends a session, which translation a group reads, which
+consent details a package leaves out.
 
 No query and no write: the selectors and services decide by these, and the results count by
 the same rules the participant flow applies.
@@ -97,3 +98,13 @@ def finish_url_leaves_study(url: str) -> bool:
         return resolve(parts.path).view_name == "study:done"
     except Resolver404:
         return False
+
+
+# The consent page details a package should give (the launch checklist warns of each one missing).
+CONSENT_FIELDS = ("consent", "estimated_minutes", "reward", "contact", "ethics_reference")
+
+
+def study_consent_missing(study: Study) -> list[str]:
+    """The consent page details the package leaves out; participants and ethics boards expect each of them."""
+    package = study.package if isinstance(study.package, dict) else {}
+    return [field for field in CONSENT_FIELDS if not package.get(field)]

@@ -215,7 +215,7 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
-# Sign-in throttling (django-axes, annotation/signin.py): the login page and POST /api/token/.
+# Sign-in throttling (django-axes, core/signin.py): the login page and POST /api/token/.
 AUTHENTICATION_BACKENDS = [
     # First, so a locked-out client is refused before its password is even checked.
     "axes.backends.AxesStandaloneBackend",
@@ -239,7 +239,7 @@ AXES_RESET_ON_SUCCESS = False
 # overwrites (e.g. HTTP_X_REAL_IP); a client can put anything in X-Forwarded-For.
 AXES_IPWARE_META_PRECEDENCE_ORDER = tuple(env_list("AXES_IPWARE_META_PRECEDENCE_ORDER", ["REMOTE_ADDR"]))
 AXES_IPWARE_PROXY_COUNT = env_int("AXES_IPWARE_PROXY_COUNT", 0, minimum=0) or None
-# Scripts' API tokens (annotation/authentication.py) stop working this many days after they were issued.
+# Scripts' API tokens (core/authentication.py) stop working this many days after they were issued.
 API_TOKEN_TTL_DAYS = env_int("API_TOKEN_TTL_DAYS", 90, minimum=1)
 
 LANGUAGE_CODE = env_str("LANGUAGE_CODE", "en")

@@ -20,6 +20,7 @@ from core.roles import ADJUDICATOR, RESEARCHER, has_role
 from .. import selectors, services
 from ..models import RemovalReason, RoundItem, RoundStatus
 from ..selectors import adjudication as adjudication_selectors
+from ..selectors.lookups import item_or_404, round_or_404
 
 NOT_LOCKED = "Adjudication starts when the researcher locks the round; until then the annotators' labels stay hidden."
 
@@ -187,9 +188,7 @@ class AdjudicationListApi(ApiMixin, GenericAPIView):
         description="Adjudicators and researchers; only once the round is locked (409 before).",
     )
     def get(self, request, round_pk: int):
-        round_ = selectors.round_get(pk=round_pk, user=request.user)
-        if round_ is None:
-            return Response({"detail": "No such round."}, status=status.HTTP_404_NOT_FOUND)
+        round_ = round_or_404(request.user, round_pk)
         if not selectors.can_see_all_labels(user=request.user, round=round_):
             return Response({"detail": NOT_LOCKED, "round_status": round_.status}, status=status.HTTP_409_CONFLICT)
         traits = list(selectors.trait_list())
@@ -271,9 +270,7 @@ class ItemHistoryApi(ApiMixin, APIView):
         "(404 for the rest). While the round is open an annotator sees only their own changes and no outcome.",
     )
     def get(self, request, pk: int):
-        item = adjudication_selectors.item_visible_get(pk=pk, user=request.user)
-        if item is None:
-            return Response({"detail": "No such item."}, status=status.HTTP_404_NOT_FOUND)
+        item = item_or_404(request.user, pk)
         changes = selectors.item_history(item=item, user=request.user)
         data = {
             "id": item.pk,

@@ -1,15 +1,14 @@
 """Annotator quality of a round as JSON: the CLI's `annotators` and `pairs` and every figure of the Quality tab."""
 
-from django.http import Http404
 from drf_spectacular.utils import extend_schema
-from rest_framework import exceptions, serializers
+from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.apis.common import ApiMixin, error_responses
 from core.permissions import HasAnyRole
 
-from .. import selectors
+from ..selectors.lookups import round_or_404
 from ..selectors.quality import round_quality, round_quality_visible
 from .stats import IsResearcherOrAdjudicator
 
@@ -104,9 +103,10 @@ class RoundQualityApi(ApiMixin, APIView):
         ),
     )
     def get(self, request, pk: int):
-        round_ = selectors.round_get(pk=pk, user=request.user)
-        if round_ is None:
-            raise Http404
-        if not round_quality_visible(user=request.user, round=round_):
-            raise exceptions.PermissionDenied("You annotate this round: its quality figures open once it is locked.")
+        round_ = round_or_404(
+            request.user,
+            pk,
+            visible=round_quality_visible,
+            denied="You annotate this round: its quality figures open once it is locked.",
+        )
         return Response(round_quality(round=round_))

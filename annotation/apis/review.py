@@ -4,7 +4,6 @@ An assignment that is not the caller's answers 404, exactly like one that
 does not exist, so the API never tells who else reviews an item.
 """
 
-from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.generics import GenericAPIView
@@ -19,6 +18,7 @@ from core.roles import ANNOTATOR, has_role
 from .. import selectors, services
 from ..forms.review import NOTE_MAX_LENGTH, answer_matches
 from ..models import AssignmentStatus, TraitDecision
+from ..selectors.lookups import assignment_or_404, round_or_404
 
 
 class IsAnnotator(BasePermission):
@@ -99,13 +99,6 @@ def _with_suggestions(assignment, codes: dict[int, list[str]] | None = None):
     return assignment
 
 
-def _own_assignment_or_404(request, pk: int):
-    assignment = selectors.assignment_get(pk=pk, user=request.user)
-    if assignment is None:
-        raise Http404
-    return assignment
-
-
 class AssignmentListApi(ApiMixin, GenericAPIView):
     """Your assignments in a round, in queue order, with your own answers."""
 
@@ -114,9 +107,7 @@ class AssignmentListApi(ApiMixin, GenericAPIView):
 
     @extend_schema(responses={200: AssignmentSerializer(many=True), **error_responses(401, 403, 404)})
     def get(self, request, round_pk: int):
-        round_ = selectors.annotated_round_get(pk=round_pk, user=request.user)
-        if round_ is None:
-            raise Http404
+        round_ = round_or_404(request.user, round_pk, annotated=True)
         queue = selectors.annotator_queue(round=round_, user=request.user)
         page = self.paginate_queryset(queue)
         codes = selectors.suggested_codes_for(items=[a.item for a in page])
@@ -131,7 +122,7 @@ class AssignmentDetailApi(ApiMixin, APIView):
 
     @extend_schema(responses={200: AssignmentSerializer, **error_responses(401, 403, 404)})
     def get(self, request, pk: int):
-        return Response(AssignmentSerializer(_with_suggestions(_own_assignment_or_404(request, pk))).data)
+        return Response(AssignmentSerializer(_with_suggestions(assignment_or_404(request.user, pk))).data)
 
 
 class AssignmentSubmitApi(ApiMixin, APIView):
@@ -158,7 +149,7 @@ class AssignmentSubmitApi(ApiMixin, APIView):
         ),
     )
     def post(self, request, pk: int):
-        assignment = _own_assignment_or_404(request, pk)
+        assignment = assignment_or_404(request.user, pk)
         serializer = AssignmentSubmitSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data

@@ -9,7 +9,6 @@ from django.utils.text import slugify
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound
 from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
@@ -24,6 +23,7 @@ from core.roles import ADJUDICATOR, RESEARCHER, has_role
 from .. import selectors, services
 from ..models import AnnotationRound, RoundStatus
 from ..selectors import rounds as round_selectors
+from ..selectors.lookups import round_or_404, version_or_404
 from ..selectors.visibility import (
     gold_labels_visible,
     item_filter_visible,
@@ -145,13 +145,6 @@ def _round_data(round_: AnnotationRound, user, gold: bool | None = None, annotat
     }
 
 
-def _round_or_404(pk: int, user) -> AnnotationRound:
-    round_ = selectors.round_get(pk=pk, user=user)
-    if round_ is None:
-        raise NotFound("No such round.")
-    return round_
-
-
 class RoundListApi(ApiMixin, APIView):
     """Rounds: everyone with a role reads (annotators only their own); researchers create."""
 
@@ -209,7 +202,7 @@ class RoundListApi(ApiMixin, APIView):
             idempotency_key=request_idempotency_key(request),
         )
         code = status.HTTP_200_OK if round_.idempotent_repeat else status.HTTP_201_CREATED
-        return Response(_round_detail(_round_or_404(round_.pk, request.user), request.user), status=code)
+        return Response(_round_detail(round_or_404(request.user, round_.pk), request.user), status=code)
 
 
 class RoundDetailApi(ApiMixin, APIView):
@@ -222,7 +215,7 @@ class RoundDetailApi(ApiMixin, APIView):
         "in, with their own progress and no funnel.",
     )
     def get(self, request, pk: int):
-        return Response(_round_detail(_round_or_404(pk, request.user), request.user))
+        return Response(_round_detail(round_or_404(request.user, pk), request.user))
 
 
 class RoundLockApi(ApiMixin, APIView):
@@ -236,12 +229,12 @@ class RoundLockApi(ApiMixin, APIView):
         "round back to annotators. Researchers only.",
     )
     def post(self, request, pk: int):
-        round_ = _round_or_404(pk, request.user)
+        round_ = round_or_404(request.user, pk)
         serializer = RoundLockSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         service = services.round_lock if serializer.validated_data["action"] == "lock" else services.round_reopen
         service(round=round_, user=request.user)
-        return Response(_round_detail(_round_or_404(pk, request.user), request.user))
+        return Response(_round_detail(round_or_404(request.user, pk), request.user))
 
 
 # --- Suggestions ------------------------------------------------------------
@@ -350,13 +343,6 @@ class VersionExportSerializer(serializers.Serializer):
     )
 
 
-def _version_or_404(pk: int):
-    version = round_selectors.version_get(pk=pk)
-    if version is None:
-        raise NotFound("No such version.")
-    return version
-
-
 class VersionFreezeSerializer(serializers.Serializer):
     round = serializers.PrimaryKeyRelatedField(queryset=round_selectors.round_choices(), help_text="Round id.")
     name = serializers.CharField(max_length=200, help_text="Unique version name.")
@@ -400,7 +386,7 @@ class VersionListApi(ApiMixin, APIView):
         frozen = services.version_freeze(
             round=data["round"], name=data["name"], user=request.user, idempotency_key=request_idempotency_key(request)
         )
-        version = _version_or_404(frozen.pk)
+        version = version_or_404(frozen.pk)
         provenance = round_selectors.version_provenance_counts(version=version)
         body = {
             **VersionSerializer(version).data,
@@ -417,7 +403,7 @@ class VersionDetailApi(ApiMixin, APIView):
         operation_id="versions_retrieve", responses={200: VersionDetailSerializer, **error_responses(401, 403, 404)}
     )
     def get(self, request, pk: int):
-        version = _version_or_404(pk)
+        version = version_or_404(pk)
         data = VersionSerializer(version).data
         provenance = round_selectors.version_provenance_counts(version=version)
         return Response({**data, "funnel": selectors.version_funnel(version=version), "provenance": provenance})
@@ -442,7 +428,7 @@ class VersionExportApi(ApiMixin, APIView):
         "(without `traits` and `theme` for annotators who hold no other role).",
     )
     def get(self, request, pk: int):
-        version = _version_or_404(pk)
+        version = version_or_404(pk)
         fmt = query_validate(VersionExportSerializer, request)["format"]
         content = services.version_export(version=version, fmt=fmt, gold=gold_labels_visible(user=request.user))
         filename = f"{slugify(version.name, allow_unicode=True) or f'version-{version.pk}'}.{fmt}"

@@ -1,8 +1,7 @@
 """Agreement statistics of a round, as JSON (the same data as `manage.py agreement_stats --format json`)."""
 
-from django.http import Http404
 from drf_spectacular.utils import extend_schema
-from rest_framework import exceptions, serializers
+from rest_framework import serializers
 from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -11,7 +10,7 @@ from core.apis.common import ApiMixin, error_responses
 from core.permissions import HasAnyRole
 from core.roles import ADJUDICATOR, RESEARCHER, has_role
 
-from .. import selectors
+from ..selectors.lookups import round_or_404
 from ..selectors.stats import round_agreement_stats, round_stats_visible
 
 
@@ -107,9 +106,10 @@ class RoundStatsApi(ApiMixin, APIView):
         ),
     )
     def get(self, request, pk: int):
-        round_ = selectors.round_get(pk=pk, user=request.user)
-        if round_ is None:
-            raise Http404
-        if not round_stats_visible(user=request.user, round=round_):
-            raise exceptions.PermissionDenied("You annotate this round: its statistics open once it is locked.")
+        round_ = round_or_404(
+            request.user,
+            pk,
+            visible=round_stats_visible,
+            denied="You annotate this round: its statistics open once it is locked.",
+        )
         return Response(round_agreement_stats(round=round_))

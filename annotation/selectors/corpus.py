@@ -153,7 +153,7 @@ _taxonomy_keys: dict = {}
 TAXONOMY_ROWS_SECONDS = 30.0
 
 
-def taxonomy() -> tuple[tuple[Trait, ...], tuple[Theme, ...]]:
+def taxonomy_rows() -> tuple[tuple[Trait, ...], tuple[Theme, ...]]:
     """The traits and themes in their order, with their wording, read at most every 30 s per process.
 
     A wording edited in the admin shows on every page within ``TAXONOMY_ROWS_SECONDS``; in the
@@ -256,7 +256,7 @@ __all__ = [
     "trait_list",
     "theme_list",
     "trait_codes",
-    "taxonomy",
+    "taxonomy_rows",
     "theme_ids",
     "trait_codes_forget",
     "dataset_get_by_id",

@@ -14,12 +14,12 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
-from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect, push_url
 
 from core.decorators import role_required
-from core.http import add_service_errors, wants_fragment
+from core.http import add_service_errors, vary_on_htmx, wants_fragment
 from core.localization import localized_name
+from core.queues import queue_status
 from core.roles import ADJUDICATOR, has_role
 
 from .. import selectors, services
@@ -27,16 +27,10 @@ from ..forms.adjudication import RemoveForm, ResolveForm
 from ..models import UNDECIDED_STATUSES, ItemStatus, RemovalReason, RoundStatus, TraitDecision
 from ..selectors import adjudication as adjudication_selectors
 from ..selectors import rounds as round_selectors
+from ..selectors.lookups import item_or_404, round_or_404
 
 QUEUE_PAGE_SIZE = 50
 ITEM_TEMPLATE = "annotation/adjudication_item.html"
-
-
-def _round_or_404(request, pk: int):
-    round_ = selectors.round_get(pk=pk, user=request.user)
-    if round_ is None:
-        raise Http404
-    return round_
 
 
 def _taxonomy():
@@ -46,7 +40,7 @@ def _taxonomy():
 @require_GET
 @role_required(ADJUDICATOR)
 def queue(request, round_pk: int):
-    round_ = _round_or_404(request, round_pk)
+    round_ = round_or_404(request.user, round_pk)
     context = {"round": round_, "locked": selectors.can_see_all_labels(user=request.user, round=round_)}
     if context["locked"]:
         traits, _themes = _taxonomy()
@@ -92,15 +86,14 @@ def _item_context(request, round_, item, *, resolve_form=None, remove_form=None,
 
 def _render_item(request, context, status=200):
     template = ITEM_TEMPLATE + ("#adjudication-item" if wants_fragment(request) else "")
-    # htmx 2 swaps no 4xx answer; the error statuses are for clients without JS and for tests.
-    return render(request, template, context, status=200 if request.htmx else status)
+    return render(request, template, context, status=queue_status(request, status))
 
 
 @require_http_methods(["GET", "POST"])
 @role_required(ADJUDICATOR)
-@vary_on_headers("HX-Request")
+@vary_on_htmx
 def item(request, round_pk: int, item_pk: int):
-    round_ = _round_or_404(request, round_pk)
+    round_ = round_or_404(request.user, round_pk)
     item_ = adjudication_selectors.adjudication_item_get(round=round_, pk=item_pk)
     if item_ is None:
         raise Http404
@@ -238,9 +231,7 @@ def _history_rows(changes) -> list[dict]:
 @role_required()
 def item_detail(request, round_pk: int, item_pk: int):
     """An item's full change history; annotators see only their own changes until the round is locked."""
-    item_ = adjudication_selectors.item_visible_get(pk=item_pk, user=request.user, round_pk=round_pk)
-    if item_ is None:
-        raise Http404
+    item_ = item_or_404(request.user, item_pk, round_pk=round_pk)
     round_ = item_.round
     see_all = selectors.can_see_all_labels(user=request.user, round=round_)
     traits, _themes = _taxonomy()

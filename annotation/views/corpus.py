@@ -6,39 +6,25 @@ changes; reads go through selectors, writes through services.
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponseBadRequest
+from django.http import HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django.views.decorators.vary import vary_on_headers
 
 from core.decorators import role_required
-from core.http import download, wants_fragment
+from core.http import download, vary_on_htmx, wants_fragment
 from core.localization import localized_name
 from core.roles import RESEARCHER
 
 from .. import selectors, services
 from ..forms.corpus import ExpressionFilterForm, ImportForm, ImportRetargetForm
 from ..models import ExpressionKind, ImportJobStatus
+from ..selectors.lookups import dataset_or_404, import_job_or_404
 from ..selectors.visibility import gold_labels_visible
 
 EXPRESSIONS_PER_PAGE = 50
 # While a job is in one of these states its status fragment keeps polling.
 ACTIVE_STATUSES = (ImportJobStatus.QUEUED, ImportJobStatus.RUNNING)
-
-
-def _dataset_or_404(pk: int):
-    dataset = selectors.dataset_get_by_id(pk=pk)
-    if dataset is None:
-        raise Http404
-    return dataset
-
-
-def _job_or_404(request, pk: int):
-    job = selectors.import_job_get(pk=pk, user=request.user)
-    if job is None:
-        raise Http404
-    return job
 
 
 @require_GET
@@ -49,9 +35,9 @@ def dataset_list(request):
 
 @require_GET
 @role_required()
-@vary_on_headers("HX-Request")
+@vary_on_htmx
 def dataset_detail(request, pk: int):
-    dataset = _dataset_or_404(pk)
+    dataset = dataset_or_404(pk)
     gold = gold_labels_visible(user=request.user)
     filter_form = ExpressionFilterForm(
         request.GET, traits=selectors.trait_list(), themes=selectors.theme_list(), gold=gold
@@ -76,7 +62,7 @@ def dataset_detail(request, pk: int):
 @require_GET
 @role_required()
 def dataset_export(request, pk: int):
-    dataset = _dataset_or_404(pk)
+    dataset = dataset_or_404(pk)
     fmt = request.GET.get("format", "")
     try:
         body = services.dataset_export(dataset=dataset, fmt=fmt, gold=gold_labels_visible(user=request.user))
@@ -119,9 +105,9 @@ def import_start(request):
 
 @require_GET
 @role_required(RESEARCHER)
-@vary_on_headers("HX-Request")
+@vary_on_htmx
 def import_detail(request, pk: int):
-    job = _job_or_404(request, pk)
+    job = import_job_or_404(request.user, pk)
     context = {
         "job": job,
         "report": job.report,
@@ -157,7 +143,7 @@ def _preview_rows(rows: list[dict]) -> list[dict]:
 @require_POST
 @role_required(RESEARCHER)
 def import_confirm(request, pk: int):
-    job = _job_or_404(request, pk)
+    job = import_job_or_404(request.user, pk)
     try:
         services.import_job_confirm(job=job, user=request.user)
     except services.ImportJobStateError:
@@ -172,7 +158,7 @@ def import_confirm(request, pk: int):
 @require_POST
 @role_required(RESEARCHER)
 def import_retarget(request, pk: int):
-    job = _job_or_404(request, pk)
+    job = import_job_or_404(request.user, pk)
     form = ImportRetargetForm(request.POST)
     if not form.is_valid():
         messages.error(request, _("That dataset does not exist (any more); pick another or upload the file again."))
@@ -191,7 +177,7 @@ def import_retarget(request, pk: int):
 @require_POST
 @role_required(RESEARCHER)
 def import_cancel(request, pk: int):
-    job = _job_or_404(request, pk)
+    job = import_job_or_404(request.user, pk)
     job = services.import_job_cancel(job=job)
     if job.status in (*ACTIVE_STATUSES, ImportJobStatus.DONE):
         # Only a previewed job can be cancelled; a confirmed one is already importing.

@@ -4,7 +4,6 @@ The pages' rule holds: researchers and adjudicators only, and not whoever annota
 same open round (the blindness rule), on this channel as on the pages.
 """
 
-from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.utils.text import slugify
 from django.views.decorators.http import require_GET
@@ -14,20 +13,16 @@ from core.figures import UnknownFigure
 from core.http import download
 from core.roles import ADJUDICATOR, RESEARCHER
 
-from .. import selectors
 from ..selectors import quality
 from ..selectors.figures import round_figure, round_quality_figure
+from ..selectors.lookups import round_or_404
 from ..selectors.stats import round_stats_visible
 
 
 @require_GET
 @role_required(RESEARCHER, ADJUDICATOR)
 def round_stats_figure(request, pk: int, name: str, fmt: str):
-    round_ = selectors.round_get(pk=pk, user=request.user)
-    if round_ is None:
-        raise Http404
-    if not round_stats_visible(user=request.user, round=round_):
-        raise PermissionDenied
+    round_ = round_or_404(request.user, pk, visible=round_stats_visible)
     try:
         body = round_figure(round=round_, name=name, fmt=fmt)
     except UnknownFigure:
@@ -39,11 +34,7 @@ def round_stats_figure(request, pk: int, name: str, fmt: str):
 @require_GET
 @role_required(RESEARCHER, ADJUDICATOR)
 def round_quality_figure_file(request, pk: int, name: str, fmt: str):
-    round_ = selectors.round_get(pk=pk, user=request.user)
-    if round_ is None:
-        raise Http404
-    if not quality.round_quality_visible(user=request.user, round=round_):
-        raise PermissionDenied
+    round_ = round_or_404(request.user, pk, visible=quality.round_quality_visible)
     try:
         body = round_quality_figure(round=round_, name=name, fmt=fmt)
     except UnknownFigure:

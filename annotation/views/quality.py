@@ -6,8 +6,7 @@ researchers and adjudicators, never someone who annotates the round while it is 
 """
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import Http404
+from django.core.exceptions import ValidationError
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
@@ -21,6 +20,7 @@ from core.roles import ADJUDICATOR, RESEARCHER, has_role
 from .. import agreement, selectors, services
 from ..forms.quality import ControlForm, QualitySettingsForm, RecalibrationForm
 from ..selectors import quality
+from ..selectors.lookups import round_or_404
 
 FAST_ITEMS_SHOWN = 200
 CHART_WIDTH, CHART_HEIGHT, CHART_PAD = 640, 220, 36
@@ -29,15 +29,6 @@ SHIFT_REASONS = {
     agreement.TOO_FEW_ITEMS: gettext_lazy("too few answers"),
     agreement.SINGLE_CATEGORY: gettext_lazy("a single theme in both halves"),
 }
-
-
-def _round_or_404(request, pk: int):
-    round_ = selectors.round_get(pk=pk, user=request.user)
-    if round_ is None:
-        raise Http404
-    if not quality.round_quality_visible(user=request.user, round=round_):
-        raise PermissionDenied
-    return round_
 
 
 def _thirds(*corners) -> tuple:
@@ -226,13 +217,13 @@ def _render(request, round_, status: int = 200, **forms):
 @require_GET
 @role_required(RESEARCHER, ADJUDICATOR)
 def round_quality(request, pk: int):
-    return _render(request, _round_or_404(request, pk))
+    return _render(request, round_or_404(request.user, pk, visible=quality.round_quality_visible))
 
 
 @require_POST
 @role_required(RESEARCHER)
 def quality_settings(request, pk: int):
-    round_ = _round_or_404(request, pk)
+    round_ = round_or_404(request.user, pk, visible=quality.round_quality_visible)
     form = QualitySettingsForm(request.POST)
     if form.is_valid():
         try:
@@ -248,7 +239,7 @@ def quality_settings(request, pk: int):
 @require_POST
 @role_required(RESEARCHER)
 def controls_add(request, pk: int):
-    round_ = _round_or_404(request, pk)
+    round_ = round_or_404(request.user, pk, visible=quality.round_quality_visible)
     form = ControlForm(request.POST)
     if form.is_valid():
         data = form.cleaned_data
@@ -281,7 +272,7 @@ def controls_add(request, pk: int):
 @require_POST
 @role_required(RESEARCHER)
 def recalibrate(request, pk: int):
-    round_ = _round_or_404(request, pk)
+    round_ = round_or_404(request.user, pk, visible=quality.round_quality_visible)
     form = RecalibrationForm(
         request.POST,
         annotators=quality.round_annotator_choices(round=round_),

@@ -12,25 +12,22 @@ annotator's own queue; another annotator's answer, note or progress never
 reaches these pages, and an assignment that is not yours is a 404.
 """
 
-from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django.views.decorators.vary import vary_on_headers
-from django_htmx.http import push_url
 
 from core.decorators import role_required
-from core.http import wants_fragment
+from core.http import vary_on_htmx, wants_fragment
+from core.queues import queue_advance, queue_resume, queue_status
 from core.roles import ANNOTATOR
 
 from .. import selectors, services
 from ..forms.review import ReviewForm, answer_as_draft, draft_from, posted_revision
 from ..models import AssignmentStatus, ItemStatus, RoundStatus, TraitDecision
 from ..selectors import quality
+from ..selectors.lookups import assignment_or_404, round_or_404
 
 OUTCOMES_PER_PAGE = 50
 # Statuses that say how an item ended; anything else is "not resolved yet", so
@@ -38,27 +35,12 @@ OUTCOMES_PER_PAGE = 50
 RESOLVED_STATUSES = (ItemStatus.UNANIMOUS, ItemStatus.ADJUDICATED, ItemStatus.REMOVED)
 
 
-def _round_or_404(request, pk: int):
-    """A round the user annotates in; any other round does not exist for them."""
-    round_ = selectors.annotated_round_get(pk=pk, user=request.user)
-    if round_ is None:
-        raise Http404
-    return round_
-
-
-def _assignment_or_404(request, round_pk: int, assignment_pk: int):
-    assignment = selectors.assignment_get(pk=assignment_pk, user=request.user)
-    if assignment is None or assignment.item.round_id != round_pk:
-        raise Http404
-    return assignment
-
-
 def _item_url(assignment) -> str:
     return reverse("annotation:review_item", args=[assignment.item.round_id, assignment.pk])
 
 
 def _taxonomy() -> tuple[list, list]:
-    traits, themes = selectors.taxonomy()
+    traits, themes = selectors.taxonomy_rows()
     return list(traits), list(themes)
 
 
@@ -170,46 +152,46 @@ def _finished_context(request, round_) -> dict:
 
 
 def _advance(request, round_, *, after, saved=None, taxonomy=None):
-    """Go on to the next item: its panel for htmx (with its URL pushed), a redirect otherwise."""
-    if not wants_fragment(request):
-        following = selectors.annotator_next(round=round_, user=request.user, after=after)
-        if following is not None:
-            if saved is not None:
-                messages.success(request, _("Saved “%(text)s”.") % {"text": saved.item.expression.text})
-            return redirect(_item_url(following))
-    else:
+    """Go on to the next item (core.queues): its panel for htmx, a redirect otherwise."""
+    after_that = None
+    if wants_fragment(request):
         # The next item and the one after it (the panel's "next item" link) in one query; the
         # queue's own read is the annotator's (annotator_queue filters on them), as assignment_get's is.
         following, after_that = selectors.annotator_next_two(round=round_, user=request.user, after=after)
-        if following is not None:
-            panel = _render_item(request, following, saved=saved, taxonomy=taxonomy, following=after_that)
-            return push_url(panel, _item_url(following))
-    url = reverse("annotation:review_queue", args=[round_.pk])
-    if not wants_fragment(request):
-        if saved is not None:
-            messages.success(request, _("Saved “%(text)s”.") % {"text": saved.item.expression.text})
-        return redirect(url)
-    context = {**_finished_context(request, round_), "saved": saved}
-    return push_url(render(request, "annotation/review_queue.html#queue-panel", context), url)
+    else:
+        following = selectors.annotator_next(round=round_, user=request.user, after=after)
+    return queue_advance(
+        request,
+        following=following,
+        item_url=_item_url,
+        render_item=lambda item: _render_item(request, item, saved=saved, taxonomy=taxonomy, following=after_that),
+        queue_url=reverse("annotation:review_queue", args=[round_.pk]),
+        render_done=lambda: render(
+            request, "annotation/review_queue.html#queue-panel", {**_finished_context(request, round_), "saved": saved}
+        ),
+        saved_text=saved.item.expression.text if saved is not None else None,
+    )
 
 
 @require_GET
 @role_required(ANNOTATOR)
+@vary_on_htmx
 def queue(request, round_pk: int):
     """Straight to the next item; a summary when nothing is left or the round is locked."""
-    round_ = _round_or_404(request, round_pk)
-    if round_.status == RoundStatus.OPEN:
-        following = selectors.annotator_next(round=round_, user=request.user)
-        if following is not None:
-            return redirect(_item_url(following))
-    return render(request, "annotation/review_queue.html", _finished_context(request, round_))
+    round_ = round_or_404(request.user, round_pk, annotated=True)
+    following = selectors.annotator_next(round=round_, user=request.user) if round_.status == RoundStatus.OPEN else None
+    return queue_resume(
+        following,
+        item_url=_item_url,
+        render_queue=lambda: render(request, "annotation/review_queue.html", _finished_context(request, round_)),
+    )
 
 
 @require_http_methods(["GET", "POST"])
 @role_required(ANNOTATOR)
-@vary_on_headers("HX-Request")
+@vary_on_htmx
 def item(request, round_pk: int, assignment_pk: int):
-    assignment = _assignment_or_404(request, round_pk, assignment_pk)
+    assignment = assignment_or_404(request.user, assignment_pk, round_pk=round_pk)
     if request.method == "GET":
         return _render_item(request, assignment)
 
@@ -220,9 +202,7 @@ def item(request, round_pk: int, assignment_pk: int):
     common = {"suggested": suggested, "taxonomy": (traits, themes)}
     if round_.status != RoundStatus.OPEN:
         # Shown back (read-only) so nothing typed is lost even though it cannot be saved.
-        return _render_item(
-            request, assignment, form=form, status=200 if wants_fragment(request) else 409, refused=True, **common
-        )
+        return _render_item(request, assignment, form=form, status=queue_status(request, 409), refused=True, **common)
     if not form.is_valid():
         return _render_item(request, assignment, form=form, **common)
     try:
@@ -239,7 +219,7 @@ def item(request, round_pk: int, assignment_pk: int):
             current,
             form=form.with_revision(current.revision),
             conflict=current,
-            status=200 if wants_fragment(request) else 409,
+            status=queue_status(request, 409),
             **common,
         )
     except ValidationError as exc:
@@ -266,7 +246,7 @@ def _draft_data(request, assignment, suggested) -> dict:
 @role_required(ANNOTATOR)
 def draft(request, round_pk: int, assignment_pk: int):
     """Autosave of the form as it is filled in; answers with a one-line status."""
-    assignment = _assignment_or_404(request, round_pk, assignment_pk)
+    assignment = assignment_or_404(request.user, assignment_pk, round_pk=round_pk)
     context = {"assignment": assignment}
     if posted_revision(request.POST) != assignment.revision:
         # Submitted meanwhile from another tab: this older form must not write over it.
@@ -286,10 +266,10 @@ def draft(request, round_pk: int, assignment_pk: int):
 
 @require_POST
 @role_required(ANNOTATOR)
-@vary_on_headers("HX-Request")
+@vary_on_htmx
 def skip(request, round_pk: int, assignment_pk: int):
     """Put the item at the back of the queue, keeping what was typed, and go on."""
-    assignment = _assignment_or_404(request, round_pk, assignment_pk)
+    assignment = assignment_or_404(request.user, assignment_pk, round_pk=round_pk)
     round_ = assignment.item.round
     if round_.status != RoundStatus.OPEN:
         return redirect(_item_url(assignment))
@@ -308,7 +288,7 @@ def skip(request, round_pk: int, assignment_pk: int):
 @role_required(ANNOTATOR)
 def outcomes(request, round_pk: int):
     """The annotator's own items and answers; how each was resolved once the round is closed."""
-    round_ = _round_or_404(request, round_pk)
+    round_ = round_or_404(request.user, round_pk, annotated=True)
     traits, themes = _taxonomy()
     traits_by_code = {t.code: t for t in traits}
     page = Paginator(selectors.annotator_outcomes(round=round_, user=request.user), OUTCOMES_PER_PAGE).get_page(

@@ -10,24 +10,24 @@ import math
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponseBadRequest
+from django.http import HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django.views.decorators.vary import vary_on_headers
 
 from core.decorators import role_required
-from core.http import add_service_errors, download, wants_fragment
+from core.http import add_service_errors, download, vary_on_htmx, wants_fragment
 from core.localization import localized_name
 from core.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER, has_role
 
 from .. import selectors, services
 from ..forms.rounds import FreezeForm, LockForm, RoundForm, SuggestionImportForm
-from ..models import AnnotationRound, DatasetVersion, RoundStatus
+from ..models import AnnotationRound, RoundStatus
 from ..selectors import rounds as round_selectors
+from ..selectors.lookups import round_or_404, version_or_404
 from ..selectors.quality import annotator_control_counts
 from ..selectors.visibility import blind_round_ids, gold_labels_visible, round_overview_visible, round_seed_visible
 
@@ -58,13 +58,6 @@ def funnel_rows(funnel: dict) -> list[dict]:
         }
         for key, label in FUNNEL_STAGES
     ]
-
-
-def _round_or_404(request, pk: int) -> AnnotationRound:
-    round_ = selectors.round_get(pk=pk, user=request.user)
-    if round_ is None:
-        raise Http404
-    return round_
 
 
 # --- Suggestions ------------------------------------------------------------
@@ -141,7 +134,7 @@ def round_list(request):
 
 @require_http_methods(["GET", "POST"])
 @role_required(RESEARCHER)
-@vary_on_headers("HX-Request")
+@vary_on_htmx
 def round_new(request):
     if request.method == "POST":
         form = RoundForm(request.POST)
@@ -232,7 +225,7 @@ def _round_preview(form: RoundForm) -> dict:
 @require_GET
 @role_required(RESEARCHER, ADJUDICATOR)
 def round_detail(request, pk: int):
-    round_ = _round_or_404(request, pk)
+    round_ = round_or_404(request.user, pk)
     return _render_detail(request, round_, FreezeForm())
 
 
@@ -280,7 +273,7 @@ def _render_detail(
 
 
 def _transition(request, pk: int, service, target: str, done_message: str):
-    round_ = _round_or_404(request, pk)
+    round_ = round_or_404(request.user, pk)
     try:
         service(round=round_, user=request.user)
     except ValidationError as exc:
@@ -299,7 +292,7 @@ def _transition(request, pk: int, service, target: str, done_message: str):
 def round_lock(request, pk: int):
     form = LockForm(request.POST)
     if not form.is_valid():
-        round_ = _round_or_404(request, pk)
+        round_ = round_or_404(request.user, pk)
         if round_.status == RoundStatus.OPEN:
             return _render_detail(request, round_, FreezeForm(), status=400, lock_form=form)
     return _transition(
@@ -326,7 +319,7 @@ def round_reopen(request, pk: int):
 @require_POST
 @role_required(RESEARCHER)
 def round_freeze(request, pk: int):
-    round_ = _round_or_404(request, pk)
+    round_ = round_or_404(request.user, pk)
     form = FreezeForm(request.POST)
     if form.is_valid():
         try:
@@ -359,13 +352,6 @@ def round_freeze(request, pk: int):
 # --- Versions ---------------------------------------------------------------
 
 
-def _version_or_404(pk: int) -> DatasetVersion:
-    version = round_selectors.version_get(pk=pk)
-    if version is None:
-        raise Http404
-    return version
-
-
 @require_GET
 @role_required()
 def version_list(request):
@@ -374,9 +360,9 @@ def version_list(request):
 
 @require_GET
 @role_required()
-@vary_on_headers("HX-Request")
+@vary_on_htmx
 def version_detail(request, pk: int):
-    version = _version_or_404(pk)
+    version = version_or_404(pk)
     page = Paginator(round_selectors.version_items(version=version), VERSION_ITEMS_PER_PAGE).get_page(
         request.GET.get("page")
     )
@@ -407,7 +393,7 @@ def version_detail(request, pk: int):
 @require_GET
 @role_required()
 def version_export(request, pk: int):
-    version = _version_or_404(pk)
+    version = version_or_404(pk)
     fmt = request.GET.get("format", "")
     try:
         body = services.version_export(version=version, fmt=fmt, gold=gold_labels_visible(user=request.user))

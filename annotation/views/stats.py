@@ -4,8 +4,7 @@ The statistics reveal how every annotator labelled, so only researchers and
 adjudicators see them, and not while they annotate the same open round.
 """
 
-from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpResponse, HttpResponseBadRequest
+from django.http import HttpResponse, HttpResponseBadRequest
 from django.shortcuts import render
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
@@ -17,6 +16,7 @@ from core.http import download
 from core.roles import ADJUDICATOR, RESEARCHER
 
 from .. import agreement, selectors, services
+from ..selectors.lookups import round_or_404
 from ..selectors.stats import round_agreement_stats, round_agreement_stats_shown, round_stats_visible
 
 # Why a figure is missing, for people (the JSON keeps the codes).
@@ -161,11 +161,7 @@ def _download(round_, stats: dict, fmt: str) -> HttpResponse:
 @require_GET
 @role_required(RESEARCHER, ADJUDICATOR)
 def round_stats(request, pk: int):
-    round_ = selectors.round_get(pk=pk, user=request.user)
-    if round_ is None:
-        raise Http404
-    if not round_stats_visible(user=request.user, round=round_):
-        raise PermissionDenied
+    round_ = round_or_404(request.user, pk, visible=round_stats_visible)
     fmt = request.GET.get("format", "")
     if fmt and fmt not in services.STATS_FORMATS:
         return HttpResponseBadRequest(

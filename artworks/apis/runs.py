@@ -17,9 +17,9 @@ from llm.selectors import model_choices
 
 from ..models import ArtworkPipelineRun
 from ..selectors.collections import collection_choices
+from ..selectors.lookups import artwork_run_or_404
 from ..selectors.pipeline import (
     artwork_run_list,
-    artwork_run_or_404,
     artwork_run_progress,
     artwork_run_usage,
     artwork_runs_progress,

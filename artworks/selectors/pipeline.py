@@ -1,8 +1,6 @@
 """Reads of the artwork pipeline runs: the list, progress per step, one artwork's candidates."""
 
 from django.db.models import Count, Max, Q, Sum
-from django.http import Http404
-from django.utils.translation import gettext as _
 
 from llm.costs import cost_of
 from llm.models import ItemStatus
@@ -16,14 +14,6 @@ def artwork_run_get(*, pk: int) -> ArtworkPipelineRun | None:
     return (
         ArtworkPipelineRun.objects.select_related("collection", "speaker", "listener", "builder").filter(pk=pk).first()
     )
-
-
-def artwork_run_or_404(pk: int) -> ArtworkPipelineRun:
-    """``artwork_run_get``, or Http404: the pipeline pages' and the API's one way to a run."""
-    run = artwork_run_get(pk=pk)
-    if run is None:
-        raise Http404(_("No such run."))
-    return run
 
 
 def artwork_run_list():

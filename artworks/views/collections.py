@@ -13,11 +13,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
-from django.views.decorators.vary import vary_on_headers
 
 from core.decorators import role_required
 from core.files import untrusted_file_response
-from core.http import add_service_errors
+from core.http import add_service_errors, vary_on_htmx
 from core.roles import RESEARCHER
 
 from ..forms import BackgroundForm, CollectionImportForm, ElementForm, QuestionForm
@@ -170,7 +169,7 @@ def _page_url(artwork: CollectionArtwork, anchor: str = "") -> str:
 
 @require_http_methods(["GET", "POST"])
 @role_required(RESEARCHER)
-@vary_on_headers("HX-Request")
+@vary_on_htmx
 def artwork_detail(request, pk: int, artwork_pk: int):
     artwork = _artwork_or_404(pk, artwork_pk)
     if request.method == "POST":

@@ -16,7 +16,7 @@ from core.decorators import role_required
 from core.http import REPORT_FORMATS, download, json_text
 from core.roles import RESEARCHER
 
-from ..selectors.pipeline import artwork_run_or_404
+from ..selectors.lookups import artwork_run_or_404
 from ..selectors.report import (
     CONDITIONS,
     FAMILIARITY,

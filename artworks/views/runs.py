@@ -7,10 +7,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods
-from django.views.decorators.vary import vary_on_headers
 
 from core.decorators import role_required
-from core.http import add_service_errors
+from core.http import add_service_errors, vary_on_htmx
 from core.roles import RESEARCHER
 from llm.models import RunStatus
 from llm.selectors import batch_run_waiting_for_worker, worker_hint_context
@@ -19,12 +18,12 @@ from llm.views.runs import batch_run_act
 
 from ..forms import ArtworkRunForm
 from ..selectors.collections import collection_choices
+from ..selectors.lookups import artwork_run_or_404
 from ..selectors.pipeline import (
     artwork_run_artwork_detail,
     artwork_run_artworks,
     artwork_run_failed_items,
     artwork_run_list,
-    artwork_run_or_404,
     artwork_run_progress,
     artwork_run_usage,
     artwork_runs_progress,
@@ -121,7 +120,7 @@ def _detail_context(run) -> dict:
 
 @require_http_methods(["GET", "POST"])
 @role_required(RESEARCHER)
-@vary_on_headers("HX-Request")
+@vary_on_htmx
 def artwork_run_detail(request, pk: int):
     run = artwork_run_or_404(pk)
     if request.method == "POST":

@@ -13,6 +13,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
 from core.decorators import role_required
+from core.http import vary_on_htmx
 from core.selectors.tokens import token_expires_at, token_is_expired, user_token
 from core.services.tokens import token_recreate, token_revoke
 
@@ -22,6 +23,7 @@ NEW_KEY_SESSION = "api_token_new_key"
 @never_cache
 @role_required()
 @require_http_methods(["GET", "POST"])
+@vary_on_htmx
 def api_token(request):
     new_key = None
     error = None

@@ -2,7 +2,6 @@
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -10,6 +9,7 @@ from core.apis.common import ApiMixin, error_responses
 from core.permissions import IsResearcher
 
 from ..selectors import bias as bias_selectors
+from ..selectors.lookups import judge_run_or_404
 
 
 class JudgeBiasApi(ApiMixin, APIView):
@@ -34,7 +34,5 @@ class JudgeBiasApi(ApiMixin, APIView):
         "explanations, or favour the first position? (Judge bias diagnostics.)",
     )
     def get(self, request, pk: int):
-        run = bias_selectors.judge_runs_for_bias().filter(pk=pk).first()
-        if run is None:
-            raise NotFound("No such judge run.")
+        run = judge_run_or_404(pk)
         return Response(bias_selectors.judge_bias(run=run))

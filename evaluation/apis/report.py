@@ -2,7 +2,7 @@
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -10,10 +10,9 @@ from core.apis.common import ApiMixin, IgnoreFormatParamNegotiation, error_respo
 from core.http import download
 from core.permissions import IsResearcher
 
-from .. import selectors
-from ..models import RunKind
 from ..selectors import report as report_selectors
 from ..selectors.exports import human_report_csv
+from ..selectors.lookups import generation_run_or_404
 
 
 class HumanReportApi(ApiMixin, APIView):
@@ -41,9 +40,7 @@ class HumanReportApi(ApiMixin, APIView):
         "(VIVID §4.1.1, Table 1), with 95% bootstrap intervals over items.",
     )
     def get(self, request, pk: int):
-        run = selectors.run_list(kind=RunKind.GENERATION).filter(pk=pk).first()
-        if run is None:
-            raise NotFound("No such generation run.")
+        run = generation_run_or_404(pk)
         fmt = request.query_params.get("format", "json")
         if fmt not in ("json", "csv"):
             raise ValidationError({"format": ["json or csv."]})

@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 from core.apis.common import ApiMixin, IgnoreFormatParamNegotiation, error_responses
 from core.http import download
 from core.permissions import IsResearcher
+from llm import selectors as llm_selectors
 
 from .. import selectors
 from ..prompts import JUDGE_STRATEGIES
@@ -75,7 +76,7 @@ class ResultsTableApi(ApiMixin, APIView):
         params = request.query_params
         judge_model = None
         if params.get("judge_model"):
-            judge_model = selectors.model_get(name=params["judge_model"])
+            judge_model = llm_selectors.model_get(name=params["judge_model"])
             if judge_model is None:
                 raise ValidationError({"judge_model": ["No model of that name."]})
         strategy = params.get("strategy") or "aspect"

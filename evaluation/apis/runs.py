@@ -21,6 +21,7 @@ from core.apis.idempotency import IDEMPOTENCY_KEY_HEADER, request_idempotency_ke
 from core.apis.pagination import PageNumberPagination
 from core.http import download
 from core.permissions import IsResearcher
+from llm import selectors as llm_selectors
 from llm.apis.runs import BatchRunCancelApi, BatchRunResumeApi, RunResumeSerializer
 from llm.costs import usage
 
@@ -28,6 +29,7 @@ from .. import selectors, services
 from ..models import ItemStatus, Run, RunKind, RunStatus
 from ..prompts import CLASSIFICATION_TASKS, GENERATION_PROMPTS, JUDGE_STRATEGIES
 from ..selectors.exports import report_csv
+from ..selectors.lookups import run_item_or_404, run_or_404
 from ..services.runs.cost import run_start
 
 PROMPT_NAMES = {
@@ -102,7 +104,7 @@ class RunCreateSerializer(serializers.Serializer):
     # A plain string in the schema: a "kind" enum here would collide with the corpus's own "kind".
     kind = string_enum(RunKind.values, help_text=f"One of {', '.join(RunKind.values)}.")
     model = serializers.SlugRelatedField(
-        slug_field="name", queryset=selectors.model_choices(), help_text="Model name (the judge for a judge run)."
+        slug_field="name", queryset=llm_selectors.model_choices(), help_text="Model name (the judge for a judge run)."
     )
     prompt = serializers.CharField(
         help_text="generation: zero-shot|few-shot; judge: the strategy zero-shot|demonstration|cot|aspect; classification: the task topic|traits."
@@ -265,7 +267,7 @@ class RunListApi(ApiMixin, APIView):
             confirm_cost=serializer.validated_data["confirm_cost"],
         )
         answer = status.HTTP_200_OK if run.idempotent_repeat else status.HTTP_201_CREATED
-        return Response(_run_detail(selectors.run_or_404(run.pk)), status=answer)
+        return Response(_run_detail(run_or_404(run.pk)), status=answer)
 
 
 class RunDetailApi(ApiMixin, APIView):
@@ -275,7 +277,7 @@ class RunDetailApi(ApiMixin, APIView):
         operation_id="evaluation_runs_retrieve", responses={200: RunDetailSerializer, **error_responses(401, 403, 404)}
     )
     def get(self, request, pk: int):
-        return Response(_run_detail(selectors.run_or_404(pk)))
+        return Response(_run_detail(run_or_404(pk)))
 
 
 @extend_schema_view(
@@ -288,7 +290,7 @@ class RunDetailApi(ApiMixin, APIView):
 )
 class RunCancelApi(BatchRunCancelApi):
     def run_or_404(self, pk: int) -> Run:
-        return selectors.run_or_404(pk)
+        return run_or_404(pk)
 
     def run_detail(self, run: Run) -> dict:
         return _run_detail(run)
@@ -304,7 +306,7 @@ class RunCancelApi(BatchRunCancelApi):
 )
 class RunResumeApi(BatchRunResumeApi):
     def run_or_404(self, pk: int) -> Run:
-        return selectors.run_or_404(pk)
+        return run_or_404(pk)
 
     def run_detail(self, run: Run) -> dict:
         return _run_detail(run)
@@ -336,7 +338,7 @@ class RunItemListApi(ApiMixin, APIView):
         responses={200: paginated(RunItemSerializer), **error_responses(400, 401, 403, 404)},
     )
     def get(self, request, pk: int):
-        run = selectors.run_or_404(pk)
+        run = run_or_404(pk)
         item_status = request.query_params.get("status", "")
         if item_status and item_status not in ItemStatus.values:
             raise ValidationError({"status": [f"One of {', '.join(ItemStatus.values)}."]})
@@ -360,8 +362,8 @@ class RunItemDetailApi(ApiMixin, APIView):
     def get(self, request, run_pk: int, pk: int):
         # The run by its own key first: a foreign-key lookup has no range check, and an id beyond
         # the database's integer would be a 500 on SQLite instead of a 404.
-        run = selectors.run_or_404(run_pk)
-        item = selectors.run_item_or_404(run=run, pk=pk)
+        run = run_or_404(run_pk)
+        item = run_item_or_404(run=run, pk=pk)
         return Response(RunItemDetailSerializer(item).data)
 
 
@@ -382,7 +384,7 @@ class RunReportApi(ApiMixin, APIView):
         },
     )
     def get(self, request, pk: int):
-        run = selectors.run_or_404(pk)
+        run = run_or_404(pk)
         fmt = request.query_params.get("format", "json")
         if fmt not in ("json", "csv"):
             raise ValidationError({"format": ["json or csv."]})

@@ -9,7 +9,6 @@ rater's score or the model's name.
 from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound
 from rest_framework.parsers import JSONParser
 from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
@@ -23,6 +22,7 @@ from core.roles import ANNOTATOR, has_role
 from ..forms.scoring import NOTE_MAX_LENGTH, SCORE_FIELDS
 from ..models import HumanRating, RatingStatus
 from ..selectors import scoring as queries
+from ..selectors.lookups import rating_or_404, scoring_task_or_404
 from ..services.scoring import RatingConflict, rating_submit, scoring_task_create, scoring_task_size_check
 
 
@@ -194,9 +194,7 @@ class ScoringTaskDetailApi(ApiMixin, APIView):
         responses={200: ScoringTaskSerializer, **error_responses(401, 403, 404)},
     )
     def get(self, request, pk: int):
-        task = queries.task_list().filter(pk=pk).first()
-        if task is None:
-            raise NotFound("No such scoring task.")
+        task = scoring_task_or_404(pk)
         return Response(ScoringTaskSerializer(task).data)
 
 
@@ -209,17 +207,8 @@ class MyRatingListApi(ApiMixin, APIView):
         description="Your own ratings of a task you rate, in your queue order. Nobody else's.",
     )
     def get(self, request, pk: int):
-        task = queries.rater_task(user=request.user, pk=pk)
-        if task is None:
-            raise NotFound("No such scoring task among yours.")
+        task = scoring_task_or_404(pk, rater=request.user)
         return Response(HumanRatingSerializer(queries.rater_ratings(task=task, user=request.user), many=True).data)
-
-
-def _own_rating(request, pk: int) -> HumanRating:
-    rating = queries.rater_rating(user=request.user, pk=pk)
-    if rating is None:
-        raise NotFound("No such rating among yours.")
-    return rating
 
 
 class RatingSubmitApi(ApiMixin, APIView):
@@ -232,7 +221,7 @@ class RatingSubmitApi(ApiMixin, APIView):
         responses={200: HumanRatingSerializer, **error_responses(401, 403, 404)},
     )
     def get(self, request, pk: int):
-        return Response(HumanRatingSerializer(_own_rating(request, pk)).data)
+        return Response(HumanRatingSerializer(rating_or_404(request.user, pk)).data)
 
     @extend_schema(
         operation_id="evaluation_scoring_ratings_submit",
@@ -247,7 +236,7 @@ class RatingSubmitApi(ApiMixin, APIView):
         description="Submit (or change) your scores. The same scores sent again are already saved: no new revision.",
     )
     def post(self, request, pk: int):
-        rating = _own_rating(request, pk)
+        rating = rating_or_404(request.user, pk)
         serializer = HumanRatingSubmitSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         values, note = serializer.values(), serializer.validated_data["note"]
@@ -262,10 +251,10 @@ class RatingSubmitApi(ApiMixin, APIView):
                 revision=serializer.validated_data["revision"],
             )
         except RatingConflict as exc:
-            current = _own_rating(request, pk)
+            current = rating_or_404(request.user, pk)
             if _same(current, values, note):
                 return Response(HumanRatingSerializer(current).data)
             return Response(
                 {"detail": str(exc), "current": HumanRatingSerializer(current).data}, status=status.HTTP_409_CONFLICT
             )
-        return Response(HumanRatingSerializer(_own_rating(request, pk)).data)
+        return Response(HumanRatingSerializer(rating_or_404(request.user, pk)).data)

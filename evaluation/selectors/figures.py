@@ -14,7 +14,7 @@ from llm.models import ModelConfig
 
 from ..models import Run
 from .report import human_report
-from .results import results_table, taxonomy
+from .results import results_table, taxonomy_by_code
 from .runs import run_counts
 
 RESULTS_FIGURES = ("theme", "trait", "classification")
@@ -35,7 +35,7 @@ def results_figure(*, name: str, fmt: str, judge_model: ModelConfig | None = Non
         for run in judges:
             counts = run_counts(run=run)
             scored[run.pk] = counts["n_done"] - counts["n_unscored"]
-        themes, traits = taxonomy()
+        traits, themes = taxonomy_by_code()
         chart = score_chart(
             table,
             entries=themes if table["table"] == "theme" else traits,

@@ -10,9 +10,10 @@ from ..models import ItemStatus, Run, RunKind, RunStatus
 from .runs import run_report
 
 
-def taxonomy() -> tuple[dict, dict]:
-    """Themes and traits by code, for the names of the codes a report keeps."""
-    return {t.code: t for t in Theme.objects.all()}, {t.code: t for t in Trait.objects.all()}
+def taxonomy_by_code() -> tuple[dict[str, Trait], dict[str, Theme]]:
+    """Traits and themes by code (in annotation's ``taxonomy_rows`` order: traits first), for the names of
+    the codes a report keeps."""
+    return {t.code: t for t in Trait.objects.all()}, {t.code: t for t in Theme.objects.all()}
 
 
 def runs_usage(runs) -> dict:

@@ -3,9 +3,7 @@
 from collections import defaultdict
 
 from django.db.models import Count, Q, QuerySet, Sum
-from django.http import Http404
 from django.utils import timezone
-from django.utils.translation import gettext as _
 
 from annotation.models import Dataset, DatasetVersion, Theme, Trait
 from llm.costs import usage
@@ -14,15 +12,6 @@ from ..models import ItemStatus, Run, RunItem, RunKind, RunStatus
 
 
 # As the README starts one; shown when a queued run waits for a worker that is not there.
-def run_or_404(pk: int) -> Run:
-    """One run with what its pages and API name (model, prompt, dataset, version, who started it),
-    or Http404: the run pages' and the API's one way to a run."""
-    run = run_list().select_related("version", "created_by").filter(pk=pk).first()
-    if run is None:
-        raise Http404(_("No such run."))
-    return run
-
-
 def run_list(*, kind: str | None = None) -> QuerySet[Run]:
     runs = Run.objects.select_related("model", "prompt", "dataset", "source_run__model")
     return runs.filter(kind=kind) if kind else runs
@@ -112,14 +101,6 @@ def run_item_details(*, run: Run) -> QuerySet[RunItem]:
         .select_related("expression__theme", "source_item__run__model")
         .prefetch_related("expression__traits")
     )
-
-
-def run_item_or_404(*, run: Run, pk: int) -> RunItem:
-    """One item of ``run`` with what its page shows, or Http404 (an item of another run too)."""
-    item = run_item_details(run=run).filter(pk=pk).first()
-    if item is None:
-        raise Http404(_("No such item."))
-    return item
 
 
 def run_item_neighbours(*, item: RunItem) -> dict:

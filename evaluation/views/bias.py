@@ -7,7 +7,7 @@ Researchers only: the tab shows judge scores next to human means.
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import HttpResponseBadRequest
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -17,11 +17,8 @@ from core.roles import RESEARCHER
 
 from ..forms.bias import PairwiseRunForm, ParaphraseStartForm
 from ..selectors import bias as bias_selectors
+from ..selectors.lookups import judge_run_or_404
 from ..services import bias as bias_services
-
-
-def _judge_run_or_404(pk: int):
-    return get_object_or_404(bias_selectors.judge_runs_for_bias(), pk=pk)
 
 
 def _percent(value) -> float | None:
@@ -31,7 +28,7 @@ def _percent(value) -> float | None:
 @require_GET
 @role_required(RESEARCHER)
 def run_bias(request, pk: int):
-    run = _judge_run_or_404(pk)
+    run = judge_run_or_404(pk)
     fmt = request.GET.get("format", "")
     if fmt and fmt != "json":
         return HttpResponseBadRequest(
@@ -79,7 +76,7 @@ def run_bias(request, pk: int):
 @role_required(RESEARCHER)
 def run_bias_paraphrase(request, pk: int):
     """Start the judge run under other wordings of its prompt; a wording already run is not run again."""
-    run = _judge_run_or_404(pk)
+    run = judge_run_or_404(pk)
     form = ParaphraseStartForm(request.POST, judge=run)
     if not form.is_valid():
         return HttpResponseBadRequest(

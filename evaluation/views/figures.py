@@ -4,7 +4,6 @@ Researchers only, as the pages; the results figures take the page's filters (jud
 """
 
 from django.http import Http404
-from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
 from core.decorators import role_required
@@ -12,10 +11,9 @@ from core.figures import UnknownFigure
 from core.http import download
 from core.roles import RESEARCHER
 
-from .. import selectors
 from ..forms import ResultsFilterForm
-from ..models import RunKind
 from ..selectors.figures import human_report_figure, results_figure
+from ..selectors.lookups import generation_run_or_404
 
 
 @require_GET
@@ -33,7 +31,7 @@ def results_figure_file(request, name: str, fmt: str):
 @require_GET
 @role_required(RESEARCHER)
 def human_report_figure_file(request, pk: int, name: str, fmt: str):
-    run = get_object_or_404(selectors.run_list(kind=RunKind.GENERATION), pk=pk)
+    run = generation_run_or_404(pk)
     try:
         body = human_report_figure(run=run, name=name, fmt=fmt)
     except UnknownFigure:

@@ -17,18 +17,14 @@ from core.http import REPORT_FORMATS, download, json_text
 from core.roles import RESEARCHER
 from llm.services import estimate_text
 
-from .. import selectors, services
+from .. import services
 from ..forms import JudgeRepeatForm
-from ..models import Run, RunKind
 from ..selectors import report as report_selectors
 from ..selectors.exports import human_report_csv
+from ..selectors.lookups import generation_run_or_404
 from ..selectors.scoring import task_list
 
 SCORE_MAX = 5
-
-
-def _generation_run_or_404(pk: int) -> Run:
-    return get_object_or_404(selectors.run_list(kind=RunKind.GENERATION), pk=pk)
 
 
 def _bar(value, lowest: float, highest: float) -> dict:
@@ -68,7 +64,7 @@ def _confusion_rows(matrix: list[list[int]]) -> list[dict]:
 @require_GET
 @role_required(RESEARCHER)
 def human_report(request, pk: int):
-    run = _generation_run_or_404(pk)
+    run = generation_run_or_404(pk)
     fmt = request.GET.get("format", "")
     if fmt and fmt not in REPORT_FORMATS:
         return HttpResponseBadRequest(
@@ -115,7 +111,7 @@ def human_report(request, pk: int):
 @role_required(RESEARCHER)
 def human_report_repeat(request, pk: int):
     """Start another judge run like the one named, with the next seed, to measure the judge's noise."""
-    run = _generation_run_or_404(pk)
+    run = generation_run_or_404(pk)
     form = JudgeRepeatForm(request.POST)
     if not form.is_valid():
         return HttpResponseBadRequest(_("Name the judge run to repeat."), content_type="text/plain; charset=utf-8")

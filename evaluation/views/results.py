@@ -60,7 +60,7 @@ def results(request):
             )
         table = selectors.results_table(table=which, judge_model=data["judge_model"], strategy=data["strategy"])
         return download(results_csv(table), filename=f"vivid-results-{which}.csv", fmt="csv")
-    themes, traits = selectors.taxonomy()
+    traits, themes = selectors.taxonomy_by_code()
     tables = results_tables(judge_model=data["judge_model"], strategy=data["strategy"])
     sections = [
         {"key": key, "title": title, "note": note, **results_display(tables[key], themes, traits)}

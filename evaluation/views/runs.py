@@ -14,10 +14,9 @@ from django.utils.http import urlencode
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django.views.decorators.vary import vary_on_headers
 
 from core.decorators import role_required
-from core.http import REPORT_FORMATS, add_service_errors, download, json_text
+from core.http import REPORT_FORMATS, add_service_errors, download, json_text, vary_on_htmx
 from core.roles import RESEARCHER
 from llm.selectors import batch_run_is_stalled, batch_run_waiting_for_worker, worker_hint_context
 from llm.services import CostNotConfirmed, estimate_text
@@ -28,6 +27,7 @@ from ..forms import RUN_FORMS, RunRerunForm
 from ..models import ItemStatus, RunKind, RunStatus
 from ..scoring import PARSER_VERSION, unscored_reason_text
 from ..selectors.exports import report_csv
+from ..selectors.lookups import run_item_or_404, run_or_404
 from ..selectors.runs import run_items_read_by_older_parser, run_truncation
 from ..services.runs.cost import run_estimate, run_start
 
@@ -50,7 +50,7 @@ def report_sections(report: dict) -> dict:
     """A judge report's scores by theme and by trait, with the taxonomy entries for their names."""
     if "by_theme" not in report:
         return {}
-    themes, traits = selectors.taxonomy()
+    traits, themes = selectors.taxonomy_by_code()
     return {
         "by_theme": [{"code": c, "entry": themes.get(c), "value": v} for c, v in report["by_theme"].items()],
         "by_trait": [{"code": c, "entry": traits.get(c), "value": v} for c, v in report["by_trait"].items()],
@@ -165,7 +165,7 @@ def _filtered_items(run, item_filter: str):
 @require_GET
 @role_required(RESEARCHER)
 def run_detail(request, pk: int):
-    run = selectors.run_or_404(pk)
+    run = run_or_404(pk)
     fmt = request.GET.get("format", "")
     if fmt:
         if fmt not in REPORT_FORMATS:
@@ -214,12 +214,12 @@ def _live_context(request, run) -> dict:
 
 @require_GET
 @role_required(RESEARCHER)
-@vary_on_headers("HX-Request")
+@vary_on_htmx
 def run_progress(request, pk: int):
     """What the run page polls every second while the run is queued or running: the progress
     section, and out of band the report, the times and the items table, so no part of the
     page is left behind; the answer after the run ends carries no trigger, and polling stops."""
-    run = selectors.run_or_404(pk)
+    run = run_or_404(pk)
     if not request.htmx:
         return render(request, "evaluation/run_detail.html#run-progress", _progress_context(run))
     context = _live_context(request, run)
@@ -230,7 +230,7 @@ def run_progress(request, pk: int):
 @require_POST
 @role_required(RESEARCHER)
 def run_cancel(request, pk: int):
-    run = selectors.run_or_404(pk)
+    run = run_or_404(pk)
     batch_run_act(request, run=run, action="cancel")
     return redirect("evaluation:run_detail", pk=run.pk)
 
@@ -238,7 +238,7 @@ def run_cancel(request, pk: int):
 @require_POST
 @role_required(RESEARCHER)
 def run_resume(request, pk: int):
-    run = selectors.run_or_404(pk)
+    run = run_or_404(pk)
     batch_run_act(request, run=run, action="resume", resume=services.run_resume)
     return redirect("evaluation:run_detail", pk=run.pk)
 
@@ -247,7 +247,7 @@ def run_resume(request, pk: int):
 @role_required(RESEARCHER)
 def run_rerun(request, pk: int):
     """The judge run again with a larger max_tokens: its replies were cut off."""
-    run = selectors.run_or_404(pk)
+    run = run_or_404(pk)
     form = RunRerunForm(request.POST)
     if not form.is_valid():
         messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
@@ -278,7 +278,7 @@ def run_rerun(request, pk: int):
 @role_required(RESEARCHER)
 def run_reparse(request, pk: int):
     """Read the run's stored replies again with the current score parser (no request to the model)."""
-    run = selectors.run_or_404(pk)
+    run = run_or_404(pk)
     try:
         summary = services.run_scores_reparse(run=run, user=request.user)
     except ValidationError as exc:
@@ -305,8 +305,8 @@ def reparse_text(summary: dict) -> str:
 @require_GET
 @role_required(RESEARCHER)
 def item_detail(request, run_pk: int, pk: int):
-    run = selectors.run_or_404(run_pk)
-    item = selectors.run_item_or_404(run=run, pk=pk)
+    run = run_or_404(run_pk)
+    item = run_item_or_404(run=run, pk=pk)
     probabilities = item.score_probabilities or []
     context = {
         "run": run,

@@ -15,48 +15,29 @@ no model name reaches these pages.
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import Http404
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django.views.decorators.vary import vary_on_headers
-from django_htmx.http import push_url
 
 from core.decorators import role_required
-from core.http import add_service_errors, wants_fragment
+from core.http import add_service_errors, vary_on_htmx, wants_fragment
+from core.queues import queue_advance, queue_resume, queue_status
 from core.roles import ANNOTATOR, RESEARCHER
 
 from ..forms.scoring import DIMENSIONS, RatingForm, ScoringTaskForm, draft_from, posted_revision, rating_as_draft
-from ..models import HumanRating, RatingStatus, ScoringTask
+from ..models import HumanRating, RatingStatus
+from ..selectors.lookups import rating_or_404, scoring_task_or_404
 from ..selectors.runs import finished_generation_exists
 from ..selectors.scoring import (
     rater_next,
     rater_progress,
-    rater_rating,
     rater_ratings,
-    rater_task,
     rater_tasks,
     task_list,
     task_progress,
 )
 from ..services.scoring import RatingConflict, rating_draft_save, rating_submit, scoring_task_create
-
-
-def rater_task_or_404(request, task_pk: int) -> ScoringTask:
-    task = rater_task(user=request.user, pk=task_pk)
-    if task is None:
-        raise Http404
-    return task
-
-
-def rating_or_404(user, *, pk: int, task_pk: int | None = None) -> HumanRating:
-    """One of the user's own ratings; anyone else's does not exist for them."""
-    rating = rater_rating(user=user, pk=pk, task_pk=task_pk)
-    if rating is None:
-        raise Http404
-    return rating
-
 
 # --- Researcher pages ----------------------------------------------------------------------
 
@@ -95,7 +76,7 @@ def task_new(request):
 @require_GET
 @role_required(RESEARCHER)
 def task_detail(request, pk: int):
-    task = get_object_or_404(task_list(), pk=pk)
+    task = scoring_task_or_404(pk)
     progress = task_progress(task)
     context = {
         "task": task,
@@ -160,24 +141,19 @@ def _queue_context(request, task) -> dict:
 
 
 def _advance(request, task, *, after, saved=None):
-    """The next item: its panel for htmx (with its URL pushed), a redirect otherwise."""
-    following = rater_next(task=task, user=request.user, after=after)
-    message = _("Saved “%(text)s”.") % {"text": saved.item.expression.text} if saved is not None else ""
-    if following is not None:
-        url = _item_url(following)
-        if not wants_fragment(request):
-            if message:
-                messages.success(request, message)
-            return redirect(url)
-        following = rating_or_404(request.user, pk=following.pk)
-        return push_url(_render_item(request, following, saved=saved), url)
-    url = reverse("evaluation:scoring_queue", args=[task.pk])
-    if not wants_fragment(request):
-        if message:
-            messages.success(request, message)
-        return redirect(url)
-    context = {**_queue_context(request, task), "saved": saved}
-    return push_url(render(request, "evaluation/scoring_queue.html#queue-panel", context), url)
+    """Go on to the next item (core.queues): its panel for htmx, a redirect otherwise."""
+    return queue_advance(
+        request,
+        following=rater_next(task=task, user=request.user, after=after),
+        item_url=_item_url,
+        # rater_next reads the queue's order only; the panel wants the rating with its item.
+        render_item=lambda following: _render_item(request, rating_or_404(request.user, following.pk), saved=saved),
+        queue_url=reverse("evaluation:scoring_queue", args=[task.pk]),
+        render_done=lambda: render(
+            request, "evaluation/scoring_queue.html#queue-panel", {**_queue_context(request, task), "saved": saved}
+        ),
+        saved_text=saved.item.expression.text if saved is not None else None,
+    )
 
 
 @require_GET
@@ -191,26 +167,28 @@ def my_tasks(request):
 
 @require_GET
 @role_required(ANNOTATOR)
+@vary_on_htmx
 def queue(request, task_pk: int):
     """Straight to the next unscored item; the rater's own list when nothing is left."""
-    task = rater_task_or_404(request, task_pk)
-    following = rater_next(task=task, user=request.user)
-    if following is not None:
-        return redirect(_item_url(following))
-    return render(request, "evaluation/scoring_queue.html", _queue_context(request, task))
+    task = scoring_task_or_404(task_pk, rater=request.user)
+    return queue_resume(
+        rater_next(task=task, user=request.user),
+        item_url=_item_url,
+        render_queue=lambda: render(request, "evaluation/scoring_queue.html", _queue_context(request, task)),
+    )
 
 
 @require_http_methods(["GET", "POST"])
 @role_required(ANNOTATOR)
-@vary_on_headers("HX-Request")
+@vary_on_htmx
 def item(request, task_pk: int, pk: int):
-    rating = rating_or_404(request.user, pk=pk, task_pk=task_pk)
+    rating = rating_or_404(request.user, pk, task_pk=task_pk)
     if request.method == "GET":
         return _render_item(request, rating)
 
     task = rating.task
     form = RatingForm(request.POST)
-    error_status = 200 if wants_fragment(request) else 400
+    error_status = queue_status(request, 400)
     if not form.is_valid():
         return _render_item(request, rating, form=form, status=error_status)
     if form.matches(rating):
@@ -221,7 +199,7 @@ def item(request, task_pk: int, pk: int):
     try:
         saved = rating_submit(rating=rating, user=request.user, **form.submit_kwargs())
     except RatingConflict:
-        current = rating_or_404(request.user, pk=rating.pk)
+        current = rating_or_404(request.user, rating.pk)
         if form.matches(current):
             return _advance(request, task, after=current, saved=current)
         return _render_item(
@@ -229,12 +207,12 @@ def item(request, task_pk: int, pk: int):
             current,
             form=form.with_revision(current.revision),
             conflict=current,
-            status=200 if wants_fragment(request) else 409,
+            status=queue_status(request, 409),
         )
     except ValidationError as exc:
         add_service_errors(form, exc)
         return _render_item(request, rating, form=form, status=error_status)
-    saved = rating_or_404(request.user, pk=saved.pk)
+    saved = rating_or_404(request.user, saved.pk)
     return _advance(request, task, after=saved, saved=saved)
 
 
@@ -242,7 +220,7 @@ def item(request, task_pk: int, pk: int):
 @role_required(ANNOTATOR)
 def draft(request, task_pk: int, pk: int):
     """Autosave of the form as it is filled in; answers with a one-line status."""
-    rating = rating_or_404(request.user, pk=pk, task_pk=task_pk)
+    rating = rating_or_404(request.user, pk, task_pk=task_pk)
     context = {"rating": rating}
     if posted_revision(request.POST) != rating.revision:
         # Submitted meanwhile from another tab: this older form must not write over it.

@@ -5,10 +5,9 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django.views.decorators.vary import vary_on_headers
 
 from core.decorators import role_required
-from core.http import add_service_errors, wants_fragment
+from core.http import add_service_errors, vary_on_htmx, wants_fragment
 from core.roles import RESEARCHER
 
 from .. import selectors, services
@@ -35,7 +34,7 @@ def _model_row(model: ModelConfig) -> dict:
 
 @require_GET
 @role_required(RESEARCHER)
-@vary_on_headers("HX-Request")
+@vary_on_htmx
 def model_list(request):
     # The row of a model being probed polls for itself until its probe is done.
     if wants_fragment(request) and request.GET.get("model", "").isdigit():
@@ -47,7 +46,7 @@ def model_list(request):
 
 @require_POST
 @role_required(RESEARCHER)
-@vary_on_headers("HX-Request")
+@vary_on_htmx
 def model_probe(request, pk: int):
     """Probe the model in a worker, as ``manage.py probe_model NAME`` does in the shell."""
     model = get_object_or_404(ModelConfig, pk=pk)

@@ -13,7 +13,7 @@ from django.utils.translation import gettext as _
 from study.models import Study
 
 # The study app's one look-up of a study by slug, re-exported for the pages that import it from here.
-from study.selectors.studies import study_or_404 as study_or_404
+from study.selectors.lookups import study_or_404 as study_or_404
 
 from ..client import ProlificApiError, ProlificError, ProlificNotConfigured
 from ..selectors import prolific_configured

@@ -11,12 +11,11 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
-from django.views.decorators.vary import vary_on_headers
 
 from core.decorators import role_required
-from core.http import wants_fragment
+from core.http import vary_on_htmx, wants_fragment
 from core.roles import RESEARCHER
-from study.selectors.studies import study_or_404
+from study.selectors.lookups import study_or_404
 
 from .. import selectors, services
 from ..client import ProlificError
@@ -123,11 +122,11 @@ def review_context(study) -> dict:
 
 @require_GET
 @role_required(RESEARCHER)
-@vary_on_headers("HX-Request")
+@vary_on_htmx
 def prolific_study_page(request, slug: str):
     """The page; its review part alone (``?panel=review``) is what the study's results page shows, and one bonus
     batch's row (``?batch=N``) is what that row polls while a worker pays it."""
-    study = study_or_404(slug=slug)
+    study = study_or_404(slug)
     if request.GET.get("panel") == "review" and wants_fragment(request):
         return render(request, "prolific/study.html#review-panel", review_context(study))
     if request.GET.get("batch", "").isdigit() and wants_fragment(request):
@@ -141,10 +140,10 @@ def prolific_study_page(request, slug: str):
 
 @require_POST
 @role_required(RESEARCHER)
-@vary_on_headers("HX-Request")
+@vary_on_htmx
 def prolific_study_create(request, slug: str):
     """Creates the draft(s); with ``preview`` it only shows the request bodies (the htmx fragment, or the page)."""
-    study = study_or_404(slug=slug)
+    study = study_or_404(slug)
     form = PublishForm(request.POST, study=study)
     valid = form.is_valid()
     if "preview" in request.POST:
@@ -190,7 +189,7 @@ def prolific_study_create(request, slug: str):
 @require_POST
 @role_required(RESEARCHER)
 def prolific_study_publish(request, slug: str):
-    study = study_or_404(slug=slug)
+    study = study_or_404(slug)
     form = PublishConfirmForm(request.POST)
     if not form.is_valid():
         for errors in form.errors.values():
@@ -232,7 +231,7 @@ def prolific_study_publish(request, slug: str):
 @require_POST
 @role_required(RESEARCHER)
 def prolific_study_sync(request, slug: str):
-    study = study_or_404(slug=slug)
+    study = study_or_404(slug)
     counts = call_prolific(
         request,
         would=_("It would list the submissions of this study's Prolific studies and store their statuses."),
@@ -263,7 +262,7 @@ def prolific_study_sync(request, slug: str):
 @require_POST
 @role_required(RESEARCHER)
 def prolific_hooks_register(request, slug: str):
-    study = study_or_404(slug=slug)
+    study = study_or_404(slug)
     target_url = webhook_url_of(request)
     done = call_prolific(
         request,
@@ -282,7 +281,7 @@ def prolific_hooks_register(request, slug: str):
 @require_GET
 @role_required(RESEARCHER)
 def prolific_log(request, slug: str):
-    study = study_or_404(slug=slug)
+    study = study_or_404(slug)
     calls = [
         # The body as JSON, as it was sent (the token never is: the client keeps it out of the log).
         (call, None if call.request_body is None else json.dumps(call.request_body, indent=2, ensure_ascii=False))

@@ -13,8 +13,8 @@ from core.apis.pagination import PageNumberPagination
 from core.http import streamed_download
 from core.permissions import IsResearcher
 
+from ..selectors.lookups import study_or_404
 from ..selectors.results import EXPORT_COLUMNS, StudyExportRows, study_export_chunks, study_results
-from ..selectors.studies import study_or_404
 from .studies import STUDY_SLUG
 
 INCLUDE_TEST = OpenApiParameter(
@@ -54,7 +54,7 @@ class StudyResultsApi(ApiMixin, APIView):
         description="The study's results (Pragmatics Meets Culture, Figure 3 and Tables 2–3) over completed sessions.",
     )
     def get(self, request, slug: str):
-        study = study_or_404(slug=slug)
+        study = study_or_404(slug)
         query = query_validate(ResultsQuerySerializer, request)
         return Response(study_results(study=study, include_test=query["include_test"]))
 
@@ -98,7 +98,7 @@ class StudyResponsesApi(ApiMixin, APIView):
         "with the stimulus provenance. Excluded sessions are included and marked; previews never.",
     )
     def get(self, request, slug: str):
-        study = study_or_404(slug=slug)
+        study = study_or_404(slug)
         fmt = request.query_params.get("format", "json")
         if fmt not in ("json", "csv"):
             raise ValidationError({"format": ["json or csv."]})

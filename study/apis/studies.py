@@ -17,6 +17,7 @@ from core.permissions import IsResearcher
 from ..forms import StudyImportForm
 from ..models import StudyStatus
 from ..selectors import studies as selectors
+from ..selectors.lookups import study_or_404
 from ..services import imports
 from ..services import studies as services
 
@@ -122,7 +123,7 @@ class StudyDetailApi(ApiMixin, APIView):
     )
     def get(self, request, slug: str):
         """One study with its launch checklist and artworks."""
-        return Response(_detail(selectors.study_or_404(slug=slug, progress=True)))
+        return Response(_detail(study_or_404(slug, progress=True)))
 
 
 class StudyImportApi(ApiMixin, APIView):
@@ -212,7 +213,7 @@ class StudyTransitionApi(ApiMixin, APIView):
     )
     def post(self, request, slug: str):
         """Launch, pause, resume or close a study."""
-        study = selectors.study_or_404(slug=slug, progress=True)
+        study = study_or_404(slug, progress=True)
         # A serializer, not request.data.get(): the body may be a list, and the action an object.
         serializer = StudyTransitionInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -221,7 +222,7 @@ class StudyTransitionApi(ApiMixin, APIView):
             services.study_transition(study=study, action=action, user=request.user)
         except services.StudyTransitionError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
-        return Response(_detail(selectors.study_or_404(slug=slug, progress=True)))
+        return Response(_detail(study_or_404(slug, progress=True)))
 
 
 urlpatterns = [

@@ -1,7 +1,7 @@
-"""Reads of studies: the one look-up by slug, lists with progress, the launch checklist and its blockers."""
+"""Reads of studies: the one look-up by slug (``study_find``; the 404 is ``lookups.study_or_404``), lists with
+progress, the launch checklist and its blockers."""
 
 from django.db.models import Count, Q
-from django.http import Http404
 from django.utils.translation import gettext as _
 
 from ..models import (
@@ -14,6 +14,7 @@ from ..models import (
     Term,
     TermStatus,
 )
+from ..rules import study_consent_missing
 from .prep import study_terms_unmatched
 from .translations import study_translations_missing
 
@@ -77,15 +78,6 @@ def study_find(*, slug: str, progress: bool = False, package: bool = True) -> St
     study = studies.first()
     if study is not None and progress:
         study.progress = _progress(study, study_group_counts(study_ids=[study.pk]).get(study.pk, {}))
-    return study
-
-
-def study_or_404(slug: str, *, progress: bool = False) -> Study:
-    """``study_find``, or Http404 for a slug no study has: the researcher pages', the APIs' and the
-    Prolific pages' one way to a study (who may see it is their role check, the same for every study)."""
-    study = study_find(slug=slug, progress=progress)
-    if study is None:
-        raise Http404(_("No such study."))
     return study
 
 
@@ -221,12 +213,3 @@ def study_checklist(study: Study) -> list[dict]:
             "detail": {"required": False, "missing": untranslated},
         },
     ]
-
-
-CONSENT_FIELDS = ("consent", "estimated_minutes", "reward", "contact", "ethics_reference")
-
-
-def study_consent_missing(study: Study) -> list[str]:
-    """The consent page details the package leaves out; participants and ethics boards expect each of them."""
-    package = study.package if isinstance(study.package, dict) else {}
-    return [field for field in CONSENT_FIELDS if not package.get(field)]

@@ -12,14 +12,14 @@ from core.http import download
 from core.roles import RESEARCHER
 
 from ..selectors.figures import study_figure
-from ..selectors.studies import study_or_404
+from ..selectors.lookups import study_or_404
 from .results import flag
 
 
 @require_GET
 @role_required(RESEARCHER)
 def study_figure_file(request, slug: str, name: str, fmt: str):
-    study = study_or_404(slug=slug)
+    study = study_or_404(slug)
     try:
         body = study_figure(study=study, name=name, fmt=fmt, include_test=flag(request, "include_test"))
     except UnknownFigure:

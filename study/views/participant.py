@@ -24,8 +24,9 @@ from core.ratelimit import rate_limit_hit
 from core.roles import RESEARCHER, has_role
 
 from ..models import Culture, Participant, StudyStatus
+from ..selectors.lookups import study_or_404
 from ..selectors.participants import participant_current
-from ..selectors.studies import study_artwork_find, study_find, study_or_404
+from ..selectors.studies import study_artwork_find, study_find
 from ..services import participants as flow
 from .presenters import page_context
 
@@ -283,7 +284,7 @@ def local_done(request, slug):
 @require_POST
 @role_required(RESEARCHER)
 def preview_start(request, slug):
-    study = study_or_404(slug=slug)
+    study = study_or_404(slug)
     try:
         participant = flow.preview_start(study=study, user=request.user, group=request.POST.get("group", ""))
     except flow.EntryError:

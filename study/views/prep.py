@@ -7,7 +7,7 @@ the whole page and comes back to the row.
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import Http404, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.html import escape, format_html
@@ -16,16 +16,16 @@ from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_http_methods, require_POST
-from django.views.decorators.vary import vary_on_headers
 
 from core.decorators import role_required
+from core.http import vary_on_htmx
 from core.roles import RESEARCHER
 
 from ..forms import TermAddForm, TermEditForm, TermModelForm, ThresholdForm
 from ..models import PrepStatus, Study, Term
 from ..rules import study_stimuli_editable
-from ..selectors.prep import study_term_find, study_terms_review, term_in_descriptions, term_study
-from ..selectors.studies import study_artwork_find_by_pk, study_or_404
+from ..selectors.lookups import study_artwork_or_404, study_or_404, study_term_or_404
+from ..selectors.prep import study_terms_review, term_in_descriptions, term_study
 from ..services import prep as services
 from ..text import term_matches
 
@@ -112,9 +112,9 @@ def _row(request, term: Term, *, error: str = "", saved: str = ""):
 
 @require_http_methods(["GET", "POST"])
 @role_required(RESEARCHER)
-@vary_on_headers("HX-Request")
+@vary_on_htmx
 def study_terms(request, slug: str):
-    study = study_or_404(slug=slug)
+    study = study_or_404(slug)
     if request.method == "POST":
         return _terms_post(request, study)
     if request.htmx and request.GET.get("part") == "status" and not request.htmx.history_restore_request:
@@ -162,9 +162,7 @@ def _terms_post(request, study: Study):
 
 
 def _term_action(request, study: Study, action: str):
-    term = study_term_find(study=study, pk=request.POST.get("term"))
-    if term is None:
-        raise Http404(_("No such term in this study."))
+    term = study_term_or_404(study=study, pk=request.POST.get("term"))
     form = TermEditForm(request.POST)
     form.is_valid()
     zh = form.cleaned_data.get("zh") if "zh" in request.POST else None
@@ -194,9 +192,7 @@ def _term_action(request, study: Study, action: str):
 
 
 def _term_add(request, study: Study):
-    artwork = study_artwork_find_by_pk(study=study, pk=request.POST.get("artwork_pk"))
-    if artwork is None:
-        raise Http404(_("No such artwork in this study."))
+    artwork = study_artwork_or_404(study=study, pk=request.POST.get("artwork_pk"))
     form = TermAddForm(request.POST, prefix=f"add-{artwork.pk}")
     page = reverse("study:terms", args=[study.slug])
     if not form.is_valid():
@@ -221,7 +217,7 @@ def _term_add(request, study: Study):
 @role_required(RESEARCHER)
 def study_prepare(request, slug: str):
     """Queue the preparation again, optionally finding terms with a chosen model."""
-    study = study_or_404(slug=slug)
+    study = study_or_404(slug)
     form = TermModelForm(request.POST)
     term_model = form.cleaned_data.get("term_model") if form.is_valid() else None
     if request.POST.get("term_model") and term_model is None:

@@ -6,18 +6,17 @@ so every route here is behind the Researcher role.
 
 from django.http import HttpResponseBadRequest
 from django.shortcuts import render
-from django.utils.cache import patch_vary_headers
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from core import figures
 from core.decorators import role_required
-from core.http import download, json_text, streamed_download
+from core.http import download, json_text, streamed_download, vary_on_htmx
 from core.roles import RESEARCHER
 
 from ..models import Culture, Study
 from ..selectors import results as selectors
-from ..selectors.studies import study_or_404
+from ..selectors.lookups import study_or_404
 
 TRUE_VALUES = {"1", "true", "yes", "on"}
 # The chart's scale: bars from 0 to 1 over this many SVG units.
@@ -117,8 +116,9 @@ def _context(study: Study, *, include_test: bool) -> dict:
 
 @require_GET
 @role_required(RESEARCHER)
+@vary_on_htmx
 def study_results(request, slug: str):
-    study = study_or_404(slug=slug)
+    study = study_or_404(slug)
     include_test = flag(request, "include_test")
     fmt = request.GET.get("format", "")
     if fmt and fmt != "json":
@@ -132,16 +132,13 @@ def study_results(request, slug: str):
     context = _context(study, include_test=include_test)
     # The "include test responses" toggle swaps only the figures.
     fragment = request.headers.get("HX-Request") == "true"
-    response = render(request, "study/_results_body.html" if fragment else "study/study_results.html", context)
-    # One URL, two bodies: caches and the back button must not mix them up.
-    patch_vary_headers(response, ["HX-Request"])
-    return response
+    return render(request, "study/_results_body.html" if fragment else "study/study_results.html", context)
 
 
 @require_GET
 @role_required(RESEARCHER)
 def study_export(request, slug: str):
-    study = study_or_404(slug=slug)
+    study = study_or_404(slug)
     chunks = selectors.study_export_chunks(
         study=study, include_test=flag(request, "include_test"), raw_pid=flag(request, "raw_pid")
     )

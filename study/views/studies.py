@@ -7,15 +7,15 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django.views.decorators.vary import vary_on_headers
 
 from core.decorators import role_required
-from core.http import add_service_errors
+from core.http import add_service_errors, vary_on_htmx
 from core.roles import RESEARCHER
 
 from ..forms import StudyImportForm, StudyTransitionForm
 from ..models import PrepStatus, StudyStatus
 from ..selectors import studies as selectors
+from ..selectors.lookups import study_or_404
 from ..services import imports
 from ..services import studies as services
 
@@ -92,9 +92,9 @@ def study_import(request):
 
 @require_GET
 @role_required(RESEARCHER)
-@vary_on_headers("HX-Request")
+@vary_on_htmx
 def study_detail(request, slug: str):
-    study = selectors.study_or_404(slug=slug, progress=True)
+    study = study_or_404(slug, progress=True)
     context = _status_context(study)
     # htmx asks for the whole page when it restores history it no longer holds.
     if request.htmx and not request.htmx.history_restore_request:
@@ -114,7 +114,7 @@ def study_detail(request, slug: str):
 @require_POST
 @role_required(RESEARCHER)
 def study_transition(request, slug: str):
-    study = selectors.study_or_404(slug=slug, progress=True)
+    study = study_or_404(slug, progress=True)
     form = StudyTransitionForm(request.POST)
     if not form.is_valid():
         messages.error(request, _("Unknown action."))

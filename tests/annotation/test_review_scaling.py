@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation.models import Assignment, AssignmentStatus, Theme
-from annotation.selectors.corpus import taxonomy, theme_ids, trait_codes, trait_numbers
+from annotation.selectors.corpus import taxonomy_rows, theme_ids, trait_codes, trait_numbers
 from annotation.services import round_lock, suggested_codes
 from core.roles import ANNOTATOR
 
@@ -120,7 +120,7 @@ def _walk(round_, user) -> dict[str, tuple[int, list[str]]]:
     """{request: (queries, their SQL)} for every request of the review path."""
     # The taxonomy's rows are read once per process and kept for a while: read them now, so that
     # which world is walked first does not decide who pays for them.
-    taxonomy()
+    taxonomy_rows()
     trait_codes()
     trait_numbers()
     theme_ids()

@@ -13,7 +13,7 @@ from django.urls import reverse
 from annotation import selectors
 from annotation.models import Assignment, AssignmentStatus, ItemStatus, LabelChange, Theme, Trait
 from annotation.selectors import corpus
-from annotation.selectors.corpus import taxonomy, theme_ids, trait_codes, trait_codes_forget
+from annotation.selectors.corpus import taxonomy_rows, theme_ids, trait_codes, trait_codes_forget
 
 from .factories import (
     alternating_traits,
@@ -116,21 +116,21 @@ def test_taxonomy_rows_are_the_stored_rows_read_once_and_forget_a_change(
     db, forget_trait_codes, django_assert_num_queries, monkeypatch
 ):
     trait_codes_forget()
-    traits, themes = taxonomy()
+    traits, themes = taxonomy_rows()
     assert [t.pk for t in traits] == list(Trait.objects.order_by("number").values_list("pk", flat=True))
     assert [t.pk for t in themes] == list(Theme.objects.order_by("number").values_list("pk", flat=True))
     with django_assert_num_queries(0):
-        assert taxonomy() == (traits, themes)
+        assert taxonomy_rows() == (traits, themes)
     # A wording saved in this process shows at once.
     trait = Trait.objects.order_by("number").first()
     trait.name_en = "Reworded for the test"
     trait.save()
-    assert taxonomy()[0][0].name_en == "Reworded for the test"
+    assert taxonomy_rows()[0][0].name_en == "Reworded for the test"
     # One saved in another process (no signal here) shows once the rows are older than their lifetime.
     Trait.objects.filter(pk=trait.pk).update(name_en="Reworded elsewhere")
-    assert taxonomy()[0][0].name_en == "Reworded for the test"
+    assert taxonomy_rows()[0][0].name_en == "Reworded for the test"
     monkeypatch.setattr(corpus, "TAXONOMY_ROWS_SECONDS", -1.0)
-    assert taxonomy()[0][0].name_en == "Reworded elsewhere"
+    assert taxonomy_rows()[0][0].name_en == "Reworded elsewhere"
 
 
 def test_history_rows_and_item_status_are_the_same_as_one_write_each(review_round, annotator_a, annotator_b):

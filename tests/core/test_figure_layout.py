@@ -22,7 +22,7 @@ from artworks.selectors import figures as artwork_figures
 from artworks.selectors.report import CONDITIONS, FAMILIARITY, QUESTION_TYPES
 from core import figures
 from evaluation.selectors import figures as evaluation_figures
-from evaluation.selectors.results import taxonomy
+from evaluation.selectors.results import taxonomy_by_code
 from study.selectors import figures as study_figures
 from study.selectors.results import CRITERIA
 
@@ -55,7 +55,7 @@ def quality_report() -> dict:
 
 def round_charts() -> dict:
     round_ = SimpleNamespace(name=ROUND)
-    themes, traits = taxonomy()
+    traits, themes = taxonomy_by_code()
     distributions = {
         "n": 4821,
         "source": "final",
@@ -86,7 +86,7 @@ def round_charts() -> dict:
 
 
 def evaluation_charts() -> dict:
-    themes, traits = taxonomy()
+    traits, themes = taxonomy_by_code()
     rows = [
         {
             "model": f"{MODEL} #{n}",

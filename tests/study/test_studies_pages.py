@@ -416,6 +416,19 @@ def test_the_api_lists_and_shows_studies(api):
     assert api.get(reverse("study_api:study-detail", args=["missing"])).status_code == 404
 
 
+def test_the_api_answers_an_unknown_study_the_same_way_everywhere(api):
+    # One look-up (study_or_404) behind every route: no route names the model or says less.
+    answers = [
+        api.get(reverse("study_api:study-detail", args=["missing"])),
+        api.post(reverse("study_api:study-transition", args=["missing"]), {"action": "pause"}, format="json"),
+        api.get(reverse("study_api:results", args=["missing"])),
+        api.get(reverse("study_api:responses", args=["missing"])),
+    ]
+    assert [(response.status_code, response.json()) for response in answers] == [
+        (404, {"detail": "No such study."})
+    ] * 4
+
+
 def test_the_api_imports_a_zip_or_lists_its_errors(tmp_path, api):
     url = reverse("study_api:study-import")
     data = package_zip(tmp_path, package_dict(slug="api-import"))
