@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 
 from core.apis.common import ApiMixin, error_responses
 from core.permissions import HasAnyRole, IsResearcher
+from core.tables import SUPPORTED_EXTENSIONS, ImportValidationError
 
 from .. import services
 from ..models import ExpressionKind
@@ -21,7 +22,7 @@ class ImportInputSerializer(serializers.Serializer):
         help_text="Dataset name, matched exactly; the dataset is created if missing "
         "(a dry run says so in `new_dataset` and lists look-alike names in `near_matches`).",
     )
-    file = serializers.FileField(help_text=f"One of {', '.join(services.SUPPORTED_EXTENSIONS)}, UTF-8.")
+    file = serializers.FileField(help_text=f"One of {', '.join(SUPPORTED_EXTENSIONS)}, UTF-8.")
     map = serializers.CharField(
         required=False,
         allow_blank=True,
@@ -132,7 +133,7 @@ class ImportApi(ApiMixin, APIView):
                 user=request.user,
                 dry_run=data["dry_run"],
             )
-        except services.ImportValidationError as exc:
+        except ImportValidationError as exc:
             return Response(ImportReportSerializer(exc.report.to_dict()).data, status=status.HTTP_400_BAD_REQUEST)
         return Response(
             ImportReportSerializer(report.to_dict()).data,

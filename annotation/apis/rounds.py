@@ -19,6 +19,7 @@ from core.apis.idempotency import IDEMPOTENCY_KEY_HEADER, request_idempotency_ke
 from core.http import DOWNLOAD_CONTENT_TYPES, download
 from core.permissions import HasAnyRole, IsResearcher
 from core.roles import ADJUDICATOR, RESEARCHER, has_role
+from core.tables import SUPPORTED_EXTENSIONS, ImportValidationError
 
 from .. import selectors, services
 from ..models import AnnotationRound, RoundStatus
@@ -246,7 +247,7 @@ class SuggestionImportSerializer(serializers.Serializer):
     model_name = serializers.CharField(max_length=200)
     prompt_version = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     file = serializers.FileField(
-        help_text=f"One of {', '.join(services.SUPPORTED_EXTENSIONS)}, UTF-8, with columns `expression`, `traits` "
+        help_text=f"One of {', '.join(SUPPORTED_EXTENSIONS)}, UTF-8, with columns `expression`, `traits` "
         "and optionally `raw_output`."
     )
 
@@ -301,7 +302,7 @@ class SuggestionImportApi(ApiMixin, APIView):
                 user=request.user,
                 idempotency_key=request_idempotency_key(request),
             )
-        except services.ImportValidationError as exc:
+        except ImportValidationError as exc:
             return Response(ImportReportSerializer(exc.report.to_dict()).data, status=status.HTTP_400_BAD_REQUEST)
         code = status.HTTP_200_OK if suggestion_set.idempotent_repeat else status.HTTP_201_CREATED
         body = SuggestionSetSerializer(round_selectors.suggestion_set_get(pk=suggestion_set.pk)).data

@@ -7,6 +7,7 @@ from django.utils.translation import gettext_lazy as _
 
 from core.forms import IdempotentFormMixin
 from core.localization import localized_name
+from core.tables import SUPPORTED_EXTENSIONS
 
 from .. import services
 from ..models import ExpressionKind
@@ -36,7 +37,7 @@ class ImportForm(IdempotentFormMixin, forms.Form):
     file = forms.FileField(
         label=_("File"),
         help_text=_("CSV, TSV, JSON, JSONL or XLSX, encoded in UTF-8."),
-        widget=forms.ClearableFileInput(attrs={"accept": ",".join(services.SUPPORTED_EXTENSIONS)}),
+        widget=forms.ClearableFileInput(attrs={"accept": ",".join(SUPPORTED_EXTENSIONS)}),
     )
 
     def __init__(self, *args, **kwargs):
@@ -67,10 +68,10 @@ class ImportForm(IdempotentFormMixin, forms.Form):
         extension = PurePath(upload.name).suffix.lower()
         # Checked here as well as in the service so a wrong file never leaves a
         # failed job behind and the error sits next to the file input.
-        if extension not in services.SUPPORTED_EXTENSIONS:
+        if extension not in SUPPORTED_EXTENSIONS:
             raise forms.ValidationError(
                 _("“%(name)s” is not a supported file; use one of %(extensions)s."),
-                params={"name": upload.name, "extensions": ", ".join(services.SUPPORTED_EXTENSIONS)},
+                params={"name": upload.name, "extensions": ", ".join(SUPPORTED_EXTENSIONS)},
             )
         return upload
 

@@ -8,6 +8,7 @@ from django.utils.translation import gettext_lazy as _
 
 from core.forms import IdempotentFormMixin
 from core.localization import localized_name
+from core.tables import SUPPORTED_EXTENSIONS
 
 from .. import services
 from ..models import ExpressionKind, SuggestionSet
@@ -19,10 +20,10 @@ MAX_HIDDEN_PERCENT = round(services.MAX_HIDDEN_FRACTION * 100)
 
 def _check_extension(upload):
     extension = PurePath(upload.name).suffix.lower()
-    if extension not in services.SUPPORTED_EXTENSIONS:
+    if extension not in SUPPORTED_EXTENSIONS:
         raise forms.ValidationError(
             _("“%(name)s” is not a supported file; use one of %(extensions)s."),
-            params={"name": upload.name, "extensions": ", ".join(services.SUPPORTED_EXTENSIONS)},
+            params={"name": upload.name, "extensions": ", ".join(SUPPORTED_EXTENSIONS)},
         )
     return upload
 
@@ -41,7 +42,7 @@ class SuggestionImportForm(IdempotentFormMixin, forms.Form):
     file = forms.FileField(
         label=_("File"),
         help_text=_("CSV, TSV, JSON, JSONL or XLSX, encoded in UTF-8."),
-        widget=forms.ClearableFileInput(attrs={"accept": ",".join(services.SUPPORTED_EXTENSIONS)}),
+        widget=forms.ClearableFileInput(attrs={"accept": ",".join(SUPPORTED_EXTENSIONS)}),
     )
 
     def clean_name(self):

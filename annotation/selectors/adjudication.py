@@ -19,8 +19,7 @@ from ..models import (
     Trait,
     TraitDecision,
 )
-from ..services.review import assignment_labels
-from .workflow import adjudication_queue, can_see_all_labels
+from .workflow import adjudication_queue, assignment_labels, can_see_all_labels
 
 ADDED = "added"
 ABSENT = "absent"

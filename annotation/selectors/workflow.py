@@ -1,5 +1,7 @@
 """Reads of the validation workflow. Every read that shows labels applies the blindness rule."""
 
+from dataclasses import dataclass
+
 from django.db.models import Count, F, IntegerField, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
@@ -17,6 +19,7 @@ from ..models import (
     RoundItem,
     RoundStatus,
     Suggestion,
+    TraitDecision,
 )
 
 
@@ -339,3 +342,24 @@ __all__ = [
     "version_list",
     "round_submitted_labels",
 ]
+
+
+@dataclass(frozen=True)
+class Labels:
+    traits: frozenset[str]
+    theme: str | None
+    unsure: frozenset[str]
+    flagged: bool
+
+
+def assignment_labels(assignment: Assignment) -> Labels:
+    """The traits an annotator marked present: accepted suggestions plus added ones."""
+    decisions = assignment.trait_decisions or {}
+    accepted = {code for code, decision in decisions.items() if decision == TraitDecision.ACCEPT}
+    unsure = {code for code, decision in decisions.items() if decision == TraitDecision.UNSURE}
+    return Labels(
+        traits=frozenset(accepted | set(assignment.added_traits or [])),
+        theme=assignment.theme.code if assignment.theme_id else None,
+        unsure=frozenset(unsure),
+        flagged=assignment.flagged,
+    )

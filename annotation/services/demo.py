@@ -10,9 +10,10 @@ from django.contrib.auth.models import Group, User
 from django.db import transaction
 
 from core.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER
+from core.tables import ImportReport
 
 from ..models import AnnotationRound, Dataset, SuggestionSet
-from .imports import ImportReport, expression_import, suggestion_set_import
+from .imports import expression_import, suggestion_set_import
 from .rounds import round_create
 
 DEMO_CSV = Path(__file__).resolve().parent.parent / "demo" / "vivid_demo.csv"

@@ -7,7 +7,6 @@ Only unanimous and adjudicated items enter a frozen version.
 """
 
 import math
-from dataclasses import dataclass
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
@@ -31,6 +30,7 @@ from ..models import (
     TraitDecision,
 )
 from ..selectors.corpus import present_traits_mask, theme_ids, trait_codes
+from ..selectors.workflow import assignment_labels
 from .changes import round_changed
 
 MAX_ANSWER_SECONDS = 1800.0
@@ -59,27 +59,6 @@ class ConflictError(Exception):
     def __init__(self, message: str, *, current=None):
         super().__init__(message)
         self.current = current
-
-
-@dataclass(frozen=True)
-class Labels:
-    traits: frozenset[str]
-    theme: str | None
-    unsure: frozenset[str]
-    flagged: bool
-
-
-def assignment_labels(assignment: Assignment) -> Labels:
-    """The traits an annotator marked present: accepted suggestions plus added ones."""
-    decisions = assignment.trait_decisions or {}
-    accepted = {code for code, decision in decisions.items() if decision == TraitDecision.ACCEPT}
-    unsure = {code for code, decision in decisions.items() if decision == TraitDecision.UNSURE}
-    return Labels(
-        traits=frozenset(accepted | set(assignment.added_traits or [])),
-        theme=assignment.theme.code if assignment.theme_id else None,
-        unsure=frozenset(unsure),
-        flagged=assignment.flagged,
-    )
 
 
 def suggested_codes(item: RoundItem) -> list[str]:

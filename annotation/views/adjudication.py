@@ -236,7 +236,7 @@ def item_detail(request, round_pk: int, item_pk: int):
     see_all = selectors.can_see_all_labels(user=request.user, round=round_)
     traits, _themes = _taxonomy()
     own = adjudication_selectors.item_own_assignment(item=item_, user=request.user)
-    own_codes = services.assignment_labels(own).traits if own else frozenset()
+    own_codes = selectors.assignment_labels(own).traits if own else frozenset()
     context = {
         "round": round_,
         "item": item_,

@@ -15,6 +15,7 @@ from core.decorators import role_required
 from core.http import download, vary_on_htmx, wants_fragment
 from core.localization import localized_name
 from core.roles import RESEARCHER
+from core.tables import SUPPORTED_EXTENSIONS
 
 from .. import selectors, services
 from ..forms.corpus import ExpressionFilterForm, ImportForm, ImportRetargetForm
@@ -97,7 +98,7 @@ def import_start(request):
         "dataset_names": selectors.dataset_names(),
         "required_fields": services.REQUIRED_FIELDS,
         "optional_fields": services.OPTIONAL_FIELDS,
-        "extensions": services.SUPPORTED_EXTENSIONS,
+        "extensions": SUPPORTED_EXTENSIONS,
         "preview_rows": services.PREVIEW_ROWS,
     }
     return render(request, "annotation/import_start.html", context)

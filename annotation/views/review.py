@@ -297,7 +297,7 @@ def outcomes(request, round_pk: int):
     show_resolution = round_.status != RoundStatus.OPEN
     rows = []
     for assignment in page.object_list:
-        labels = services.assignment_labels(assignment)
+        labels = selectors.assignment_labels(assignment)
         item_ = assignment.item
         if item_.control_id is not None:
             # A control item ends like any other item, with its known labels, so it does not stand out here either.

@@ -22,6 +22,7 @@ from core.decorators import role_required
 from core.http import add_service_errors, download, vary_on_htmx, wants_fragment
 from core.localization import localized_name
 from core.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER, has_role
+from core.tables import SUPPORTED_EXTENSIONS, ImportValidationError
 
 from .. import selectors, services
 from ..forms.rounds import FreezeForm, LockForm, RoundForm, SuggestionImportForm
@@ -82,7 +83,7 @@ def suggestion_import(request):
                     user=request.user,
                     idempotency_key=data["idempotency_key"],
                 )
-            except services.ImportValidationError as exc:
+            except ImportValidationError as exc:
                 errors = exc.report.to_dict()["errors"]
             except ValidationError as exc:
                 add_service_errors(form, exc)
@@ -105,7 +106,7 @@ def suggestion_import(request):
     context = {
         "form": form,
         "errors": errors,
-        "extensions": services.SUPPORTED_EXTENSIONS,
+        "extensions": SUPPORTED_EXTENSIONS,
         "suggestion_sets": round_selectors.suggestion_set_list(),
     }
     return render(request, "annotation/suggestion_import.html", context, status=400 if errors else 200)

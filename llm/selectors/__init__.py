@@ -2,10 +2,14 @@
 the names callers use are re-exported here."""
 
 from .models import api_key_state, model_choices, model_get, model_list
-from .runs import batch_run_is_stalled, batch_run_waiting_for_worker, worker_hint_context
-from .usage import model_token_calibration
+from .runs import WORKER_COMMAND, batch_run_is_stalled, batch_run_waiting_for_worker, worker_hint_context
+from .usage import CALIBRATION_MIN_REPLIES, CALIBRATION_REPLIES, CALIBRATION_RUNS, model_token_calibration
 
 __all__ = [
+    "CALIBRATION_MIN_REPLIES",
+    "CALIBRATION_REPLIES",
+    "CALIBRATION_RUNS",
+    "WORKER_COMMAND",
     "api_key_state",
     "batch_run_is_stalled",
     "batch_run_waiting_for_worker",

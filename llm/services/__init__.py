@@ -3,6 +3,11 @@ throttle, estimates and the batch-run engine; the names callers use are re-expor
 
 from .cache import cache_key, response_cache_lookup, response_cache_store, response_cache_store_many
 from .capabilities import (
+    DETAIL_MAX_CHARS,
+    LOGPROBS_PROMPT,
+    PROBE_COLOUR,
+    PROBE_STALE_AFTER,
+    VISION_PROMPT,
     error_refuses_image,
     model_capability_problem,
     model_probe,
@@ -10,6 +15,7 @@ from .capabilities import (
     model_probe_queued,
     model_probe_request,
     model_vision_refused,
+    probe_image_data_url,
     reply_sees_no_image,
 )
 from .complete import model_choice_logprobs, model_complete, model_completion, usage_metered
@@ -25,13 +31,19 @@ from .engine import (
     package_versions,
 )
 from .estimates import CostNotConfirmed, batch_run_estimate, estimate_confirmed, estimate_text, estimate_totals
-from .models import model_add, model_slots_ensure
+from .models import MODEL_IDEMPOTENCY_SCOPE, model_add, model_slots_ensure
 from .throttle import SlotLease, backoff_delay, model_throttle_wait, request_with_retries
 
 __all__ = [
     "BatchRunError",
     "CostNotConfirmed",
+    "DETAIL_MAX_CHARS",
+    "LOGPROBS_PROMPT",
+    "MODEL_IDEMPOTENCY_SCOPE",
+    "PROBE_COLOUR",
+    "PROBE_STALE_AFTER",
     "SlotLease",
+    "VISION_PROMPT",
     "backoff_delay",
     "batch_run_cancel",
     "batch_run_claim",
@@ -59,6 +71,7 @@ __all__ = [
     "model_throttle_wait",
     "model_vision_refused",
     "package_versions",
+    "probe_image_data_url",
     "reply_sees_no_image",
     "request_with_retries",
     "response_cache_lookup",

@@ -11,7 +11,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import Dataset, Expression, normalize_key
-from annotation.services import ImportValidationError, expression_import, parse_column_map
+from annotation.services import expression_import, parse_column_map
+from core.tables import ImportReport, ImportValidationError
 
 ROOT = Path(__file__).resolve().parents[2]
 NFC = unicodedata.normalize("NFC", "Chưa đủ lông đủ cánh")
@@ -273,8 +274,6 @@ def test_it_refuses_a_row_with_an_unquoted_comma_instead_of_shifting_columns(tmp
 
 def test_it_keeps_error_codes_so_pages_can_translate_them(tmp_path):
     from django.utils import translation
-
-    from annotation.services import ImportReport
 
     path = write(tmp_path, "a.csv", "expression,explanation\nA,\n")
     with pytest.raises(ImportValidationError) as excinfo:

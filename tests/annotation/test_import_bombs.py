@@ -18,8 +18,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from annotation.models import Dataset, Expression
-from annotation.services import ImportValidationError, expression_import
+from annotation.services import expression_import
 from core.files import ArchiveError, zip_open, zip_read, zip_verify
+from core.tables import ImportValidationError
 from tests.bombs import MIB, gigabyte_entry, lying_entry, stored, xlsx_bomb, zip_entries
 
 from .factories import api_client_for

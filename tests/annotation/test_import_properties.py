@@ -6,7 +6,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from annotation.services import expression_import
-from annotation.services.imports import ImportValidationError, annotations_import, suggestion_set_import
+from annotation.services.imports import annotations_import, suggestion_set_import
+from core.tables import ImportValidationError
 from tests.importing import PROPERTY_SETTINGS, assert_all_or_nothing, table_files
 
 from .factories import make_dataset

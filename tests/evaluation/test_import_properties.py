@@ -4,7 +4,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from annotation.services.imports import ImportValidationError
+from core.tables import ImportValidationError
 from evaluation.services.scoring import ratings_import
 from tests.importing import PROPERTY_SETTINGS, assert_all_or_nothing, table_files
 

@@ -151,3 +151,33 @@ def test_it_defines_the_dataset_fixture_once_per_test_package():
                 if (renamed[0] if renamed else node.name) == "dataset":
                     wrong.append(f"{path.relative_to(ROOT)}:{node.lineno} defines dataset")
     assert wrong == []
+
+
+def _reexport_packages():
+    for app in LAYERS:
+        for kind in ("services", "selectors"):
+            yield from sorted((ROOT / app / kind).rglob("__init__.py"))
+
+
+@pytest.mark.parametrize("init", list(_reexport_packages()), ids=lambda p: str(p.relative_to(ROOT)))
+def test_it_reexports_the_same_way_in_every_services_and_selectors_package(init):
+    """Each package names what callers use once: ``from .module import name`` for every public name of
+    its own modules, and ``__all__`` listing exactly those (no star imports, nothing from elsewhere)."""
+    tree = ast.parse(init.read_text())
+    package = init.parent
+    imported, wrong, listed = set(), [], None
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            if node.level != 1 or not node.module or any(alias.name == "*" for alias in node.names):
+                wrong.append(f"line {node.lineno}: only `from .<module> import names`")
+                continue
+            imported |= {alias.asname or alias.name for alias in node.names}
+        elif isinstance(node, ast.Import):
+            wrong.append(f"line {node.lineno}: no plain imports")
+        elif isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in node.targets):
+            listed = set(ast.literal_eval(node.value))
+    modules = {p.stem for p in package.glob("*.py") if p.name != "__init__.py"}
+    modules |= {p.name for p in package.iterdir() if (p / "__init__.py").exists()}
+    assert wrong == []
+    assert listed == imported, "__all__ must list exactly what the package imports"
+    assert imported, f"{package.relative_to(ROOT)} re-exports nothing (modules: {sorted(modules)})"

@@ -2,7 +2,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.services import ImportValidationError, expression_import, parse_column_map
+from annotation.services import expression_import, parse_column_map
+from core.tables import ImportValidationError
 
 
 class Command(BaseCommand):

@@ -6,7 +6,8 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.selectors import dataset_get, dataset_near_matches
-from annotation.services import ImportValidationError, suggestion_set_import
+from annotation.services import suggestion_set_import
+from core.tables import ImportValidationError
 
 
 def _did_you_mean(name: str) -> str:

@@ -5,8 +5,9 @@ from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError
 from django.core.management.color import color_style
 
-from annotation.services import DEMO_DATASET_NAME, ImportValidationError, demo_accounts_ensure, demo_dataset_load
+from annotation.services import DEMO_DATASET_NAME, demo_accounts_ensure, demo_dataset_load
 from annotation.services.demo import demo_round_ensure
+from core.tables import ImportValidationError
 
 DEMO_PASSWORD = "vivid-demo"
 DEMO_URL = "http://127.0.0.1:8000/"

@@ -6,9 +6,14 @@
 ``core.tables``.
 """
 
-from core.tables import ImportReport, ImportValidationError, RowError
-
-from .annotations import AnnotationsImportResult, annotations_import
+from .annotations import (
+    MESSAGES,
+    OPTIONAL_COLUMNS,
+    REQUIRED_COLUMNS,
+    AnnotationRowError,
+    AnnotationsImportResult,
+    annotations_import,
+)
 from .expressions import (
     KNOWN_FIELDS,
     OPTIONAL_FIELDS,
@@ -18,6 +23,7 @@ from .expressions import (
     parse_column_map,
 )
 from .jobs import (
+    IMPORT_JOB_IDEMPOTENCY_SCOPE,
     ImportJobStateError,
     import_job_cancel,
     import_job_confirm,
@@ -25,19 +31,22 @@ from .jobs import (
     import_job_retarget,
     import_job_run,
 )
-from .suggestions import suggestion_set_import
-from .taxonomy import parse_traits
+from .suggestions import SUGGESTION_SET_IDEMPOTENCY_SCOPE, suggestion_set_import
+from .taxonomy import parse_traits, theme_tokens, trait_tokens, unknown_trait_params
 
 __all__ = [
+    "AnnotationRowError",
+    "AnnotationsImportResult",
+    "IMPORT_JOB_IDEMPOTENCY_SCOPE",
+    "ImportJobStateError",
     "KNOWN_FIELDS",
+    "MESSAGES",
+    "OPTIONAL_COLUMNS",
     "OPTIONAL_FIELDS",
     "PREVIEW_ROWS",
+    "REQUIRED_COLUMNS",
     "REQUIRED_FIELDS",
-    "AnnotationsImportResult",
-    "ImportJobStateError",
-    "ImportReport",
-    "ImportValidationError",
-    "RowError",
+    "SUGGESTION_SET_IDEMPOTENCY_SCOPE",
     "annotations_import",
     "expression_import",
     "import_job_cancel",
@@ -48,4 +57,7 @@ __all__ = [
     "parse_column_map",
     "parse_traits",
     "suggestion_set_import",
+    "theme_tokens",
+    "trait_tokens",
+    "unknown_trait_params",
 ]

@@ -2,7 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.services import ImportValidationError
+from core.tables import ImportValidationError
 from evaluation.models import Run, RunKind
 from evaluation.services.scoring import ratings_import
 

@@ -5,37 +5,61 @@ run's items out in chunks and sends each once; reparse reads stored judge replie
 The names callers use are re-exported here.
 """
 
-from .cost import run_cost_estimate, run_estimate, run_start
-from .execution import claimable_items, run_chunk, run_claims_release, run_execute, run_fingerprint_record, run_finish
+from .cost import DEFAULT_MAX_TOKENS, LOOKUP_BATCH, run_cost_estimate, run_estimate, run_start
+from .execution import (
+    CHUNK_SLOTS,
+    SLOT_WAIT_SECONDS,
+    chunk_size,
+    claimable_items,
+    judge_reading_fields,
+    run_chunk,
+    run_claims_release,
+    run_execute,
+    run_fingerprint_record,
+    run_finish,
+    run_item_messages,
+)
 from .lifecycle import (
     CLASSIFICATION_DEFAULTS,
     COT_MAX_TOKENS,
     GENERATION_DEFAULTS,
     JUDGE_DEFAULTS,
+    JUDGE_TOP_LOGPROBS,
     RUN_IDEMPOTENCY_SCOPE,
+    run_create,
     run_execute_enqueue,
     run_repeat,
     run_reproducibility,
     run_rerun_longer,
     run_resume,
 )
-from .reparse import run_scores_reparse
+from .reparse import READING_FIELDS, run_scores_reparse
 
 __all__ = [
+    "CHUNK_SLOTS",
     "CLASSIFICATION_DEFAULTS",
     "COT_MAX_TOKENS",
+    "DEFAULT_MAX_TOKENS",
     "GENERATION_DEFAULTS",
     "JUDGE_DEFAULTS",
+    "JUDGE_TOP_LOGPROBS",
+    "LOOKUP_BATCH",
+    "READING_FIELDS",
     "RUN_IDEMPOTENCY_SCOPE",
+    "SLOT_WAIT_SECONDS",
+    "chunk_size",
     "claimable_items",
+    "judge_reading_fields",
     "run_chunk",
     "run_claims_release",
     "run_cost_estimate",
+    "run_create",
     "run_estimate",
     "run_execute",
     "run_execute_enqueue",
     "run_fingerprint_record",
     "run_finish",
+    "run_item_messages",
     "run_repeat",
     "run_reproducibility",
     "run_rerun_longer",

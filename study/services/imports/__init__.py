@@ -6,7 +6,19 @@ written in one transaction (``writing``). Image files written before a failure a
 again, so a refused package leaves neither rows nor files behind.
 """
 
-from .reading import PACKAGE_FILE, StudyImportError
-from .writing import study_import
+from .reading import PACKAGE_FILE, StudyImportError, package_json_read, package_open_checked
+from .validation import CONSENT_TEXT_MAX, MAX_SMALLINT, RESERVED_SLUGS, PackageChecker
+from .writing import IMPORT_IDEMPOTENCY_SCOPE, study_import
 
-__all__ = ["PACKAGE_FILE", "StudyImportError", "study_import"]
+__all__ = [
+    "CONSENT_TEXT_MAX",
+    "IMPORT_IDEMPOTENCY_SCOPE",
+    "MAX_SMALLINT",
+    "PACKAGE_FILE",
+    "PackageChecker",
+    "RESERVED_SLUGS",
+    "StudyImportError",
+    "package_json_read",
+    "package_open_checked",
+    "study_import",
+]

@@ -13,8 +13,11 @@ nothing twice and overwrites nothing.
 - ``pages``: what a request to the run page does with these, apart from drawing the page.
 """
 
+from .assignment import ARTWORK_STEPS, assignments_draw
 from .consent import consent_decline, consent_give, group_choose
 from .entry import (
+    SYNTHETIC_ENTRY_SALT,
+    VERIFIABLE,
     EntryError,
     entry_refusal_status,
     participant_enter,
@@ -23,6 +26,7 @@ from .entry import (
     participants_mark_returned,
     preview_start,
     prolific_id_for,
+    quota_lock,
     synthetic_entry_token,
     synthetic_entry_token_valid,
 )
@@ -30,33 +34,51 @@ from .finish import (
     finish_code_status,
     participant_finish,
     participant_finish_url,
+    participant_score,
     prolific_complete_url,
 )
 from .pages import PageOutcome, participant_page_show, participant_page_submit
-from .steps import StaleStep, StepError, participant_touch, step_submit
+from .steps import (
+    HANDLERS,
+    StaleStep,
+    StepError,
+    page_visit_submitted,
+    participant_touch,
+    step_require_current,
+    step_submit,
+)
 
 __all__ = [
+    "ARTWORK_STEPS",
     "EntryError",
+    "HANDLERS",
     "PageOutcome",
+    "SYNTHETIC_ENTRY_SALT",
     "StaleStep",
     "StepError",
+    "VERIFIABLE",
+    "assignments_draw",
     "consent_decline",
     "consent_give",
     "entry_refusal_status",
     "finish_code_status",
     "group_choose",
+    "page_visit_submitted",
     "participant_enter",
     "participant_finish",
     "participant_finish_url",
     "participant_page_show",
     "participant_page_submit",
     "participant_release",
+    "participant_score",
     "participant_touch",
     "participants_exclude_unverified",
     "participants_mark_returned",
     "preview_start",
     "prolific_complete_url",
     "prolific_id_for",
+    "quota_lock",
+    "step_require_current",
     "step_submit",
     "synthetic_entry_token",
     "synthetic_entry_token_valid",
