@@ -99,6 +99,7 @@ from .visibility import (
     round_seed_visible,
 )
 from .workflow import (
+    Labels,
     adjudication_queue,
     annotated_round_get,
     annotated_round_ids,
@@ -108,6 +109,7 @@ from .workflow import (
     annotator_progress,
     annotator_queue,
     assignment_get,
+    assignment_labels,
     dataset_scope,
     dataset_stamp,
     item_history,
@@ -129,6 +131,7 @@ __all__ = [
     "GOLD_FILTER_KEYS",
     "GOLD_KEYS",
     "ITEM_FILTER_KEYS",
+    "Labels",
     "MAX_DRIFT_LINES",
     "QUALITY_FIGURES",
     "ROUND_FIGURES",
@@ -151,6 +154,7 @@ __all__ = [
     "annotator_recalibration",
     "annotator_rounds",
     "assignment_get",
+    "assignment_labels",
     "assignment_or_404",
     "blind_round_ids",
     "can_see_all_labels",

@@ -316,34 +316,6 @@ def round_submitted_labels(*, round: AnnotationRound) -> list[dict]:
     return result
 
 
-__all__ = [
-    "dataset_scope",
-    "dataset_stamp",
-    "round_scope",
-    "round_stamp",
-    "suggested_codes_for",
-    "round_suggested_codes",
-    "annotated_round_get",
-    "annotated_round_ids",
-    "round_list",
-    "round_get",
-    "round_funnel",
-    "version_funnel",
-    "annotator_queue",
-    "annotator_progress",
-    "round_percent",
-    "annotator_next",
-    "annotator_next_two",
-    "assignment_get",
-    "can_see_all_labels",
-    "adjudication_queue",
-    "item_history",
-    "annotator_outcomes",
-    "version_list",
-    "round_submitted_labels",
-]
-
-
 @dataclass(frozen=True)
 class Labels:
     traits: frozenset[str]
@@ -363,3 +335,33 @@ def assignment_labels(assignment: Assignment) -> Labels:
         unsure=frozenset(unsure),
         flagged=assignment.flagged,
     )
+
+
+__all__ = [
+    "Labels",
+    "adjudication_queue",
+    "annotated_round_get",
+    "annotated_round_ids",
+    "annotator_next",
+    "annotator_next_two",
+    "annotator_outcomes",
+    "annotator_progress",
+    "annotator_queue",
+    "assignment_get",
+    "assignment_labels",
+    "can_see_all_labels",
+    "dataset_scope",
+    "dataset_stamp",
+    "item_history",
+    "round_funnel",
+    "round_get",
+    "round_list",
+    "round_percent",
+    "round_scope",
+    "round_stamp",
+    "round_submitted_labels",
+    "round_suggested_codes",
+    "suggested_codes_for",
+    "version_funnel",
+    "version_list",
+]
