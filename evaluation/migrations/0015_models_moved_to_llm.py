@@ -15,12 +15,11 @@ def rows_back_to_evaluation(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('evaluation', '0014_run_item_number'),
-        ('llm', '0002_rows_from_evaluation'),
+        ("evaluation", "0014_run_item_number"),
+        ("llm", "0002_rows_from_evaluation"),
         # The pipeline runs point at llm's models before evaluation's are dropped.
-        ('artworks', '0004_models_from_llm'),
+        ("artworks", "0004_models_from_llm"),
     ]
 
     operations = [

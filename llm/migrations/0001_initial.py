@@ -8,7 +8,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -17,62 +16,98 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='ResponseCache',
+            name="ResponseCache",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('key', models.CharField(max_length=64, unique=True)),
-                ('response', models.JSONField()),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("key", models.CharField(max_length=64, unique=True)),
+                ("response", models.JSONField()),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
         ),
         migrations.CreateModel(
-            name='ModelConfig',
+            name="ModelConfig",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.SlugField(max_length=100, unique=True)),
-                ('provider', models.CharField(choices=[('openai', 'OpenAI-compatible endpoint'), ('transformers', 'Local transformers model')], max_length=20)),
-                ('base_url', models.URLField(blank=True, max_length=500)),
-                ('model_id', models.CharField(max_length=500)),
-                ('api_key_env', models.CharField(blank=True, max_length=100)),
-                ('max_concurrency', models.PositiveIntegerField(default=4, help_text='Concurrent requests, across all workers.')),
-                ('requests_per_minute', models.PositiveIntegerField(blank=True, null=True)),
-                ('timeout', models.FloatField(default=60.0, help_text='Seconds per request.')),
-                ('supports_vision', models.BooleanField(blank=True, help_text='Takes image input.', null=True)),
-                ('supports_logprobs', models.BooleanField(blank=True, help_text='Returns token log-probabilities.', null=True)),
-                ('context_length', models.PositiveIntegerField(blank=True, help_text='Tokens of context.', null=True)),
-                ('probed_at', models.DateTimeField(blank=True, null=True)),
-                ('probe', models.JSONField(blank=True, default=dict)),
-                ('probe_started_at', models.DateTimeField(blank=True, null=True)),
-                ('probe_error', models.TextField(blank=True)),
-                ('price_input', models.FloatField(blank=True, help_text='USD per million input tokens.', null=True)),
-                ('price_output', models.FloatField(blank=True, help_text='USD per million output tokens.', null=True)),
-                ('builtin', models.BooleanField(default=False)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.SlugField(max_length=100, unique=True)),
+                (
+                    "provider",
+                    models.CharField(
+                        choices=[
+                            ("openai", "OpenAI-compatible endpoint"),
+                            ("transformers", "Local transformers model"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("base_url", models.URLField(blank=True, max_length=500)),
+                ("model_id", models.CharField(max_length=500)),
+                ("api_key_env", models.CharField(blank=True, max_length=100)),
+                (
+                    "max_concurrency",
+                    models.PositiveIntegerField(default=4, help_text="Concurrent requests, across all workers."),
+                ),
+                ("requests_per_minute", models.PositiveIntegerField(blank=True, null=True)),
+                ("timeout", models.FloatField(default=60.0, help_text="Seconds per request.")),
+                ("supports_vision", models.BooleanField(blank=True, help_text="Takes image input.", null=True)),
+                (
+                    "supports_logprobs",
+                    models.BooleanField(blank=True, help_text="Returns token log-probabilities.", null=True),
+                ),
+                ("context_length", models.PositiveIntegerField(blank=True, help_text="Tokens of context.", null=True)),
+                ("probed_at", models.DateTimeField(blank=True, null=True)),
+                ("probe", models.JSONField(blank=True, default=dict)),
+                ("probe_started_at", models.DateTimeField(blank=True, null=True)),
+                ("probe_error", models.TextField(blank=True)),
+                ("price_input", models.FloatField(blank=True, help_text="USD per million input tokens.", null=True)),
+                ("price_output", models.FloatField(blank=True, help_text="USD per million output tokens.", null=True)),
+                ("builtin", models.BooleanField(default=False)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='ModelThrottle',
+            name="ModelThrottle",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('next_request_at', models.DateTimeField(blank=True, null=True)),
-                ('model', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='throttle', to='llm.modelconfig')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("next_request_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "model",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="throttle", to="llm.modelconfig"
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='ModelSlot',
+            name="ModelSlot",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('number', models.PositiveIntegerField()),
-                ('holder', models.CharField(blank=True, max_length=100)),
-                ('expires_at', models.DateTimeField(blank=True, null=True)),
-                ('model', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='slots', to='llm.modelconfig')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("number", models.PositiveIntegerField()),
+                ("holder", models.CharField(blank=True, max_length=100)),
+                ("expires_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "model",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="slots", to="llm.modelconfig"
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('model', 'number'), name='llm_model_slot_unique_number')],
+                "constraints": [
+                    models.UniqueConstraint(fields=("model", "number"), name="llm_model_slot_unique_number")
+                ],
             },
         ),
     ]

@@ -23,8 +23,7 @@ def _copy(apps, schema_editor, source_app: str, target_app: str) -> None:
             target = apps.get_model(target_app, name)
             columns = ", ".join(quote(field.column) for field in target._meta.concrete_fields)
             cursor.execute(
-                f"INSERT INTO {quote(target._meta.db_table)} ({columns}) "
-                f"SELECT {columns} FROM {quote(source.db_table)}"
+                f"INSERT INTO {quote(target._meta.db_table)} ({columns}) SELECT {columns} FROM {quote(source.db_table)}"
             )
             targets.append(target)
         for statement in connection.ops.sequence_reset_sql(no_style(), targets):
