@@ -11,7 +11,9 @@ headers, the next item's panel read from the response (its form, revision and su
 
 Scenarios: N = 20, 100, 200 answering as fast as the server allows (saturated: the answers per
 second are the capacity), then 200 annotators thinking 5 s per item (offered load 40 answers/s,
-printed next to the saturated capacity), then the start of a working day: 200 annotators (``--burst``)
+printed next to the saturated capacity), then an open loop: 200 annotators with an item open each and
+answers arriving at random (a Poisson process) at half the measured capacity (``--open-fraction``),
+as a team produces them, the save's latency counted from each arrival's instant; then the start of a working day: 200 annotators (``--burst``)
 entering a fresh round's queue within one second (GET of the queue, redirected to the first item),
 with the entry's p50/p95/max and the time until the last annotator sees an item.
 
@@ -30,13 +32,15 @@ in memory and rewrites that annotator's ``user_state.json`` on every save; the c
 files after the run.
 
     .venv/bin/python benchmarks/review_load.py [--annotators 20,100,200] [--think-annotators 200]
-        [--think 5.0] [--duration 30] [--burst 200] [--no-peer] [--database-url URL] [--redis-url URL]
+        [--think 5.0] [--duration 30] [--open-fraction 0.5] [--open-annotators 200] [--burst 200]
+        [--no-peer] [--database-url URL] [--redis-url URL]
     .venv/bin/python benchmarks/review_load.py --quick     # 10 and 20 annotators, 8 s each, 400 items
 """
 
 import argparse
 import json
 import os
+import queue
 import random
 import re
 import shutil
@@ -59,6 +63,7 @@ from serving import (  # noqa: E402
     free_port,
     gunicorn,
     migrate,
+    open_loop,
     percentile,
     server_env,
 )
@@ -214,6 +219,21 @@ def vivid_answer(panel: str, rng: random.Random, themes: list[str]) -> tuple[dic
     return data, expected
 
 
+def vivid_post(base: str, session, panel: str, rng: random.Random, themes: list[str]):
+    """One answer to the panel's item as the htmx form sends it: (response, assignment id, what was
+    answered, the form's path). The panel must hold the review form."""
+    path = FORM_ACTION.search(panel).group(1)
+    url = base + path
+    data, expected = vivid_answer(panel, rng, themes)
+    response = session.post(
+        url,
+        data=data,
+        headers={"HX-Request": "true", "HX-Target": "review-panel", "HX-Current-URL": url, "Referer": url},
+        timeout=120,
+    )
+    return response, int(ASSIGNMENT.search(path).group(1)), expected, path
+
+
 def vivid_annotator(base, session, queue_url, themes, *, seed, think, start, window, tally, lock):
     import requests
 
@@ -231,21 +251,12 @@ def vivid_annotator(base, session, queue_url, themes, *, seed, think, start, win
             raise RuntimeError(f"{page.status_code} on the queue")
         panel = page.text
         while time.monotonic() < window["deadline"]:
-            action = FORM_ACTION.search(panel)
-            if action is None:
+            if FORM_ACTION.search(panel) is None:
                 return  # the queue panel: nothing left
             if think:
                 time.sleep(think * rng.uniform(0.75, 1.25))
-            url = base + action.group(1)
-            assignment = int(ASSIGNMENT.search(action.group(1)).group(1))
-            data, expected = vivid_answer(panel, rng, themes)
             sent = time.perf_counter()
-            response = session.post(
-                url,
-                data=data,
-                headers={"HX-Request": "true", "HX-Target": "review-panel", "HX-Current-URL": url, "Referer": url},
-                timeout=120,
-            )
+            response, assignment, expected, path = vivid_post(base, session, panel, rng, themes)
             took = time.perf_counter() - sent
             with lock:
                 if response.status_code == 200 and response.headers.get("HX-Push-Url"):
@@ -253,7 +264,7 @@ def vivid_annotator(base, session, queue_url, themes, *, seed, think, start, win
                     tally.sent[assignment] = expected
                     tally.last = max(tally.last, time.perf_counter())
                 else:
-                    tally.errors.append(f"{response.status_code} on {action.group(1)}")
+                    tally.errors.append(f"{response.status_code} on {path}")
                     return
             panel = response.text
     except Exception as exc:  # a dropped connection ends this annotator, not the run
@@ -313,6 +324,69 @@ def vivid_scenario(server, corpus, sessions, *, n, think, duration, seed, label)
         ),
         duration=duration,
         check=lambda tally: vivid_check(round_, tally),
+    )
+
+
+def open_loop_scenario(server, corpus, sessions, *, n, rate, duration, seed, label) -> dict:
+    """``n`` annotators with an item open each; answers arrive at random at ``rate`` per second
+    (serving.open_loop), each from an annotator not waiting for an answer of their own."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from django.urls import reverse
+
+    from annotation.services import round_create
+
+    round_ = round_create(
+        name=f"bench-review-{label}-{int(time.time() * 1000)}",
+        dataset=corpus.dataset,
+        annotators=corpus.annotators[:n],
+        suggestion_set=corpus.suggestions,
+        annotators_per_item=2,
+        seed=seed,
+    )
+    queue_url = server.base + reverse("annotation:review_queue", args=[round_.pk])
+    tally, lock = Tally(), threading.Lock()
+
+    def enter(i: int):
+        import requests
+
+        try:
+            page = sessions[i].get(queue_url, timeout=120)
+        except requests.ConnectionError:  # an idle keep-alive connection closed as it was reused
+            page = sessions[i].get(queue_url, timeout=120)
+        return i, page.text, random.Random(seed * 1000 + i)
+
+    idle: queue.Queue = queue.Queue()
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        for client in pool.map(enter, range(n)):
+            idle.put(client)
+
+    def send(client):
+        i, panel, rng = client
+        if FORM_ACTION.search(panel) is None:
+            return False, "an annotator's queue ran out", None
+        response, assignment, expected, path = vivid_post(server.base, sessions[i], panel, rng, corpus.themes)
+        if response.status_code == 200 and response.headers.get("HX-Push-Url"):
+            with lock:
+                tally.sent[assignment] = expected
+            return True, "", (i, response.text, rng)
+        return False, f"{response.status_code} on {path}", None
+
+    cpu, worker_cpu = server.cpu(), (WORKER.cpu() if WORKER else 0.0)
+    result = open_loop(rate=rate, duration=duration, seed=seed, clients=idle, send=send)
+    answers = result["answers"]
+    result["cpu_ms"] = 1000 * (server.cpu() - cpu) / answers if answers else float("nan")
+    result["worker_cpu_ms"] = 1000 * ((WORKER.cpu() if WORKER else 0.0) - worker_cpu) / answers if answers else 0.0
+    result.update(vivid_check(round_, tally))
+    return result
+
+
+def open_loop_row(name: str, result: dict) -> str:
+    return (
+        f"{name:<10} offered {result['offered_rate']:>5.1f}/s  served {result['rate']:>5.1f}/s"
+        f"  p50 {result['p50'] * 1000:>5.0f} ms  p95 {result['p95'] * 1000:>5.0f} ms  max {result['max'] * 1000:>5.0f} ms"
+        f"  errors {result['errors']}  CPU/answer {result['cpu_ms']:>5.1f} ms"
+        f"  (generator late by {result['generator_lag_p95'] * 1000:.0f} ms at p95)"
     )
 
 
@@ -587,6 +661,11 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=2000)
     parser.add_argument("--duration", type=float, default=30.0, help="seconds per saturated scenario")
     parser.add_argument("--think-duration", type=float, default=40.0, help="seconds of the thinking scenario")
+    parser.add_argument(
+        "--open-fraction", type=float, default=0.5, help="open-loop load as a share of the capacity (0: none)"
+    )
+    parser.add_argument("--open-annotators", type=int, default=200, help="annotators of the open-loop scenario")
+    parser.add_argument("--open-duration", type=float, default=30.0, help="seconds of the open-loop scenario")
     parser.add_argument("--burst", type=int, default=200, help="annotators entering within 1 s (0: none)")
     parser.add_argument("--no-peer", action="store_true", help="skip Potato")
     parser.add_argument("--redis-url", default=os.environ.get("BENCH_REVIEW_REDIS_URL", DEFAULT_REDIS_URL))
@@ -598,6 +677,7 @@ def main() -> None:
         args.annotators, args.think_annotators, args.think = "10,20", 20, 0.5
         args.items, args.duration, args.think_duration = 400, 8.0, 8.0
         args.burst = min(args.burst, 20)
+        args.open_annotators, args.open_duration = 20, 8.0
     sizes = [int(n) for n in args.annotators.split(",") if n]
     scenarios = [(f"N={n}", n, 0.0, args.duration) for n in sizes]
     if args.think_annotators:  # 0 skips the thinking scenario
@@ -650,7 +730,7 @@ def main() -> None:
     server = gunicorn(env)
     global WORKER
     WORKER = celery_worker(env)
-    burst = None
+    burst = open_result = None
     try:
         server.wait_ready()
         WORKER.wait_ready()
@@ -662,6 +742,20 @@ def main() -> None:
                 server, corpus, sessions, n=n, think=think, duration=duration, seed=args.seed, label=label
             )
             print("VIVID  " + row(label, results[label]), *results[label]["error_sample"], sep="\n  ", flush=True)
+        saturated = [results[label]["rate"] for label, _n, think, _d in scenarios if not think]
+        if args.open_fraction and saturated:
+            rate = args.open_fraction * max(saturated)
+            open_result = open_loop_scenario(
+                server,
+                corpus,
+                sessions,
+                n=min(args.open_annotators, len(sessions)),
+                rate=rate,
+                duration=args.open_duration,
+                seed=args.seed,
+                label="open",
+            )
+            print("VIVID  " + open_loop_row("open", open_result), *open_result["error_sample"], sep="\n  ", flush=True)
         if args.burst:
             burst = burst_scenario(server, corpus, sessions, n=args.burst, seed=args.seed, label=f"burst{args.burst}")
             print("VIVID  " + burst_row(f"burst {args.burst}", burst), *burst["error_sample"], sep="\n  ", flush=True)
@@ -681,6 +775,15 @@ def main() -> None:
             shutil.rmtree(work_dir, ignore_errors=True)
     shutil.rmtree(var_dir, ignore_errors=True)
     report(results, peer, scenarios)
+    if open_result:
+        print(
+            f"open loop: {args.open_annotators} annotators, answers arriving at random at"
+            f" {args.open_fraction:.0%} of the capacity ({open_result['offered_rate']:.1f}/s offered):"
+            f" save p50 {open_result['p50'] * 1000:.0f} ms, p95 {open_result['p95'] * 1000:.0f} ms,"
+            f" max {open_result['max'] * 1000:.0f} ms, CPU {open_result['cpu_ms']:.1f} ms per answer;"
+            f" {open_result['lost']} lost, {open_result['wrong']} wrong, {open_result['twice']} twice,"
+            f" {open_result['errors']} errors"
+        )
     if burst:
         print(
             f"burst: {args.burst} annotators entering a fresh round within 1 s: queue entry p95"

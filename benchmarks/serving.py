@@ -1,13 +1,16 @@
 """What the load benchmarks share: their PostgreSQL database, the server environment, gunicorn as
-documented, CPU time per process group and percentiles."""
+documented, CPU time per process group, percentiles and an open-loop load generator."""
 
 import contextlib
 import os
+import queue
+import random
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from urllib.parse import urlparse
@@ -19,6 +22,62 @@ TICKS = os.sysconf("SC_CLK_TCK")
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def open_loop(*, rate: float, duration: float, seed: int, clients: "queue.Queue", send, in_flight: int = 64) -> dict:
+    """Requests arriving at random (a Poisson process of ``rate`` per second) for ``duration`` s.
+
+    A team of people produces arrivals that do not wait for the server: a closed loop (each client
+    sends again when answered) slows down with the server and hides its queueing. Each arrival
+    takes an idle client from ``clients`` (a person with a page in front of them) and calls
+    ``send(client)``, which returns ``(ok, error, client)``: the client goes back to the pool
+    unless it is None (nothing left for it). Latency runs from the arrival's scheduled instant,
+    so the time an arrival waits for a free client or thread is counted, not hidden.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = random.Random(seed)
+    latencies, errors, lag, lock = [], [], [], threading.Lock()
+
+    def arrive(scheduled: float) -> None:
+        client = clients.get()
+        try:
+            ok, error, client = send(client)
+        except Exception as exc:  # a dropped connection is an error of this arrival, not the run's end
+            ok, error, client = False, f"{type(exc).__name__}: {exc}", None
+        took = time.perf_counter() - scheduled
+        if client is not None:
+            clients.put(client)
+        with lock:
+            (latencies.append(took) if ok else errors.append(error))
+
+    offered = 0
+    begin = time.perf_counter()
+    scheduled = begin
+    with ThreadPoolExecutor(max_workers=in_flight) as pool:
+        while True:
+            scheduled += rng.expovariate(rate)
+            if scheduled - begin > duration:
+                break
+            time.sleep(max(0.0, scheduled - time.perf_counter()))
+            lag.append(time.perf_counter() - scheduled)
+            pool.submit(arrive, scheduled)
+            offered += 1
+    elapsed = time.perf_counter() - begin
+    done = len(latencies)
+    return {
+        "offered": offered,
+        "offered_rate": offered / duration,
+        "answers": done,
+        "rate": done / elapsed if elapsed > 0 else 0.0,
+        "p50": percentile(latencies, 0.50) if done else float("nan"),
+        "p95": percentile(latencies, 0.95) if done else float("nan"),
+        "max": max(latencies, default=float("nan")),
+        "errors": len(errors),
+        "error_sample": errors[:3],
+        # How late the generator itself sent (a busy client machine): large values void the run.
+        "generator_lag_p95": percentile(lag, 0.95) if lag else 0.0,
+    }
 
 
 # --- PostgreSQL ------------------------------------------------------------------------------
