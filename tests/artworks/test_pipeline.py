@@ -259,7 +259,7 @@ def test_it_prints_the_run_id_first_and_waits(collection, speaker, listener, cap
 def test_it_runs_on_the_builtin_smollm2_and_fails_cleanly(smollm2, collection):
     model = ModelConfig.objects.get(name="smollm2-135m")
     run = artwork_run_start(
-        collection=collection, speaker=model, listener=model, samples=2, limit=1, max_tokens=24, enqueue=False
+        collection=collection, speaker=model, listener=model, samples=2, limit=1, max_tokens=8, enqueue=False
     )
     run = artwork_run_execute(run_id=run.pk)
 
