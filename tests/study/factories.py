@@ -5,6 +5,7 @@ folder; ``make_study`` builds the same study straight in the database (no import
 service), live and ready, so flow and results tests do not depend on the importer.
 """
 
+import functools
 import io
 import json
 from pathlib import Path
@@ -28,6 +29,7 @@ from study.text import split_sentences
 GROUPS = ["american", "chinese"]
 
 
+@functools.cache  # the same few labels in hundreds of tests; bytes never change
 def png_bytes(label: str = "DEMO", size=(64, 48)) -> bytes:
     from PIL import Image, ImageDraw
 
@@ -159,6 +161,9 @@ def make_study(package: dict | None = None, *, status: str = StudyStatus.LIVE) -
         highlight_status=PrepStatus.READY,
         terms_status=PrepStatus.READY,
     )
+    # Written in one statement per table (a study has about a hundred rows): the factory runs in
+    # hundreds of tests, and row-by-row inserts were most of their set-up.
+    artworks = []
     for position, data in enumerate(package["artworks"]):
         artwork = Artwork(
             study=study,
@@ -172,21 +177,25 @@ def make_study(package: dict | None = None, *, status: str = StudyStatus.LIVE) -
             position=position,
         )
         artwork.image.save(f"{study.slug}-{data['id']}.png", ContentFile(png_bytes(data["id"])), save=False)
-        artwork.save()
+        artworks.append(artwork)
+    Artwork.objects.bulk_create(artworks)
+    questions, descriptions, terms = [], {}, []
+    for artwork, data in zip(artworks, package["artworks"], strict=True):
         for n, question in enumerate(data["questions"]):
-            Question.objects.create(
-                artwork=artwork,
-                key=question["id"],
-                symbol=question["symbol"],
-                type=question["type"],
-                question=question["question"],
-                answer=question["answer"],
-                distractors=question["distractors"],
-                position=n,
+            questions.append(
+                Question(
+                    artwork=artwork,
+                    key=question["id"],
+                    symbol=question["symbol"],
+                    type=question["type"],
+                    question=question["question"],
+                    answer=question["answer"],
+                    distractors=question["distractors"],
+                    position=n,
+                )
             )
-        descriptions = {}
         for description in data["descriptions"]:
-            descriptions[(description["listener"], description["speaker"])] = Description.objects.create(
+            descriptions[(artwork.key, description["listener"], description["speaker"])] = Description(
                 artwork=artwork,
                 key=description["id"],
                 speaker=description["speaker"],
@@ -196,23 +205,31 @@ def make_study(package: dict | None = None, *, status: str = StudyStatus.LIVE) -
                 self_eval_score=description["self_eval_score"],
                 sentences=split_sentences(description["text"]),
             )
-        for listener in package["groups"]:
-            if (listener, "base") in descriptions and (listener, "pragmatic") in descriptions:
-                DescriptionPair.objects.create(
-                    artwork=artwork,
-                    listener=listener,
-                    base=descriptions[(listener, "base")],
-                    pragmatic=descriptions[(listener, "pragmatic")],
-                    matches=[[1, 1, 1.0]],
-                    model_name="test",
-                )
         for term in data.get("terms", []):
-            Term.objects.create(
-                artwork=artwork,
-                term=term["term"],
-                zh=term["zh"],
-                wikidata=term.get("wikidata", ""),
-                source=TermSource.PACKAGE,
-                status=TermStatus.CONFIRMED,
+            terms.append(
+                Term(
+                    artwork=artwork,
+                    term=term["term"],
+                    zh=term["zh"],
+                    wikidata=term.get("wikidata", ""),
+                    source=TermSource.PACKAGE,
+                    status=TermStatus.CONFIRMED,
+                )
             )
+    Question.objects.bulk_create(questions)
+    Description.objects.bulk_create(descriptions.values())
+    Term.objects.bulk_create(terms)
+    DescriptionPair.objects.bulk_create(
+        DescriptionPair(
+            artwork=artwork,
+            listener=listener,
+            base=descriptions[(artwork.key, listener, "base")],
+            pragmatic=descriptions[(artwork.key, listener, "pragmatic")],
+            matches=[[1, 1, 1.0]],
+            model_name="test",
+        )
+        for artwork in artworks
+        for listener in package["groups"]
+        if (artwork.key, listener, "base") in descriptions and (artwork.key, listener, "pragmatic") in descriptions
+    )
     return study
