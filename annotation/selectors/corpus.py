@@ -187,6 +187,14 @@ def theme_ids() -> dict[str, int]:
     return _taxonomy_keys["themes"]
 
 
+def theme_codes() -> dict[int, str]:
+    """Theme codes by id, read once per process (see ``trait_codes``): an answer's theme code
+    without a join to the theme."""
+    if "codes" not in _taxonomy_keys:
+        _taxonomy_keys["codes"] = {pk: code for code, pk in theme_ids().items()}
+    return _taxonomy_keys["codes"]
+
+
 def trait_numbers() -> dict[str, int]:
     """Trait numbers by code, read once per process (see ``trait_codes``): an answer's
     ``present_traits`` holds bit number - 1 of each trait marked present."""
@@ -257,6 +265,7 @@ __all__ = [
     "theme_list",
     "trait_codes",
     "taxonomy_rows",
+    "theme_codes",
     "theme_ids",
     "trait_codes_forget",
     "dataset_get_by_id",

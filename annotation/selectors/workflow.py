@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from django.db.models import Count, F, IntegerField, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Case, Count, F, IntegerField, OuterRef, Q, QuerySet, Subquery, When
 from django.db.models.functions import Coalesce
 
 from core.roles import ADJUDICATOR, RESEARCHER, has_role
@@ -21,6 +21,7 @@ from ..models import (
     Suggestion,
     TraitDecision,
 )
+from .corpus import theme_codes
 
 
 def round_scope(round_id: int) -> str:
@@ -158,11 +159,15 @@ def round_percent(done: int, total: int) -> int:
     return int(100 * done / total) if total else 0
 
 
+# Items still to answer, in queue order; skipped ones come after all of them.
+OPEN_STATUSES = (AssignmentStatus.PENDING, AssignmentStatus.DRAFT)
+
+
 def annotator_next(*, round: AnnotationRound, user, after: Assignment | None = None) -> Assignment | None:
     """The next item to review: unstarted or drafted items in queue order after
     the current one, wrapping around; skipped items only once nothing else is left."""
     queue = annotator_queue(round=round, user=user)
-    open_items = queue.filter(status__in=[AssignmentStatus.PENDING, AssignmentStatus.DRAFT])
+    open_items = queue.filter(status__in=OPEN_STATUSES)
     if after is not None:
         open_items = open_items.exclude(pk=after.pk)
         later = open_items.filter(position__gt=after.position).first()
@@ -179,31 +184,55 @@ def annotator_next_two(
 ) -> tuple[Assignment | None, Assignment | None]:
     """``annotator_next(after=after)`` and the item after that one (the panel's "next item" link).
 
-    One query in the usual case, two open items later in the queue; anything else (the end of
-    the queue, skipped items) is answered by ``annotator_next`` itself, so the order is the same.
+    One query while two open items follow in the queue; at its end one more, for the open items
+    before ``after`` (wrapping around) and the skipped ones, in the order ``annotator_next`` takes
+    them. The rows come with their expression; their round is ``round`` itself (the caller's, not
+    read again), and none has a theme to join: open and skipped items were never submitted.
     """
-    open_statuses = [AssignmentStatus.PENDING, AssignmentStatus.DRAFT]
-    later = list(
-        annotator_queue(round=round, user=user)
-        .filter(status__in=open_statuses, position__gt=after.position)
-        .exclude(pk=after.pk)[:2]
+    queue = (
+        Assignment.objects.filter(round=round, annotator=user).select_related("item__expression").order_by("position")
     )
-    if len(later) == 2:
-        return later[0], later[1]
-    following = later[0] if later else annotator_next(round=round, user=user, after=after)
+    rows = list(queue.filter(status__in=OPEN_STATUSES, position__gt=after.position)[:2])
+    if len(rows) < 2:
+        # Fewer than two open items after ``after``: the rest of annotator_next's order (open items
+        # before it, then skipped ones) begins with these, first by kind, then by position. Three of
+        # them hold both answers, ``after`` itself among them or not.
+        rows += queue.filter(
+            Q(status__in=OPEN_STATUSES, position__lte=after.position) | Q(status=AssignmentStatus.SKIPPED)
+        ).order_by(Case(When(status=AssignmentStatus.SKIPPED, then=1), default=0), "position")[:3]
+    for row in rows:
+        row.item.round = round
+    following = _next_among(rows, after=after)
     if following is None:
         return None, None
-    return following, annotator_next(round=round, user=user, after=following)
+    return following, _next_among(rows, after=following)
+
+
+def _next_among(rows: list[Assignment], *, after: Assignment) -> Assignment | None:
+    """``annotator_next``'s rule applied to ``rows``: right when they hold its answer."""
+    open_rows = sorted(
+        (row for row in rows if row.status in OPEN_STATUSES and row.pk != after.pk), key=lambda row: row.position
+    )
+    later = [row for row in open_rows if row.position > after.position]
+    skipped = sorted(
+        (row for row in rows if row.status == AssignmentStatus.SKIPPED and row.pk != after.pk),
+        key=lambda row: row.position,
+    )
+    return next(iter(later or open_rows or skipped), None)
 
 
 def assignment_get(*, pk: int, user) -> Assignment | None:
     """An annotator reads only their own assignments."""
-    return (
-        Assignment.objects.filter(pk=pk, annotator=user)
-        # The round's suggestion set is needed only as its id (on the round): no join for it.
-        .select_related("item__round", "item__expression", "theme")
-        .first()
-    )
+    try:
+        # get(), not first(): one row by its key needs no ORDER BY (and none compiled).
+        return (
+            Assignment.objects.filter(pk=pk, annotator=user)
+            # The round's suggestion set is needed only as its id (on the round): no join for it.
+            .select_related("item__round", "item__expression", "theme")
+            .get()
+        )
+    except Assignment.DoesNotExist:
+        return None
 
 
 def can_see_all_labels(*, user, round: AnnotationRound) -> bool:
@@ -331,7 +360,8 @@ def assignment_labels(assignment: Assignment) -> Labels:
     unsure = {code for code, decision in decisions.items() if decision == TraitDecision.UNSURE}
     return Labels(
         traits=frozenset(accepted | set(assignment.added_traits or [])),
-        theme=assignment.theme.code if assignment.theme_id else None,
+        # By id, from the process's map: deriving an item's status reads its answers without the theme.
+        theme=theme_codes().get(assignment.theme_id),
         unsure=frozenset(unsure),
         flagged=assignment.flagged,
     )
