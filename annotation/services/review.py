@@ -29,7 +29,7 @@ from ..models import (
     Trait,
     TraitDecision,
 )
-from ..selectors.corpus import present_traits_mask, theme_ids, trait_codes
+from ..selectors.corpus import present_traits_mask, theme_codes, theme_ids, trait_codes
 from ..selectors.workflow import assignment_labels
 from .changes import round_changed
 
@@ -137,29 +137,34 @@ def assignment_submit(
     # Lock the item before the answer: under READ COMMITTED two annotators
     # submitting at once would each miss the other's uncommitted answer and
     # leave the item pending; the second now waits and then reads the first.
-    item = (
+    # The statement reads only what may have changed since the caller's copy of the item (its status,
+    # its round's status, whether a researcher paused this annotator's queue); the rest is that copy's.
+    item_status, final_theme_id, control_id, round_status, per_item, queue_paused = (
         RoundItem.objects.select_for_update(of=("self",))
-        .select_related("round", "expression")
-        # Whether a researcher paused this annotator's queue, read by the same statement (no extra query).
+        .filter(pk=assignment.item_id)
         .annotate(
             queue_paused=Exists(AnnotatorPause.objects.filter(round_id=OuterRef("round_id"), annotator_id=user.pk))
         )
-        .get(pk=assignment.item_id)
+        .values_list(
+            "status", "final_theme_id", "control_id", "round__status", "round__annotators_per_item", "queue_paused"
+        )
+        .get()
     )
-    assignment = Assignment.objects.select_for_update(of=("self",)).select_related("theme").get(pk=assignment.pk)
-    assignment.item = item
+    item = assignment.item
+    item.status, item.final_theme_id, item.control_id = item_status, final_theme_id, control_id
     if assignment.annotator_id != user.pk:
         raise PermissionDenied(_("This item is not in your queue."))
-    # The round came with the locked item, read by that statement (no staler than the separate
-    # read it replaces: a round lock takes no item lock, so neither read is atomic with it).
-    if item.round.status != RoundStatus.OPEN:
+    # The round's status came with the locked item, read by that statement (no staler than a separate
+    # read: a round lock takes no item lock, so neither read is atomic with it).
+    if round_status != RoundStatus.OPEN:
         raise ValidationError(_("The round is locked; answers can no longer change."))
-    if item.queue_paused:
+    if queue_paused:
         raise ValidationError(_("A researcher has paused your queue in this round; answers wait until it resumes."))
     if revision is not None and revision != assignment.revision:
-        raise ConflictError(
-            _("This item was saved from another tab or window; reload it to see the saved answer."), current=assignment
-        )
+        # The caller's copy is older than the lock: the locked row has the last word.
+        assignment = _assignment_locked(pk=assignment.pk, item=item)
+        if revision != assignment.revision:
+            raise _saved_elsewhere(assignment)
 
     errors = {}
     try:
@@ -189,43 +194,42 @@ def assignment_submit(
     if errors:
         raise ValidationError(errors)
 
+    note = note.strip()
+    now = timezone.now()
+    present = present_traits_mask([code for code, d in decisions.items() if d == TraitDecision.ACCEPT] + added)
+    answer = {
+        "theme_id": theme_id,
+        "trait_decisions": decisions,
+        "added_traits": added,
+        "present_traits": present,
+        "flagged": flagged,
+        "note": note,
+        "status": AssignmentStatus.SUBMITTED,
+        "submitted_at": now,
+        "seconds": seconds,
+        "draft": {},
+        "updated_at": now,
+    }
+    if not _answer_write(assignment, answer):
+        # Changed since the caller read it (a submit from another tab, a skip): the locked row decides,
+        # and being locked it takes the write.
+        assignment = _assignment_locked(pk=assignment.pk, item=item)
+        if revision is not None and revision != assignment.revision:
+            raise _saved_elsewhere(assignment)
+        _answer_write(assignment, answer)
+    # The row as it was before the write: the copy whose revision the guarded write matched (every
+    # change of an answer's labels or of a submitted status moves the revision).
     before = assignment_labels(assignment) if assignment.status == AssignmentStatus.SUBMITTED else None
     old = {
-        "theme": assignment.theme.code if assignment.theme_id else None,
+        "theme": theme_codes().get(assignment.theme_id),
         "trait_decisions": assignment.trait_decisions,
         "added_traits": assignment.added_traits,
         "flagged": assignment.flagged,
         "note": assignment.note,
     }
-    assignment.theme_id = theme_id  # the cached theme object is dropped with its id
-    assignment.trait_decisions = decisions
-    assignment.added_traits = added
-    assignment.present_traits = present_traits_mask(
-        [code for code, d in decisions.items() if d == TraitDecision.ACCEPT] + added
-    )
-    assignment.flagged = flagged
-    assignment.note = note.strip()
-    assignment.status = AssignmentStatus.SUBMITTED
-    assignment.submitted_at = timezone.now()
-    assignment.seconds = seconds
-    assignment.draft = {}
+    for field, value in answer.items():
+        setattr(assignment, field, value)  # the cached theme object is dropped with its id
     assignment.revision += 1
-    assignment.save(
-        update_fields=[
-            "theme",
-            "trait_decisions",
-            "added_traits",
-            "present_traits",
-            "flagged",
-            "note",
-            "status",
-            "submitted_at",
-            "seconds",
-            "draft",
-            "revision",
-            "updated_at",
-        ]
-    )
     new = {
         "theme": theme,
         "trait_decisions": decisions,
@@ -248,9 +252,30 @@ def assignment_submit(
     LabelChange.objects.bulk_create(changes)
     if item.control_id is None:
         # A control item is never decided: its labels are known, and it is no part of the funnel.
-        _item_status_derive(item)
+        _item_status_derive(item, annotators_per_item=per_item)
     round_changed(round_id=item.round_id)
     return assignment
+
+
+def _saved_elsewhere(current: Assignment) -> ConflictError:
+    return ConflictError(
+        _("This item was saved from another tab or window; reload it to see the saved answer."), current=current
+    )
+
+
+def _assignment_locked(*, pk: int, item: RoundItem) -> Assignment:
+    assignment = Assignment.objects.select_for_update(of=("self",)).get(pk=pk)
+    assignment.item = item
+    return assignment
+
+
+def _answer_write(assignment: Assignment, answer: dict) -> bool:
+    """Write ``answer`` over the row if it still has ``assignment``'s revision; whether it did."""
+    return bool(
+        Assignment.objects.filter(pk=assignment.pk, revision=assignment.revision).update(
+            revision=assignment.revision + 1, **answer
+        )
+    )
 
 
 @transaction.atomic
@@ -261,19 +286,18 @@ def item_status_refresh(*, item: RoundItem) -> RoundItem:
     if locked.control_id is not None:
         return locked
     # The caller says round_changed once for all the items it refreshes.
-    return _item_status_derive(locked)
+    return _item_status_derive(locked, annotators_per_item=locked.round.annotators_per_item)
 
 
-def _item_status_derive(item: RoundItem) -> RoundItem:
+def _item_status_derive(item: RoundItem, *, annotators_per_item: int) -> RoundItem:
     """The status update itself; the caller holds the item's row lock."""
     if item.status in (ItemStatus.ADJUDICATED, ItemStatus.REMOVED):
         return item
-    assignments = list(item.assignments.select_related("theme"))
+    # Unordered and without the theme (its code comes from the process's map): all that is compared.
+    assignments = list(item.assignments.order_by())
     # One annotator agrees with themselves: an item needs the round's full
     # number of reviews (imports may bring fewer) before it can be unanimous.
-    if len(assignments) < item.round.annotators_per_item or any(
-        a.status != AssignmentStatus.SUBMITTED for a in assignments
-    ):
+    if len(assignments) < annotators_per_item or any(a.status != AssignmentStatus.SUBMITTED for a in assignments):
         status = ItemStatus.PENDING
     else:
         labels = [assignment_labels(a) for a in assignments]
@@ -288,7 +312,7 @@ def _item_status_derive(item: RoundItem) -> RoundItem:
     had_final_traits = item.final_theme_id is not None or item.status in (ItemStatus.UNANIMOUS, ItemStatus.ADJUDICATED)
     item.status = status
     if status == ItemStatus.UNANIMOUS:
-        item.final_theme = assignments[0].theme
+        item.final_theme_id = assignments[0].theme_id
         item.save(update_fields=["status", "final_theme"])
         item.final_traits.set(Trait.objects.filter(code__in=labels[0].traits))
     else:

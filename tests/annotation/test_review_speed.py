@@ -10,7 +10,7 @@ import random
 import pytest
 from django.urls import reverse
 
-from annotation import selectors
+from annotation import selectors, services
 from annotation.models import Assignment, AssignmentStatus, ItemStatus, LabelChange, Theme, Trait
 from annotation.selectors import corpus
 from annotation.selectors.corpus import taxonomy_rows, theme_ids, trait_codes, trait_codes_forget
@@ -96,6 +96,31 @@ def test_the_next_two_items_are_what_annotator_next_gives_twice(review_round, an
             )
 
 
+def test_it_reads_the_next_two_at_the_end_of_the_queue_in_two_queries_skipped_items_last(
+    review_round, annotator_a, django_assert_max_num_queries
+):
+    queue = queue_of(review_round, annotator_a)
+    statuses = [
+        AssignmentStatus.SKIPPED,
+        AssignmentStatus.PENDING,
+        AssignmentStatus.SUBMITTED,
+        AssignmentStatus.SKIPPED,
+    ]
+    for assignment, status in zip(queue, statuses + [AssignmentStatus.SUBMITTED] * (len(queue) - 4), strict=True):
+        Assignment.objects.filter(pk=assignment.pk).update(status=status)
+    after = Assignment.objects.get(pk=queue[5].pk)
+    # Nothing open after it: the open item before it (wrapping around), then the first skipped one.
+    with django_assert_max_num_queries(2):
+        following, after_that = selectors.annotator_next_two(round=review_round, user=annotator_a, after=after)
+    assert (following.pk, after_that.pk) == (queue[1].pk, queue[0].pk)
+    # Only skipped items left, the one just skipped among them: the other one, then back to it.
+    Assignment.objects.filter(pk=queue[1].pk).update(status=AssignmentStatus.SUBMITTED)
+    just_skipped = Assignment.objects.get(pk=queue[3].pk)
+    following, after_that = selectors.annotator_next_two(round=review_round, user=annotator_a, after=just_skipped)
+    assert (following.pk, after_that.pk) == (queue[0].pk, queue[3].pk)
+    assert following.item.round is review_round
+
+
 @pytest.fixture
 def forget_trait_codes():
     yield
@@ -157,6 +182,20 @@ def test_history_rows_and_item_status_are_the_same_as_one_write_each(review_roun
     item.refresh_from_db()
     assert item.status == ItemStatus.NEEDS_ADJUDICATION and item.final_theme is None
     assert not item.final_traits.exists()
+
+
+def test_it_decides_a_submit_from_a_copy_read_before_another_save_by_the_saved_row(review_round, annotator_a):
+    """The answer is written over the copy the caller read only while the row still has its revision."""
+    stale = queue_of(review_round, annotator_a)[0]
+    submit(Assignment.objects.get(pk=stale.pk), annotator_a, theme="love")
+    with pytest.raises(services.ConflictError) as refused:
+        submit(stale, annotator_a, theme="criticism", revision=0)
+    assert refused.value.current.revision == 1 and refused.value.current.theme_id == theme_ids()["love"]
+    # Without a revision to keep, the answer replaces the saved one, and the history's old value is the saved one.
+    saved = submit(stale, annotator_a, theme="criticism")
+    assert saved.revision == 2 and Assignment.objects.get(pk=stale.pk).theme_id == theme_ids()["criticism"]
+    change = LabelChange.objects.filter(assignment=stale, field="theme").order_by("id").last()
+    assert (change.old_value, change.new_value) == ("love", "criticism")
 
 
 def test_the_plain_post_still_redirects_to_the_next_item(review_round, annotator_a):
