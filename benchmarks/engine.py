@@ -115,6 +115,33 @@ def request_phase(records: list[dict]) -> tuple[float, int]:
     return max(r["done"] for r in ok) - min(r["at"] for r in ok), most
 
 
+def phase_profile(records: list[dict], cap: int) -> str:
+    """Where the request phase loses time against the ideal: the ramp-up until ``cap`` requests are
+    at the server at once, the mean in flight in between, and the tail once fewer than ``cap`` remain."""
+    ok = [r for r in records if r["outcome"] == "ok"]
+    if not ok:
+        return "no requests"
+    events = sorted([(r["at"], 1) for r in ok] + [(r["done"], -1) for r in ok])
+    begin, end = events[0][0], events[-1][0]
+    full_at = None
+    last_full = begin
+    area = 0.0
+    now, previous = 0, begin
+    for at, step in events:
+        area += now * (at - previous)
+        previous = at
+        now += step
+        if now >= cap:
+            full_at = full_at if full_at is not None else at
+            last_full = at
+    full_at = full_at if full_at is not None else begin
+    mean = area / (end - begin) if end > begin else 0.0
+    return (
+        f"ramp-up {full_at - begin:.2f} s until {cap} at once, mean {mean:.1f} in flight over the phase,"
+        f" tail {end - last_full:.2f} s after the last moment with {cap} at once"
+    )
+
+
 def last_user(body: dict) -> str:
     return next(m["content"] for m in reversed(body["messages"]) if m.get("role") == "user")
 
@@ -393,6 +420,7 @@ def main():
                 f"  ours: request phase {phase:.2f} s ({phase / ideal:.3f}x ideal, target <= 1.10), "
                 f"whole command {wall:.2f} s ({wall / ideal:.3f}x, target <= 1.25)"
             )
+            print(f"  request phase: {phase_profile(records, args.cap)}")
             print(
                 f"  capacity: {args.items / phase:.0f} requests/s at the endpoint (offered cap/latency "
                 f"{args.cap / args.latency_ms * 1000:.0f}/s); at most {most} at once, {stats['refused']} refused "
