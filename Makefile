@@ -61,6 +61,8 @@ test: install browser-deps
 # matrix (marked `once`) in the PostgreSQL pass, which balances the two.
 # SQLITE_MARKERS= PG_MARKERS= run everything on both.
 SQLITE_MARKERS ?= not once or browser or model
+# Each pass ends with its slowest tests (setup, call and teardown apart): where the next minute is.
+DURATIONS ?= --durations=15 --durations-min=2
 PG_MARKERS ?= not browser and not model
 
 test-sqlite:
@@ -69,7 +71,7 @@ test-sqlite:
 	@# Without PostgreSQL there is no second pass: this one runs the `once` tests too.
 	@start=$$(date +%s); markers="$(SQLITE_MARKERS)"; \
 	$(PY) scripts/service_up.py postgres "$(PG_URL)" || markers=""; \
-	VIVID_TEST_SQLITE=$(CURDIR)/var/test-suite.sqlite3 DJANGO_ENV=test $(VENV)/bin/pytest $${markers:+-m "$$markers"} $(PYTEST_ARGS); \
+	VIVID_TEST_SQLITE=$(CURDIR)/var/test-suite.sqlite3 DJANGO_ENV=test $(VENV)/bin/pytest $${markers:+-m "$$markers"} $(DURATIONS) $(PYTEST_ARGS); \
 	status=$$?; echo "== the SQLite pass took $$(( $$(date +%s) - start )) s =="; exit $$status
 
 test-postgres:
@@ -78,7 +80,7 @@ test-postgres:
 	  mkdir -p var/test-postgres; \
 	  start=$$(date +%s); \
 	  VIVID_VAR_DIR=$(CURDIR)/var/test-postgres VIVID_MODEL_CACHE=$(CURDIR)/var/models \
-	  DATABASE_URL=$(PG_URL) DJANGO_ENV=test $(VENV)/bin/pytest -m "$(PG_MARKERS)" $(PYTEST_ARGS); \
+	  DATABASE_URL=$(PG_URL) DJANGO_ENV=test $(VENV)/bin/pytest -m "$(PG_MARKERS)" $(DURATIONS) $(PYTEST_ARGS); \
 	  status=$$?; echo "== the PostgreSQL pass took $$(( $$(date +%s) - start )) s =="; exit $$status; \
 	elif [ "$$REQUIRE_SERVICES" = 1 ]; then \
 	  echo "REQUIRE_SERVICES=1 but PostgreSQL is not reachable at $(PG_URL)"; exit 1; \
