@@ -18,6 +18,13 @@ participant: a session is 56 pages) under a new slug for each phase, then:
 3. paced run: ``--participants`` at once (one thread each), each waiting ``--pause`` seconds
    before sending a page, as people reading the page would: the OFFERED LOAD next to the
    saturated capacity, p50/p95/max latency per kind of request.
+4. open loop: ``--open-participants`` (200) each in the middle of a session (past the consent and
+   instructions, a random number of pages further), pages arriving at random (a Poisson process,
+   serving.open_loop) at ``--open-fraction`` (0.5) of the capacity the saturated run just measured,
+   for ``--open-duration`` (30) seconds, each sent by a participant not waiting for a page of their
+   own: offered and served pages per second, p50/p95/max latency counted from each arrival's
+   instant (a page waiting for a free thread is counted), errors, gunicorn's CPU per request.
+   A closed loop slows down with the server and hides its queueing; this one does not.
 
 Every run checks the database against what the load generator saw: every page the server
 accepted against what is stored (symbols, each answer's choice, confidence and prior knowledge,
@@ -30,13 +37,16 @@ PostgreSQL does not answer.
 
     .venv/bin/python benchmarks/survey_load.py [--participants 200] [--pause 2.0]
         [--saturated-participants 50] [--burst 200] [--burst-places 90] [--instances 1]
+        [--open-participants 200] [--open-fraction 0.5] [--open-duration 30]
         [--workers N] [--threads N] [--database-url URL]
-    .venv/bin/python benchmarks/survey_load.py --quick     # 20 participants, pause 0.2, 10 saturated, burst 20
+    .venv/bin/python benchmarks/survey_load.py --quick     # 20 participants, pause 0.2, 10 saturated, burst 20,
+                                                           # open loop 20 participants for 5 s
     .venv/bin/python benchmarks/survey_load.py --profile 4
 """
 
 import argparse
 import os
+import queue
 import random
 import runpy
 import shutil
@@ -55,9 +65,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from serving import Server, ensure_database, gunicorn, migrate, percentile, server_env  # noqa: E402
+from serving import Server, ensure_database, gunicorn, migrate, open_loop, percentile, server_env  # noqa: E402
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/vivid_bench"
+# The instructions, 10 artworks of 5 pages and 2 quality-control artworks of 2, the consent.
+SESSION_PAGES = 2 + 10 * 5 + 2 * 2
 STEP_KINDS = ("entry", "consent", "instructions", "symbols", "qa", "post_symbols", "post_qa", "compare", "get")
 
 
@@ -454,7 +466,9 @@ def main() -> int:
     parser.add_argument("--workers", type=int, help="gunicorn workers (default: gunicorn.conf.py's).")
     parser.add_argument("--threads", type=int, help="Threads per gunicorn worker (default: gunicorn.conf.py's).")
     parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", DEFAULT_DATABASE_URL))
-    parser.add_argument("--quick", action="store_true", help="20 participants, pause 0.2 s, 10 saturated.")
+    parser.add_argument(
+        "--quick", action="store_true", help="20 participants, pause 0.2 s, 10 saturated, open loop of 20 for 5 s."
+    )
     parser.add_argument("--burst", type=int, default=200, help="Participants arriving within one second (0: none).")
     parser.add_argument(
         "--burst-places", type=int, default=90,
@@ -465,6 +479,12 @@ def main() -> int:
         help="gunicorn instances on as many ports; the load generator spreads participants over them.",
     )  # fmt: skip
     parser.add_argument(
+        "--open-fraction", type=float, default=0.5,
+        help="Open-loop load as a share of the saturated capacity (0: no open-loop run).",
+    )  # fmt: skip
+    parser.add_argument("--open-participants", type=int, default=200, help="Participants of the open-loop run.")
+    parser.add_argument("--open-duration", type=float, default=30.0, help="Seconds of the open-loop run.")
+    parser.add_argument(
         "--profile", type=int, default=0, metavar="N",
         help="No server: N participants in this process; each kind of page's queries and CPU time.",
     )  # fmt: skip
@@ -472,6 +492,7 @@ def main() -> int:
     if args.quick:
         args.participants, args.pause, args.saturated_participants = 20, 0.2, 10
         args.burst, args.burst_places = 20, 8
+        args.open_participants, args.open_duration = 20, 5.0
 
     if not ensure_database(args.database_url):
         return 0
@@ -553,7 +574,6 @@ def run(args, servers: list[Server], stop: threading.Event) -> None:
 
     if args.burst > 0:
         run_burst(args, [s.base for s in servers], stop)
-    steps = 2 + 10 * 5 + 2 * 2
     capacity = None
     if args.saturated_participants > 0:
         study = new_study("saturated", args.saturated_participants)
@@ -575,8 +595,16 @@ def run(args, servers: list[Server], stop: threading.Event) -> None:
         print_latencies(results)
         print_outcomes(results, report)
 
-    if args.participants <= 0:
-        return
+    if args.participants > 0:
+        run_paced(args, servers, stop, capacity)
+    if args.open_fraction > 0 and args.open_participants > 0 and capacity:
+        run_open_loop(args, servers, stop, capacity)
+
+
+def run_paced(args, servers: list[Server], stop: threading.Event, capacity: float | None) -> None:
+    from django.db import close_old_connections
+
+    steps = SESSION_PAGES
     study = new_study("paced", args.participants)
     print(f"\nPaced run: {args.participants} participants at once, {args.pause:g} s pause per page, "
           f"study {study.slug} ({steps} pages a session)")  # fmt: skip
@@ -598,6 +626,102 @@ def run(args, servers: list[Server], stop: threading.Event) -> None:
           f"{1000 * server_cpu / requests_made:.1f} ms")  # fmt: skip
     print_latencies(results)
     print_outcomes(results, report)
+
+
+# --- open loop -------------------------------------------------------------------------------
+
+
+class ParticipantPool(queue.Queue):
+    """The participants with a page in front of them. One that finishes or fails leaves the pool;
+    should none come back (every request ends within HttpTransport's 30 s), an arrival gets None
+    after WAIT seconds instead of blocking the run for ever."""
+
+    WAIT = 35.0
+
+    def get(self, block=True, timeout=None):
+        try:
+            return super().get(block, self.WAIT if timeout is None else timeout)
+        except queue.Empty:
+            return None
+
+
+def run_open_loop(args, servers: list[Server], stop: threading.Event, capacity: float) -> None:
+    """Participants in the middle of their sessions; pages arriving at random at a share of the
+    saturated capacity, each sent by a participant whose previous page has come back."""
+    from django.db import close_old_connections
+
+    from study.services.participants import prolific_id_for
+    from study.services.simulation import Outcome, SyntheticParticipant, answer_key, entry_url
+
+    n, rate, duration = args.open_participants, args.open_fraction * capacity, args.open_duration
+    steps = SESSION_PAGES
+    # Pages each participant sends on average: they start at most this far from the end, so few
+    # run out before the run ends (one that does leaves the pool).
+    per_participant = rate * duration / n
+    deepest = max(0, min(steps // 2, int(steps - 2 - 2 * per_participant)))
+    study = new_study("open", n)
+    print(f"\nOpen loop: {n} participants in the middle of a session, pages arriving at random at "
+          f"{args.open_fraction:g} of the saturated capacity ({rate:,.1f} pages/s) for {duration:g} s, "
+          f"study {study.slug}")  # fmt: skip
+    key = answer_key(study=study)
+    groups = study.groups
+    tag = uuid.uuid4().hex[:6]
+    bases = [s.base for s in servers]
+
+    def start(i: int):
+        """Enter, consent, read the instructions and answer a random number of pages, unmeasured."""
+        pid = prolific_id_for(f"OPEN-{tag}-{i:04d}")
+        rng = random.Random(i)
+        participant = SyntheticParticipant(recording_transport(), key=key, rng=rng)
+        outcome = Outcome(pid=pid)
+        page = participant.enter(
+            entry_url(bases[i % len(bases)], study.slug, pid=pid, group=groups[i % len(groups)]), outcome
+        )
+        for _ in range(2 + rng.randint(0, deepest)):
+            if page is None or stop.is_set():
+                break
+            page = participant.step(page, outcome)
+        return participant, outcome, page
+
+    with ThreadPoolExecutor(max_workers=8, thread_name_prefix="open-start") as pool:
+        started = list(pool.map(start, range(n)))
+    if stop.is_set():
+        raise KeyboardInterrupt
+    idle = ParticipantPool()
+    for participant, outcome, page in started:
+        if page is not None:
+            idle.put((participant, outcome, page))
+    warm_up = [len(o.timings) for _p, o, _page in started]
+    print(f"  {idle.qsize()} participants ready, {sum(o.steps for _p, o, _page in started)} pages sent before "
+          f"the clock starts; errors before it: {sum(len(o.errors) for _p, o, _page in started)}")  # fmt: skip
+
+    def send(client):
+        if client is None:
+            return False, f"no participant free within {ParticipantPool.WAIT:g} s", None
+        participant, outcome, page = client
+        errors = len(outcome.errors)
+        following = participant.step(page, outcome)
+        if len(outcome.errors) > errors:
+            return False, outcome.errors[-1], None
+        # None: the page was accepted and the session ended (Prolific's redirect).
+        return True, "", None if following is None else (participant, outcome, following)
+
+    server_cpu, own_cpu = sum(s.cpu() for s in servers), time.process_time()
+    result = open_loop(rate=rate, duration=duration, seed=0, clients=idle, send=send)
+    server_cpu, own_cpu = sum(s.cpu() for s in servers) - server_cpu, time.process_time() - own_cpu
+    close_old_connections()
+    requests_made = sum(len(o.timings) - before for (_p, o, _page), before in zip(started, warm_up, strict=True))
+    print(f"  OFFERED {result['offered_rate']:,.1f} pages/s, SERVED {result['rate']:,.1f} pages/s "
+          f"({result['answers']} pages, {requests_made} requests); latency from each arrival's instant: "
+          f"p50 {ms(result['p50'])} ms, p95 {ms(result['p95'])} ms, max {ms(result['max'])} ms; "
+          f"errors {result['errors']}")  # fmt: skip
+    for error in result["error_sample"]:
+        print(f"    {error}")
+    print(f"  CPU per request: server {1000 * server_cpu / max(1, requests_made):.1f} ms (every gunicorn process), "
+          f"load generator {1000 * own_cpu / max(1, requests_made):.1f} ms; the generator sent late by "
+          f"{ms(result['generator_lag_p95'])} ms at p95")  # fmt: skip
+    results = [(outcome, participant.transport.accepted, 0.0) for participant, outcome, _page in started]
+    print_outcomes(results, check_stored(results))
 
 
 if __name__ == "__main__":

@@ -129,31 +129,49 @@ class SyntheticParticipant:
 
     def run(self, entry_url: str, pid: str) -> Outcome:
         outcome = Outcome(pid=pid)
-        page = self._timed(outcome, "entry", lambda: self.transport.get(entry_url))
-        page = self._follow(page, outcome)
-        while outcome.steps < self.max_steps:
-            if page.location and finish_url_leaves_study(page.location):
-                outcome.final_url = page.location
-                return outcome
-            if page.status >= 400 and page.status != 422:
-                outcome.errors.append(f"{page.status} at {page.url}")
-                return outcome
-            spec = page.spec if page.spec is not None else parse_form(page.html)
-            if spec is None:
-                outcome.final_url = page.location or page.url
-                return outcome
-            data = self.answer(spec)
-            if self.pause:
-                time.sleep(self.pause)
-            url = page.url
-            page = self._timed(outcome, spec.step.split(":")[-1], lambda u=url, d=data: self.transport.post(u, d))
-            outcome.steps += 1
-            if page.status == 422:
-                outcome.errors.append(f"rejected answers on {spec.step}")
-                return outcome
-            page = self._follow(page, outcome)
-        outcome.errors.append("too many steps")
+        page = self.enter(entry_url, outcome)
+        while page is not None:
+            page = self.step(page, outcome)
         return outcome
+
+    def enter(self, entry_url: str, outcome: Outcome) -> Page | None:
+        """Open the entry link: the first page to answer, or None when the session ended there."""
+        page = self._timed(outcome, "entry", lambda: self.transport.get(entry_url))
+        return self._next(self._follow(page, outcome), outcome)
+
+    def step(self, page: Page, outcome: Outcome) -> Page | None:
+        """Answer ``page`` (one ``enter`` or ``step`` returned) and send it: the page that follows,
+        or None when the session ended (``outcome.final_url`` or ``outcome.errors`` says how).
+        One page at a time, so a load generator can choose when each participant sends."""
+        spec = page.spec if page.spec is not None else parse_form(page.html)
+        data = self.answer(spec)
+        if self.pause:
+            time.sleep(self.pause)
+        url = page.url
+        page = self._timed(outcome, spec.step.split(":")[-1], lambda: self.transport.post(url, data))
+        outcome.steps += 1
+        if page.status == 422:
+            outcome.errors.append(f"rejected answers on {spec.step}")
+            return None
+        return self._next(self._follow(page, outcome), outcome)
+
+    def _next(self, page: Page, outcome: Outcome) -> Page | None:
+        if outcome.steps >= self.max_steps:
+            outcome.errors.append("too many steps")
+            return None
+        if page.location and finish_url_leaves_study(page.location):
+            outcome.final_url = page.location
+            return None
+        if page.status >= 400 and page.status != 422:
+            outcome.errors.append(f"{page.status} at {page.url}")
+            return None
+        spec = page.spec if page.spec is not None else parse_form(page.html)
+        if spec is None:
+            outcome.final_url = page.location or page.url
+            return None
+        # Read once: step() answers this form.
+        page.spec = spec
+        return page
 
     def _timed(self, outcome: Outcome, label: str, call) -> Page:
         started = time.perf_counter()
