@@ -9,7 +9,7 @@ network while a participant waits.
 from dataclasses import dataclass
 from functools import lru_cache
 
-from django.db.models import Count, Q
+from django.db.models import Count, FilteredRelation, Q
 
 from ..models import (
     Answer,
@@ -37,17 +37,30 @@ def participant_fresh(*, participant: Participant) -> Participant:
     return Participant.objects.select_related("study").defer("study__package").get(pk=participant.pk)
 
 
-def participant_current(*, slug: str, pk: int) -> Participant | None:
+def participant_current(*, slug: str, pk: int, orders: tuple[int, ...] = ()) -> Participant | None:
     """The session a browser holds for a study, or None when it is not that study's.
 
     The study comes with it (its status decides whether answers are taken) but not its
-    package, the imported study.json: the pages read that through study_content.
+    package, the imported study.json: the pages read that through study_content. ``orders``:
+    the artworks whose assignments the request will need (the page a POST sends, the one it
+    shows next), read in the same query for assignment_for_step; an order that is stale or
+    out of range simply finds none.
     """
+    participants = Participant.objects.select_related("study").defer("study__package")
+    for order in orders:
+        participants = participants.annotate(
+            **{f"assignment_{order}": FilteredRelation("assignments", condition=Q(assignments__order=order))}
+        ).select_related(f"assignment_{order}")
     # get(), not first(): no ORDER BY to build on every page.
     try:
-        return Participant.objects.select_related("study").defer("study__package").get(pk=pk, study__slug=slug)
+        participant = participants.get(pk=pk, study__slug=slug)
     except Participant.DoesNotExist:
         return None
+    for order in orders:
+        assignment = participant.__dict__.pop(f"assignment_{order}", None)
+        if assignment is not None:
+            _assignment_remember(participant, assignment)
+    return participant
 
 
 # -- what a study shows, read once per process ----------------------------------------------------
@@ -187,10 +200,14 @@ def assignment_for_step(*, participant: Participant, order: int) -> Assignment:
     that stores a page and shows the next one of the same artwork reads it once (the writes keep
     the copy up to date).
     """
-    read = participant.__dict__.setdefault("_assignments_read", {})
+    read = participant.__dict__.get("_assignments_read", {})
     if order in read:
         return read[order]
-    assignment = Assignment.objects.get(participant=participant, order=order)
+    return _assignment_remember(participant, Assignment.objects.get(participant=participant, order=order))
+
+
+def _assignment_remember(participant: Participant, assignment: Assignment) -> Assignment:
+    """The assignment with its artwork and descriptions from study_content, kept for the request."""
     content = study_content(participant.study)
     assignment.participant = participant
     assignment.artwork = content.artworks[assignment.artwork_id]
@@ -198,7 +215,7 @@ def assignment_for_step(*, participant: Participant, order: int) -> Assignment:
         pk = getattr(assignment, f"{field}_id")
         if pk is not None:
             setattr(assignment, field, content.descriptions[pk])
-    read[order] = assignment
+    participant.__dict__.setdefault("_assignments_read", {})[assignment.order] = assignment
     return assignment
 
 

@@ -6,6 +6,8 @@ open another's session.
 Chinese-group participants get every page in Simplified Chinese.
 """
 
+import re
+
 from csp.decorators import csp_exempt
 from django.conf import settings
 from django.contrib import messages
@@ -92,6 +94,9 @@ ENTRY_MESSAGES = {
     ),
 }
 
+
+# The step a page sends ("3:qa"); anything else is left to the services to refuse.
+SENT_STEP = re.compile(r"(?P<order>[1-9][0-9]{0,3}):(?P<kind>[a-z_]+)")
 
 # The four pages of an artwork before the comparison share one template.
 ARTWORK_PAGES = ("symbols", "qa", "post_symbols", "post_qa")
@@ -193,7 +198,23 @@ def _current_participant(request, slug) -> Participant | None:
     pk = _participant_pk(request, slug)
     if not pk:
         return None
-    return participant_current(slug=slug, pk=pk)
+    return participant_current(slug=slug, pk=pk, orders=_orders_needed(request))
+
+
+def _orders_needed(request) -> tuple[int, ...]:
+    """The artworks whose assignments a POST will read, from the step it names: the page's own
+    (its answers are checked against it) and, after the instructions or a comparison, the next
+    artwork's (its page comes in the answer). Read with the session: a query less per page."""
+    if request.method != "POST":
+        return ()
+    step = request.POST.get("step", "")
+    if step == "instructions":
+        return (1,)
+    sent = SENT_STEP.fullmatch(step)
+    if sent is None:
+        return ()
+    order = int(sent["order"])
+    return (order, order + 1) if sent["kind"] == "compare" else (order,)
 
 
 @never_cache
