@@ -21,7 +21,9 @@ def user_roles(user: User | AnonymousUser) -> set[str]:
         if user.is_superuser:
             cached = set(ALL_ROLES)
         else:
-            cached = set(user.groups.filter(name__in=ALL_ROLES).values_list("name", flat=True))
+            # Every group's name, kept if it is a role: cheaper to compile than the IN filter, read on
+            # every request (a role taken away is refused on the next one).
+            cached = set(user.groups.order_by().values_list("name", flat=True)) & set(ALL_ROLES)
         user._vivid_roles = cached
     return cached
 

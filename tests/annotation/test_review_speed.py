@@ -30,9 +30,9 @@ from .test_review import HTMX, answer, item_url
 pytestmark = pytest.mark.django_db
 
 # Before issue 14 the htmx submit took 30 queries, 16 after it; issue 29 took it to 13 (the queue's
-# pause and note state and the session from the shared cache, no suggestion query), plus a savepoint
-# pair in tests.
-REVIEW_POST_MAX_QUERIES = 15
+# pause and note state and the session from the shared cache, no suggestion query), issue 25 to 12 (the
+# answer written by a revision-guarded UPDATE, not read again under a lock), plus a savepoint pair in tests.
+REVIEW_POST_MAX_QUERIES = 14
 
 
 @pytest.fixture
