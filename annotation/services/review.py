@@ -264,7 +264,8 @@ def _saved_elsewhere(current: Assignment) -> ConflictError:
 
 
 def _assignment_locked(*, pk: int, item: RoundItem) -> Assignment:
-    assignment = Assignment.objects.select_for_update(of=("self",)).get(pk=pk)
+    # With its theme: a conflict shows the saved answer, theme and all.
+    assignment = Assignment.objects.select_for_update(of=("self",)).select_related("theme").get(pk=pk)
     assignment.item = item
     return assignment
 
