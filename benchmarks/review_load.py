@@ -860,12 +860,16 @@ def report(results: dict, peer: dict, scenarios: list) -> None:
     capacity = max(saturated, default=0.0)
     print()
     print("review page: answers/s, save p95, server CPU per answer (VIVID: 1 POST per answer; Potato: 3 requests)")
-    print(f"{'scenario':<10} {'VIVID':>10} {'p95':>8} {'CPU':>8}   {'Potato':>10} {'p95':>8} {'CPU':>8}")
+    print(
+        f"{'scenario':<10} {'VIVID':>10} {'p95':>8} {'CPU':>8}   {'Potato':>10} {'p95':>8} {'CPU':>8}   {'VIVID/Potato':>12}"
+    )
     for label, n, think, _d in scenarios:
         mine, theirs = results[label], peer.get(label)
         line = f"{label:<10} {mine['rate']:>8.1f}/s {mine['p95'] * 1000:>6.0f}ms {mine['cpu_ms']:>6.1f}ms"
         if theirs:
             line += f"   {theirs['rate']:>8.1f}/s {theirs['p95'] * 1000:>6.0f}ms {theirs['cpu_ms']:>6.1f}ms"
+            if not think:  # a thinking team's rate is its offered load, not a capacity
+                line += f"   {mine['rate'] / theirs['rate']:>11.2f}x"
         if think:
             line += f"   offered {n / think:.0f}/s, saturated capacity {capacity:.0f}/s ({capacity / (n / think):.1f}x)"
         print(line)
