@@ -13,7 +13,8 @@ Scenarios: N = 20, 100, 200 answering as fast as the server allows (saturated: t
 second are the capacity), then 200 annotators thinking 5 s per item (offered load 40 answers/s,
 printed next to the saturated capacity), then an open loop: 200 annotators with an item open each and
 answers arriving at random (a Poisson process) at half the measured capacity (``--open-fraction``),
-as a team produces them, the save's latency counted from each arrival's instant; then the start of a working day: 200 annotators (``--burst``)
+as a team produces them, the save's latency counted from each arrival's instant (it starts once the
+worker has refreshed the earlier scenarios' rounds, ROUND_SUMMARY_DELAY_SECONDS after their answers); then the start of a working day: 200 annotators (``--burst``)
 entering a fresh round's queue within one second (GET of the queue, redirected to the first item),
 with the entry's p50/p95/max and the time until the last annotator sees an item.
 
@@ -381,6 +382,26 @@ def open_loop_scenario(server, corpus, sessions, *, n, rate, duration, seed, lab
     return result
 
 
+def worker_settle(*, quiet_for: float = 3.0, limit: float = 150.0) -> float:
+    """Wait for the round-summary refreshes the earlier scenarios queued (each runs
+    ROUND_SUMMARY_DELAY_SECONDS after a round's answers) and for the worker to go quiet: the open
+    loop then measures its own load, its own round's refreshes included, not the bill of the
+    saturated runs before it. Returns the seconds waited."""
+    from django.conf import settings
+
+    started = time.monotonic()
+    time.sleep(settings.ROUND_SUMMARY_DELAY_SECONDS + 1)
+    last, quiet_since = WORKER.cpu() if WORKER else 0.0, time.monotonic()
+    while WORKER and time.monotonic() - started < limit:
+        time.sleep(0.5)
+        now = WORKER.cpu()
+        if now > last + 0.05:
+            last, quiet_since = now, time.monotonic()
+        elif time.monotonic() - quiet_since >= quiet_for:
+            break
+    return time.monotonic() - started
+
+
 def open_loop_row(name: str, result: dict) -> str:
     return (
         f"{name:<10} offered {result['offered_rate']:>5.1f}/s  served {result['rate']:>5.1f}/s"
@@ -744,6 +765,8 @@ def main() -> None:
             print("VIVID  " + row(label, results[label]), *results[label]["error_sample"], sep="\n  ", flush=True)
         saturated = [results[label]["rate"] for label, _n, think, _d in scenarios if not think]
         if args.open_fraction and saturated:
+            settled = worker_settle()
+            print(f"the worker's refreshes of the earlier rounds done after {settled:.0f} s", flush=True)
             rate = args.open_fraction * max(saturated)
             open_result = open_loop_scenario(
                 server,
