@@ -167,50 +167,46 @@ OPEN_STATUSES = (AssignmentStatus.PENDING, AssignmentStatus.DRAFT)
 def annotator_next(*, round: AnnotationRound, user, after: Assignment | None = None) -> Assignment | None:
     """The next item to review: unstarted or drafted items in queue order after
     the current one, wrapping around; skipped items only once nothing else is left."""
-    queue = annotator_queue(round=round, user=user)
-    open_items = queue.filter(status__in=OPEN_STATUSES)
     if after is not None:
-        open_items = open_items.exclude(pk=after.pk)
-        later = open_items.filter(position__gt=after.position).first()
-        if later:
-            return later
-    return (
-        open_items.first()
-        or queue.filter(status=AssignmentStatus.SKIPPED).exclude(pk=getattr(after, "pk", None)).first()
-    )
+        return _next_among(_next_candidates(round=round, user=user, after=after), after=after)
+    queue = annotator_queue(round=round, user=user)
+    return queue.filter(status__in=OPEN_STATUSES).first() or queue.filter(status=AssignmentStatus.SKIPPED).first()
 
 
 def annotator_next_two(
     *, round: AnnotationRound, user, after: Assignment
 ) -> tuple[Assignment | None, Assignment | None]:
-    """``annotator_next(after=after)`` and the item after that one (the panel's "next item" link).
-
-    One query while two open items follow in the queue; at its end one more, for the open items
-    before ``after`` (wrapping around) and the skipped ones, in the order ``annotator_next`` takes
-    them. The rows come with their expression; their round is ``round`` itself (the caller's, not
-    read again), and none has a theme to join: open and skipped items were never submitted.
-    """
-    queue = (
-        Assignment.objects.filter(round=round, annotator=user).select_related("item__expression").order_by("position")
-    )
-    rows = list(queue.filter(status__in=OPEN_STATUSES, position__gt=after.position)[:2])
-    if len(rows) < 2:
-        # Fewer than two open items after ``after``: the rest of annotator_next's order (open items
-        # before it, then skipped ones) begins with these, first by kind, then by position. Three of
-        # them hold both answers, ``after`` itself among them or not.
-        rows += queue.filter(
-            Q(status__in=OPEN_STATUSES, position__lte=after.position) | Q(status=AssignmentStatus.SKIPPED)
-        ).order_by(Case(When(status=AssignmentStatus.SKIPPED, then=1), default=0), "position")[:3]
-    for row in rows:
-        row.item.round = round
+    """``annotator_next(after=after)`` and the item after that one (the panel's "next item" link),
+    from the same rows: one query while two open items follow in the queue, two at its end."""
+    rows = _next_candidates(round=round, user=user, after=after)
     following = _next_among(rows, after=after)
     if following is None:
         return None, None
     return following, _next_among(rows, after=following)
 
 
+def _next_candidates(*, round: AnnotationRound, user, after: Assignment) -> list[Assignment]:
+    """Rows that hold the next two items after ``after``: the open ones after it and, at the end of
+    the queue, the open ones before it (wrapping around) and the skipped ones, first by kind, then by
+    position; three of those hold both answers, ``after`` itself among them or not. The rows come
+    with their expression; their round is ``round`` itself (the caller's, not read again), and none
+    has a theme to join: open and skipped items were never submitted."""
+    queue = (
+        Assignment.objects.filter(round=round, annotator=user).select_related("item__expression").order_by("position")
+    )
+    rows = list(queue.filter(status__in=OPEN_STATUSES, position__gt=after.position)[:2])
+    if len(rows) < 2:
+        rows += queue.filter(
+            Q(status__in=OPEN_STATUSES, position__lte=after.position) | Q(status=AssignmentStatus.SKIPPED)
+        ).order_by(Case(When(status=AssignmentStatus.SKIPPED, then=1), default=0), "position")[:3]
+    for row in rows:
+        row.item.round = round
+    return rows
+
+
 def _next_among(rows: list[Assignment], *, after: Assignment) -> Assignment | None:
-    """``annotator_next``'s rule applied to ``rows``: right when they hold its answer."""
+    """The queue's rule (open items after ``after``, wrapping around; skipped ones last) applied to
+    ``rows``: right when they hold its answer (``_next_candidates``)."""
     open_rows = sorted(
         (row for row in rows if row.status in OPEN_STATUSES and row.pk != after.pk), key=lambda row: row.position
     )

@@ -6,8 +6,6 @@ open another's session.
 Chinese-group participants get every page in Simplified Chinese.
 """
 
-import re
-
 from csp.decorators import csp_exempt
 from django.conf import settings
 from django.contrib import messages
@@ -30,6 +28,7 @@ from ..selectors.lookups import study_or_404
 from ..selectors.participants import participant_current
 from ..selectors.studies import study_artwork_find, study_find
 from ..services import participants as flow
+from ..steps import step_parse
 from .presenters import page_context
 
 ENTRY_MESSAGES = {
@@ -94,9 +93,6 @@ ENTRY_MESSAGES = {
     ),
 }
 
-
-# The step a page sends ("3:qa"); anything else is left to the services to refuse.
-SENT_STEP = re.compile(r"(?P<order>[1-9][0-9]{0,3}):(?P<kind>[a-z_]+)")
 
 # The four pages of an artwork before the comparison share one template.
 ARTWORK_PAGES = ("symbols", "qa", "post_symbols", "post_qa")
@@ -207,14 +203,15 @@ def _orders_needed(request) -> tuple[int, ...]:
     artwork's (its page comes in the answer). Read with the session: a query less per page."""
     if request.method != "POST":
         return ()
-    step = request.POST.get("step", "")
-    if step == "instructions":
+    try:
+        step = step_parse(request.POST.get("step", ""))
+    except ValueError:
+        return ()  # not a step at all: the services refuse it
+    if step.kind == "instructions":
         return (1,)
-    sent = SENT_STEP.fullmatch(step)
-    if sent is None:
+    if step.order is None or not 0 < step.order < 10_000:
         return ()
-    order = int(sent["order"])
-    return (order, order + 1) if sent["kind"] == "compare" else (order,)
+    return (step.order, step.order + 1) if step.kind == "compare" else (step.order,)
 
 
 @never_cache
