@@ -236,18 +236,11 @@ def vivid_post(base: str, session, panel: str, rng: random.Random, themes: list[
 
 
 def vivid_annotator(base, session, queue_url, themes, *, seed, think, start, window, tally, lock):
-    import requests
-
     rng = random.Random(seed)
     start.wait()
     try:
         # The queue redirects to the first open item's page, as for a person following the round's link.
-        # The session sat idle since the previous scenario, longer than the keep-alive: gunicorn may
-        # close its connection just as it is reused. A GET is safe to send again; a POST is never resent.
-        try:
-            page = session.get(base + queue_url, timeout=120)
-        except requests.ConnectionError:
-            page = session.get(base + queue_url, timeout=120)
+        page = queue_get(session, base + queue_url)
         if page.status_code != 200:
             raise RuntimeError(f"{page.status_code} on the queue")
         panel = page.text
@@ -303,7 +296,9 @@ def vivid_check(round_, tally) -> dict:
     return {"lost": lost, "wrong": wrong, "twice": twice, "unexpected": unexpected, "stored": len(stored)}
 
 
-def vivid_scenario(server, corpus, sessions, *, n, think, duration, seed, label):
+def fresh_round(corpus, *, n: int, seed: int, label: str):
+    """A new round of the corpus for the first ``n`` annotators, two per item as in the paper:
+    the round and its review queue's path."""
     from django.urls import reverse
 
     from annotation.services import round_create
@@ -316,7 +311,23 @@ def vivid_scenario(server, corpus, sessions, *, n, think, duration, seed, label)
         annotators_per_item=2,
         seed=seed,
     )
-    queue_url = reverse("annotation:review_queue", args=[round_.pk])
+    return round_, reverse("annotation:review_queue", args=[round_.pk])
+
+
+def queue_get(session, url: str):
+    """GET of a queue page; a session idle since the previous scenario may find its keep-alive
+    connection closed as it is reused, and a GET is safe to send again (a POST is never resent)."""
+    import requests
+
+    try:
+        return session.get(url, timeout=120)
+    except requests.ConnectionError:
+        return session.get(url, timeout=120)
+
+
+def vivid_scenario(server, corpus, sessions, *, n, think, duration, seed, label):
+    round_, queue_path = fresh_round(corpus, n=n, seed=seed, label=label)
+    queue_url = queue_path
     return run_clients(
         server,
         n,
@@ -333,28 +344,12 @@ def open_loop_scenario(server, corpus, sessions, *, n, rate, duration, seed, lab
     (serving.open_loop), each from an annotator not waiting for an answer of their own."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from django.urls import reverse
-
-    from annotation.services import round_create
-
-    round_ = round_create(
-        name=f"bench-review-{label}-{int(time.time() * 1000)}",
-        dataset=corpus.dataset,
-        annotators=corpus.annotators[:n],
-        suggestion_set=corpus.suggestions,
-        annotators_per_item=2,
-        seed=seed,
-    )
-    queue_url = server.base + reverse("annotation:review_queue", args=[round_.pk])
+    round_, queue_path = fresh_round(corpus, n=n, seed=seed, label=label)
+    queue_url = server.base + queue_path
     tally, lock = Tally(), threading.Lock()
 
     def enter(i: int):
-        import requests
-
-        try:
-            page = sessions[i].get(queue_url, timeout=120)
-        except requests.ConnectionError:  # an idle keep-alive connection closed as it was reused
-            page = sessions[i].get(queue_url, timeout=120)
+        page = queue_get(sessions[i], queue_url)
         return i, page.text, random.Random(seed * 1000 + i)
 
     idle: queue.Queue = queue.Queue()
@@ -414,35 +409,19 @@ def open_loop_row(name: str, result: dict) -> str:
 def burst_scenario(server, corpus, sessions, *, n, seed, label) -> dict:
     """``n`` annotators entering a fresh round's queue within one second, each at a random instant:
     the queue entry (redirected to the first item's page) under the burst of a working day's start."""
-    from django.urls import reverse
-
-    from annotation.services import round_create
-
-    round_ = round_create(
-        name=f"bench-review-{label}-{int(time.time() * 1000)}",
-        dataset=corpus.dataset,
-        annotators=corpus.annotators[:n],
-        suggestion_set=corpus.suggestions,
-        annotators_per_item=2,
-        seed=seed,
-    )
-    queue_url = server.base + reverse("annotation:review_queue", args=[round_.pk])
+    _round, queue_path = fresh_round(corpus, n=n, seed=seed, label=label)
+    queue_url = server.base + queue_path
     rng = random.Random(seed)
     offsets = sorted(rng.uniform(0, 1.0) for _ in range(n))
     latencies, errors, lock = [], [], threading.Lock()
     start = threading.Barrier(n + 1)
 
     def enter(i):
-        import requests
-
         start.wait()
         time.sleep(max(0.0, begin + offsets[i] - time.monotonic()))
         sent = time.perf_counter()
         try:
-            try:
-                page = sessions[i].get(queue_url, timeout=120)
-            except requests.ConnectionError:  # an idle keep-alive connection closed as it was reused
-                page = sessions[i].get(queue_url, timeout=120)
+            page = queue_get(sessions[i], queue_url)
             ok = page.status_code == 200 and FORM_ACTION.search(page.text) is not None
         except Exception as exc:
             ok, page = False, exc
