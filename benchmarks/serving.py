@@ -69,7 +69,9 @@ def open_loop(*, rate: float, duration: float, seed: int, clients: "queue.Queue"
         "offered": offered,
         "offered_rate": offered / duration,
         "answers": done,
-        "rate": done / elapsed if elapsed > 0 else 0.0,
+        # Over the window (or longer, when the last answers come after it): the same time base as
+        # the offered rate, so a server that keeps up serves what was offered and never more.
+        "rate": done / max(elapsed, duration) if duration > 0 else 0.0,
         "p50": percentile(latencies, 0.50) if done else float("nan"),
         "p95": percentile(latencies, 0.95) if done else float("nan"),
         "max": max(latencies, default=float("nan")),
