@@ -18,7 +18,6 @@ standard library), so the shares add up to the whole.
 """
 
 import argparse
-import cProfile
 import os
 import pstats
 import random
@@ -31,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from layers import layers_print, profiler  # noqa: E402
 from review_load import (  # noqa: E402
     DEFAULT_DATABASE_URL,
     DEFAULT_REDIS_URL,
@@ -40,79 +40,6 @@ from review_load import (  # noqa: E402
     vivid_answer,
 )
 from serving import ensure_database, migrate, server_env  # noqa: E402
-
-# First match wins: more specific paths before the packages that contain them.
-LAYERS = [
-    ("sessions", ("django/contrib/sessions/",)),
-    ("auth", ("django/contrib/auth/", "/axes/")),
-    ("CSRF", ("django/middleware/csrf.py",)),
-    (
-        "other middleware",
-        (
-            "django/middleware/",
-            "/csp/",
-            "django_permissions_policy",
-            "whitenoise",
-            "django_htmx",
-            "django/contrib/messages/",
-        ),
-    ),
-    ("URL routing", ("django/urls/",)),
-    ("i18n", ("django/utils/translation/", "/gettext.py")),
-    ("templates", ("django/template/", "django/templatetags/", "template_partials", "/templatetags/")),
-    ("forms", ("django/forms/",)),
-    ("ORM", ("django/db/",)),
-    ("database driver", ("psycopg",)),
-    ("cache", ("django/core/cache/", "/redis/")),
-    ("Celery enqueue", ("/celery/", "/kombu/", "/amqp/", "/vine/")),
-    ("request handling", ("django/core/handlers/", "django/http/", "django/shortcuts.py", "django/views/")),
-    ("rest of Django", ("/django/",)),
-]
-
-
-def layer_of(filename: str) -> str:
-    if "site-packages" not in filename and filename.startswith(str(ROOT)) and "/.venv/" not in filename:
-        return "app"
-    for name, needles in LAYERS:
-        if any(needle in filename for needle in needles):
-            return name
-    return "Python and the rest"
-
-
-def layer_totals(entries: dict) -> dict[str, float]:
-    """Own time per layer. A built-in or standard-library function has no layer of its own: its time
-    goes to its callers' layers in proportion to what each caller spent in it."""
-    shares: dict = {}
-
-    def share_of(func, seen=frozenset()) -> dict[str, float]:
-        if func in shares:
-            return shares[func]
-        filename = func[0]
-        if filename not in ("~", "") and not is_generic(filename):
-            return {layer_of(filename): 1.0}
-        callers = entries.get(func, (0, 0, 0, 0, {}))[4]
-        weights = {caller: values[2] for caller, values in callers.items() if caller not in seen}
-        whole = sum(weights.values())
-        result: dict[str, float] = {}
-        for caller, weight in weights.items():
-            for layer, part in share_of(caller, seen | {func}).items():
-                result[layer] = result.get(layer, 0.0) + part * weight / whole
-        shares[func] = result or {"Python and the rest": 1.0}
-        return shares[func]
-
-    totals: dict[str, float] = {}
-    for func, (_cc, _nc, tottime, _ct, _callers) in entries.items():
-        for layer, part in share_of(func).items():
-            totals[layer] = totals.get(layer, 0.0) + part * tottime
-    return totals
-
-
-def is_generic(filename: str) -> bool:
-    """The standard library, asgiref's thread-locals and Django's utilities (lazy objects, escaping,
-    cached properties): shared plumbing, charged to its callers."""
-    if "site-packages" not in filename and not filename.startswith(str(ROOT)):
-        return True
-    return "/asgiref/" in filename or ("django/utils/" in filename and "django/utils/translation/" not in filename)
 
 
 def answer_loop(client, url: str, panel: str, themes: list[str], *, answers: int, rng) -> tuple[int, str]:
@@ -181,23 +108,17 @@ def main() -> None:
     cpu = (time.thread_time() - started_cpu) / args.answers
     wall = (time.perf_counter() - started_wall) / args.answers
 
-    # Thread CPU, not the wall clock: a wait on the database or Redis is not a layer's cost.
-    profiler = cProfile.Profile(time.thread_time_ns, 1e-9)
-    profiler.enable()
+    profile = profiler()
+    profile.enable()
     _, panel = answer_loop(client, queue, panel, corpus.themes, answers=args.answers, rng=rng)
-    profiler.disable()
-    stats = pstats.Stats(profiler)
-    by_layer = layer_totals(stats.stats)
-    total = sum(by_layer.values())
+    profile.disable()
 
     print(f"\nreview page, one answer (htmx POST, next panel rendered), {args.answers} answers measured:")
     print(f"  CPU {cpu * 1000:.2f} ms per answer in this process (wall {wall * 1000:.2f} ms, database and Redis waits)")
     print("  by layer (cProfile own thread CPU, built-ins charged to their callers, scaled to the unprofiled CPU):")
-    for layer, seconds in sorted(by_layer.items(), key=lambda kv: -kv[1]):
-        share = seconds / total
-        print(f"    {layer:<22} {share * 100:5.1f} %  {share * cpu * 1000:6.2f} ms")
+    layers_print(profile, cpu_ms=cpu * 1000)
     print(f"\n  top {args.top} functions by own time (profiled):")
-    stream_stats = pstats.Stats(profiler, stream=sys.stdout)
+    stream_stats = pstats.Stats(profile, stream=sys.stdout)
     stream_stats.sort_stats("tottime").print_stats(args.top)
 
 

@@ -32,7 +32,8 @@ each preference), and every participant's stored rows against their plan: LOST A
 ``--instances 2`` starts two gunicorn instances on two ports (each with the configured workers)
 and spreads the participants over them, as a proxy in front of several servers would.
 ``--profile N`` starts no server: N participants in this process through Django's test client,
-each kind of page's queries and CPU time. Figures only, no targets. Skips with a message when
+each kind of page's queries and CPU time, then N more under cProfile: a page's CPU by layer
+(sessions, CSRF, templates, the ORM, ...; benchmarks/layers.py). Figures only, no targets. Skips with a message when
 PostgreSQL does not answer.
 
     .venv/bin/python benchmarks/survey_load.py [--participants 200] [--pause 2.0]
@@ -65,6 +66,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from layers import layers_print, profiler  # noqa: E402
 from serving import Server, ensure_database, gunicorn, migrate, open_loop, percentile, server_env  # noqa: E402
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/vivid_bench"
@@ -398,7 +400,8 @@ def profile_pages(study, *, n: int) -> None:
             return self._measure(super().post, url, data)
 
     key = answer_key(study=study)
-    for i in range(n):
+
+    def take_part(i: int) -> None:
         pid = prolific_id_for(f"PROF-{uuid.uuid4().hex[:8]}-{i}")
         participant = SyntheticParticipant(Measured(), key=key, rng=random.Random(i))
         outcome = participant.run(
@@ -406,6 +409,9 @@ def profile_pages(study, *, n: int) -> None:
         )
         if outcome.errors:
             print(f"  {pid}: {outcome.errors}")
+
+    for i in range(n):
+        take_part(i)
     print(f"  {'request':<14}{'n':>7}{'queries':>9}{'CPU ms':>9}")
     total_cpu = total_n = 0
     for kind in [*STEP_KINDS, *sorted(set(cpu) - set(STEP_KINDS))]:
@@ -420,6 +426,14 @@ def profile_pages(study, *, n: int) -> None:
     print(
         f"  {'all':<14}{total_n:>7}{sum(map(sum, queries.values())) / total_n:>9.1f}{1000 * total_cpu / total_n:>9.1f}"
     )
+    # The same again under the profiler: where a page's CPU goes, by layer (benchmarks/layers.py).
+    profile = profiler()
+    profile.enable()
+    for i in range(n, 2 * n):
+        take_part(i)
+    profile.disable()
+    print("  a page's CPU by layer (cProfile own thread CPU, scaled to the unprofiled mean above):")
+    layers_print(profile, cpu_ms=1000 * total_cpu / total_n)
 
 
 # --- report ----------------------------------------------------------------------------------
