@@ -13,7 +13,7 @@ from evaluation.models import ItemStatus, Run, RunItem, RunStatus
 from evaluation.services import run_chunk, run_execute, run_resume
 from evaluation.services.runs import execution as runs_execution
 from evaluation.services.runs import lifecycle as runs_lifecycle
-from evaluation.services.runs import run_fingerprint_record
+from evaluation.services.runs import run_fingerprint_record, run_items_claim_more
 
 from .factories import make_model, make_run, numbered_dataset
 
@@ -203,3 +203,96 @@ def test_it_shows_a_stalled_run_with_resume_on_its_page(run, researcher_client, 
     page = researcher_client.get(url).content.decode()
     assert 'data-testid="stalled"' in page
     assert reverse("evaluation:run_resume", args=[run.pk]) in page
+
+
+def test_it_claims_more_of_the_run_when_its_own_items_run_out(eager, run, fake_openai):
+    ids = list(run.items.order_by("id").values_list("id", flat=True))
+    run_chunk(run_id=run.pk, item_ids=ids[:2])
+    assert fake_openai.count == N_ITEMS
+    assert fake_openai.duplicates() == []
+    run.refresh_from_db()
+    assert run.status == RunStatus.DONE
+    run_chunk(run_id=run.pk, item_ids=ids[2:])  # the fan-out's later chunk finds its items done
+    assert fake_openai.count == N_ITEMS
+
+
+def test_it_stops_claiming_more_once_a_quarter_of_the_task_time_limit_has_passed(eager, run, fake_openai, settings):
+    settings.CELERY_TASK_SOFT_TIME_LIMIT = 0
+    ids = list(run.items.order_by("id").values_list("id", flat=True))
+    run_chunk(run_id=run.pk, item_ids=ids[:2])
+    assert fake_openai.count == 2
+    assert run.items.filter(status=ItemStatus.PENDING, claim_token="").count() == N_ITEMS - 2
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_it_never_gives_two_chunks_claiming_at_the_same_instant_the_same_item(claims_dataset, monkeypatch):
+    monkeypatch.setattr(runs_lifecycle, "run_execute_enqueue", lambda run_id: None)
+    run = make_run(claims_dataset, make_model("split", base_url="http://127.0.0.1:9/v1", model_id="m"))
+    # Both chunks read the same claimable items; then "a" claims and loads them before "b" claims.
+    both_read, a_has_them = threading.Barrier(2), threading.Event()
+    read, load = runs_execution._claimable_ids, runs_execution._claimed_items
+
+    def read_together(run_id, limit):
+        ids = read(run_id, limit)
+        both_read.wait()
+        if threading.current_thread().name == "b":
+            a_has_them.wait(10)
+        return ids
+
+    def load_then_let_b_go(token, ids=None):
+        items = load(token, ids)
+        if token == "a":
+            a_has_them.set()
+        return items
+
+    monkeypatch.setattr(runs_execution, "_claimable_ids", read_together)
+    monkeypatch.setattr(runs_execution, "_claimed_items", load_then_let_b_go)
+    claimed = {}
+
+    def claim(token):
+        from django.db import connection
+
+        try:
+            claimed[token] = [item.pk for item in run_items_claim_more(run_id=run.pk, token=token, limit=N_ITEMS)]
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=claim, args=(token,), name=token) for token in ("a", "b")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(claimed["a"]) == sorted(run.items.values_list("pk", flat=True))
+    assert claimed["b"] == []
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_it_splits_the_run_between_chunks_claiming_at_the_same_instant(db, fake_openai, monkeypatch):
+    monkeypatch.setattr(runs_lifecycle, "run_execute_enqueue", lambda run_id: None)
+    model = make_model("split", base_url=fake_openai.base_url, model_id="m", max_concurrency=2)
+    run = make_run(numbered_dataset(40, name="Split corpus"), model)
+    Run.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING)
+    ids = list(run.items.order_by("id").values_list("id", flat=True))
+    barrier = threading.Barrier(4)
+    errors = []
+
+    def chunk(part):
+        from django.db import connection
+
+        try:
+            barrier.wait()
+            run_chunk(run_id=run.pk, item_ids=part)
+        except Exception as exc:  # noqa: BLE001 - reported by the assertion below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=chunk, args=(ids[k : k + 2],)) for k in range(0, 8, 2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert fake_openai.duplicates() == []
+    assert fake_openai.count == 40
+    assert run.items.filter(status=ItemStatus.DONE).count() == 40

@@ -9,6 +9,7 @@ import types
 import pandas as pd
 import pytest
 from django.core.management import CommandError, call_command
+from django.utils import timezone
 
 from evaluation.models import ItemStatus, Run, RunStatus
 from evaluation.selectors import run_progress, run_report
@@ -229,7 +230,10 @@ def test_it_cancels_and_resumes_with_only_the_pending_items(eval_corpus, provide
         run = run_start(kind="generation", model=model, prompt_name="zero-shot", dataset=eval_corpus)
     Run.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING)
     first = list(run.items.order_by("id").values_list("id", flat=True)[:2])
+    # Another chunk holds the rest, so this one cannot claim more of them when its own run out.
+    run.items.exclude(pk__in=first).update(claim_token="other", claimed_at=timezone.now())
     run_chunk(run_id=run.pk, item_ids=first)
+    run.items.filter(claim_token="other").update(claim_token="", claimed_at=None)
     batch_run_cancel(run=run)
     run_chunk(run_id=run.pk, item_ids=list(run.items.values_list("id", flat=True)))
     assert len(requests_sent(provider)) == 2

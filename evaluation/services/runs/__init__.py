@@ -18,6 +18,7 @@ from .execution import (
     run_fingerprint_record,
     run_finish,
     run_item_messages,
+    run_items_claim_more,
 )
 from .lifecycle import (
     CLASSIFICATION_DEFAULTS,
@@ -58,6 +59,7 @@ __all__ = [
     "run_execute",
     "run_execute_enqueue",
     "run_fingerprint_record",
+    "run_items_claim_more",
     "run_finish",
     "run_item_messages",
     "run_repeat",

@@ -107,13 +107,37 @@ def run_claims_release(*, token: str) -> int:
     return RunItem.objects.filter(claim_token=token, status=ItemStatus.PENDING).update(claim_token="", claimed_at=None)
 
 
-def _run_claimed(run: Run, token: str) -> None:
-    items = list(
-        RunItem.objects.filter(claim_token=token, status=ItemStatus.PENDING)
-        .select_related("expression__theme", "source_item", "source_item_b")
+def _claimed_items(token: str, ids: list[int] | None = None) -> list[RunItem]:
+    items = RunItem.objects.filter(claim_token=token, status=ItemStatus.PENDING)
+    if ids is not None:
+        items = items.filter(pk__in=ids)
+    return list(
+        items.select_related("expression__theme", "source_item", "source_item_b")
         .prefetch_related("expression__traits")
         .order_by("id")
     )
+
+
+def _claimable_ids(run_id: int, limit: int) -> list[int]:
+    return list(
+        RunItem.objects.filter(claimable_items(), run_id=run_id).order_by("id").values_list("id", flat=True)[:limit]
+    )
+
+
+def run_items_claim_more(*, run_id: int, token: str, limit: int) -> list[RunItem]:
+    """Claim up to ``limit`` more of a run's claimable items for a live chunk (lowest ids first).
+
+    The UPDATE re-checks that each item is still claimable, so two chunks claiming at the same
+    moment split the items between them and never share one."""
+    ids = _claimable_ids(run_id, limit)
+    if not ids:
+        return []
+    RunItem.objects.filter(claimable_items(), pk__in=ids).update(claim_token=token, claimed_at=timezone.now())
+    return _claimed_items(token, ids)
+
+
+def _run_claimed(run: Run, token: str) -> None:
+    items = _claimed_items(token)
     try:
         context = _RunContext(run, claim_token=token)
     except ProviderError as exc:
@@ -206,6 +230,19 @@ class _RunContext:
         self._local = threading.local()
         self._fingerprints: set[str] = set(run.reproducibility.get("fingerprints", []))
         self.shot_pool = _classification_pool(run) if run.kind == RunKind.CLASSIFICATION else None
+        self._prepared: dict[int, tuple] = {}
+        self._cached: dict = {}
+        # A chunk whose queue runs low claims more of the run's items rather than ending: its
+        # threads keep their slots, connections and leases, and the run does not dip while the
+        # next chunk's task starts and ramps up (both pool processes' first chunks tend to end
+        # together). It stops claiming well within the task's time limit; the fan-out's later
+        # chunks then find what is left.
+        self._started = time.monotonic()
+        self._claim_until = self._started + settings.CELERY_TASK_SOFT_TIME_LIMIT / 4
+        self._claim_lock = threading.Lock()
+        self._claims_exhausted = not claim_token
+        batch = settings.EVAL_LOCAL_BATCH if hasattr(self.provider, "complete_batch") else 1
+        self._claim_size = max(2 * run.model.max_concurrency, batch)
 
     def cancelled(self) -> bool:
         # A cancel from the page takes effect within a second, without a query per item.
@@ -231,9 +268,18 @@ class _RunContext:
             largest = settings.EVAL_LOCAL_BATCH if hasattr(self.provider, "complete_batch") else 1
             batch_size = 1
             while not self.cancelled():
-                batch = [queue.popleft() for _ in range(min(batch_size, len(queue)))]
+                batch = []
+                while len(batch) < batch_size:
+                    try:  # the chunk's other threads take items from the same queue meanwhile
+                        batch.append(queue.popleft())
+                    except IndexError:
+                        break
                 if not batch:
+                    if self.claim_more(queue, wait=True):
+                        continue
                     break
+                if len(queue) < self._claim_size // 2 and not self._claims_exhausted:
+                    self.claim_more(queue, wait=False)
                 if len(batch) == 1:
                     self.process(batch[0])
                 else:
@@ -275,13 +321,35 @@ class _RunContext:
         return self.render(self.run.prompt.messages, **values), gold
 
     def prepare(self, items: list[RunItem]) -> None:
-        """Build every item's messages and look the whole chunk up in the cache with one query."""
-        self._prepared = {}
+        """Build every item's messages and look the items up in the cache with one query."""
+        prepared = {}
         for item in items:
             messages, gold = self.messages_for(item)
-            self._prepared[item.pk] = (messages, gold, cache_key(self.model, messages, self.params))
-        keys = [key for _, _, key in self._prepared.values()]
-        self._cached = response_cache_lookup(keys)
+            prepared[item.pk] = (messages, gold, cache_key(self.model, messages, self.params))
+        self._cached.update(response_cache_lookup([key for _, _, key in prepared.values()]))
+        self._prepared.update(prepared)
+
+    def claim_more(self, queue: collections.deque, *, wait: bool) -> bool:
+        """Top the queue up with more of the run's items; whether the queue has any now.
+
+        Without ``wait``, only when no other thread of the chunk is already at it (the caller
+        still has an item to work on). Cached items are written at once, as at the chunk's start."""
+        if not self._claim_lock.acquire(blocking=wait):
+            return True
+        try:
+            enough = 1 if wait else self._claim_size // 2
+            while len(queue) < enough:
+                if self._claims_exhausted or time.monotonic() > self._claim_until or self.cancelled():
+                    break
+                items = run_items_claim_more(run_id=self.run.pk, token=self.claim_token, limit=self._claim_size)
+                if not items:
+                    self._claims_exhausted = True
+                    break
+                self.prepare(items)
+                queue.extend(self.process_cached(items))
+            return bool(queue)
+        finally:
+            self._claim_lock.release()
 
     def process(self, item: RunItem) -> None:
         messages, gold, key = self._prepared[item.pk]
