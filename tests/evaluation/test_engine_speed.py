@@ -5,6 +5,7 @@ cap (which the benchmark relies on) refuses or queues."""
 
 import json
 import threading
+import time
 import urllib.error
 import urllib.request
 
@@ -140,3 +141,29 @@ def test_the_fan_out_sizes_chunks_to_the_models_cap_and_sends_each_item_once(cap
     run_execute(run_id=run.pk)
     assert [len(ids) for ids in sent] == sizes
     assert sorted(i for ids in sent for i in ids) == sorted(run.items.values_list("id", flat=True))
+
+
+def test_a_reply_being_stored_leaves_its_slot_to_the_next_request(monkeypatch):
+    # While a thread stores its reply, the chunk's spare thread sends the next request in that
+    # slot: the endpoint sees the whole cap at once during a store (a thread that kept its slot
+    # through the store would leave at most cap - 1), and never more than the cap.
+    from evaluation.services.runs.execution import SLOTS_PER_SPARE_THREAD, _RunContext
+
+    cap = SLOTS_PER_SPARE_THREAD
+    write = _RunContext._write
+    in_flight_during_stores = []
+
+    with FakeOpenAI(latency_ms=200, max_concurrent=cap) as server:
+
+        def slow_write(self, *args, **kwargs):
+            time.sleep(0.1)
+            in_flight_during_stores.append(server.in_flight)
+            return write(self, *args, **kwargs)
+
+        monkeypatch.setattr(_RunContext, "_write", slow_write)
+        run = running_run(24, cap=cap, server=server)
+        run_chunk(run_id=run.pk, item_ids=list(run.items.values_list("id", flat=True)))
+        assert_each_item_stored_once_with_its_reply(run, server)
+        assert server.refused == 0 and server.max_in_flight == cap
+    assert max(in_flight_during_stores) == cap
+    assert not ModelSlot.objects.filter(model=run.model).exclude(holder="").exists()

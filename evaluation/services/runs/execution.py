@@ -13,6 +13,7 @@ import threading
 import time
 import uuid
 from datetime import timedelta
+from queue import Empty, SimpleQueue
 
 from django.conf import settings
 from django.db import connection, connections, transaction
@@ -32,6 +33,9 @@ from ...models import ItemStatus, Run, RunItem, RunKind, RunPhase, RunStatus
 SLOT_WAIT_SECONDS = 0.02
 # See chunk_size: a chunk of EVAL_CHUNK_SIZE items for each this many slots of the cap.
 CHUNK_SLOTS = 16
+# A chunk runs one thread more than the slots it holds for each this many slots: while a thread
+# stores the reply it has just received, a spare thread sends the next request in its slot.
+SLOTS_PER_SPARE_THREAD = 4
 
 
 def claimable_items() -> Q:
@@ -152,18 +156,24 @@ def _run_claimed(run: Run, token: str) -> None:
     _model_warm_up(run, context.provider)
     workers = max(1, min(run.model.max_concurrency, len(queue)))
     if workers == 1:
-        context.work(queue, close_connections=False)
+        lease = SlotLease(run.model)
+        context.lease_add(lease)
+        try:
+            context.work(queue, close_connections=False)
+        finally:
+            lease.release()
         return
     # A thread starts only once the chunk holds a slot for it, so the threads (and their
     # database connections) never outnumber the slots this chunk holds: chunks running at
     # once in other processes or on other machines share the cap without a crowd of
     # threads each polling for a slot and each holding a connection.
     threads: list[threading.Thread] = []
+    leases: list[SlotLease] = []
     SlotLease(run.model).slots_ensure()
     share = _process_share(workers)
     try:
-        while queue and len(threads) < workers and not context.cancelled():
-            if len(threads) >= share:
+        while queue and len(leases) < workers and not context.cancelled():
+            if len(leases) >= share:
                 # Past this process's share, take a slot only after a pause: a chunk of the
                 # worker's other processes takes its share at once, so the cap's requests (and
                 # the client's CPU per request) spread over the processes instead of crowding
@@ -173,14 +183,17 @@ def _run_claimed(run: Run, token: str) -> None:
             if not lease.try_acquire():
                 time.sleep(SLOT_WAIT_SECONDS)
                 continue
-            thread = threading.Thread(
-                target=context.work, args=(queue,), kwargs={"lease": lease}, name=f"run{run.pk}-{len(threads)}"
-            )
-            threads.append(thread)
-            thread.start()
+            leases.append(lease)
+            context.lease_add(lease)
+            while len(threads) < len(leases) + len(leases) // SLOTS_PER_SPARE_THREAD:
+                thread = threading.Thread(target=context.work, args=(queue,), name=f"run{run.pk}-{len(threads)}")
+                threads.append(thread)
+                thread.start()
     finally:
         for thread in threads:
             thread.join()
+        for lease in leases:
+            lease.release()
 
 
 def _process_share(workers: int) -> int:
@@ -227,7 +240,12 @@ class _RunContext:
         self._checked_at = 0.0
         self._cancelled = False
         self._lock = threading.Lock()
-        self._local = threading.local()
+        # The slots this chunk holds, free for a request: a thread takes one for each request (not
+        # for the whole chunk), so a thread storing a reply leaves its slot to the next request.
+        self._leases: SimpleQueue[SlotLease] = SimpleQueue()
+        self._leases_lock = threading.Lock()
+        self._leases_held = 0
+        self._threads_working = 0
         self._fingerprints: set[str] = set(run.reproducibility.get("fingerprints", []))
         self.shot_pool = _classification_pool(run) if run.kind == RunKind.CLASSIFICATION else None
         self._prepared: dict[int, tuple] = {}
@@ -258,12 +276,38 @@ class _RunContext:
             )
         return self._cancelled
 
-    def work(self, queue: collections.deque, *, close_connections: bool = True, lease: SlotLease | None = None) -> None:
-        """Take items until none is left. A thread keeps its database connection and its
-        concurrency lease (taken here unless given) from item to item: per-item setup would
-        cost more than the work."""
-        lease = lease or SlotLease(self.model)
-        self._local.lease = lease
+    def lease_add(self, lease: SlotLease) -> None:
+        """A slot the chunk has taken, for its threads' requests."""
+        with self._leases_lock:
+            self._leases_held += 1
+            self._leases.put(lease)
+
+    def _lease_take(self) -> SlotLease:
+        return self._leases.get()
+
+    def _lease_return(self, lease: SlotLease) -> None:
+        self._leases.put(lease)
+
+    def _lease_spare_release(self) -> None:
+        """Free a slot for other chunks once fewer threads work than the chunk holds slots: a
+        thread that has run out of items frees one now, not when the chunk's last request ends.
+        Each working thread holds at most one slot, so one is idle whenever more are held."""
+        with self._leases_lock:
+            self._threads_working -= 1
+            if self._leases_held <= self._threads_working:
+                return
+            try:
+                lease = self._leases.get_nowait()
+            except Empty:
+                return
+            self._leases_held -= 1
+        lease.release()
+
+    def work(self, queue: collections.deque, *, close_connections: bool = True) -> None:
+        """Take items until none is left. A thread keeps its database connection from item to
+        item (per-item setup would cost more than the work); a slot it takes for each request."""
+        with self._leases_lock:
+            self._threads_working += 1
         try:
             largest = settings.EVAL_LOCAL_BATCH if hasattr(self.provider, "complete_batch") else 1
             batch_size = 1
@@ -289,7 +333,7 @@ class _RunContext:
                 # whole batch's (a first batch of 8 left it at 0% for minutes, then at 100%).
                 batch_size = min(largest, batch_size * 2)
         finally:
-            lease.release()
+            self._lease_spare_release()
             if close_connections:
                 connections.close_all()
 
@@ -408,8 +452,9 @@ class _RunContext:
             messages, gold, key = self._prepared[item.pk]
             self._write(item, messages, gold, completion, cached=False, attempts=1, started=started, cache_as=key)
 
-        self._local.lease.ensure()
+        lease = self._lease_take()
         try:
+            lease.ensure()
             completions = self.provider.complete_batch(
                 [self._prepared[item.pk][0] for item in fresh],
                 temperature=self.params.get("temperature", 0.0),
@@ -419,6 +464,10 @@ class _RunContext:
                 on_done=store,
             )
         except ProviderError:
+            completions = None
+        finally:
+            self._lease_return(lease)
+        if completions is None:
             for item in fresh:  # one at a time, so one bad conversation fails alone
                 if item.pk not in written:
                     self.process(item)
@@ -440,7 +489,8 @@ class _RunContext:
         cache_as: str | None = None,
     ) -> None:
         """Store an item's result (and its response in the cache under ``cache_as``) before the
-        thread takes its next item, so a killed worker loses at most the requests in flight."""
+        thread takes its next item, so a killed worker loses at most the requests in flight and the
+        replies being stored."""
         if self.run.kind == RunKind.JUDGE and not item.source_item_b_id:
             from ...scoring import compact_logprobs
 
@@ -518,17 +568,21 @@ class _RunContext:
         run_fingerprint_record(run_id=self.run.pk, fingerprint=fingerprint, provider_facts=self._provider_facts)
 
     def _request(self, messages: list[dict]) -> tuple[Completion, int]:
-        return request_with_retries(
-            model=self.model,
-            lease=self._local.lease,
-            send=lambda: self.provider.complete(
-                messages,
-                temperature=self.params.get("temperature", 0.0),
-                max_tokens=self.params.get("max_tokens", 150),
-                seed=self.params.get("seed"),
-                top_logprobs=self.params.get("top_logprobs"),
-            ),
-        )
+        lease = self._lease_take()
+        try:
+            return request_with_retries(
+                model=self.model,
+                lease=lease,
+                send=lambda: self.provider.complete(
+                    messages,
+                    temperature=self.params.get("temperature", 0.0),
+                    max_tokens=self.params.get("max_tokens", 150),
+                    seed=self.params.get("seed"),
+                    top_logprobs=self.params.get("top_logprobs"),
+                ),
+            )
+        finally:
+            self._lease_return(lease)
 
 
 def run_fingerprint_record(*, run_id: int, fingerprint: str, provider_facts: dict) -> bool:
