@@ -18,6 +18,9 @@ from dataclasses import dataclass
 
 from django.utils.translation import gettext_lazy as _
 
+# Re-exported: the runs and their tests score classification replies through this module.
+from .answers import exact_match, normalise_topic, normalise_traits, score_classification  # noqa: F401
+
 SCORE_MIN, SCORE_MAX = 0, 5
 
 # 1: the first parser. 2: finish_reason, list numbers,
@@ -555,52 +558,8 @@ def _clean(reply: str) -> str:
 
 
 # --- classification --------------------------------------------------------------------------
-
-# Quotes a model may wrap its answer in; Fig. 10 itself writes the empty answer as “”.
-_QUOTES = "\"'`“”‘’«»"
-
-
-def _strip(reply: str | None) -> str:
-    """Whitespace and surrounding quotes only.
-
-    Nothing inside the answer is forgiven: the paper's exact-match scoring "penalises any
-    deviation from the gold label, including reordering or additional characters", so
-    "1, 3", "3,1", "3." and "Đáp án: 3" are all wrong.
-    """
-    text = unicodedata.normalize("NFC", reply or "")
-    previous = None
-    while text != previous:
-        previous = text
-        text = text.strip()
-        if len(text) >= 2 and text[0] in _QUOTES and text[-1] in _QUOTES:
-            text = text[1:-1]
-    return text
-
-
-def normalise_topic(reply: str | None) -> str:
-    """The topic prediction as compared with the gold "1".."7"."""
-    return _strip(reply)
-
-
-def normalise_traits(reply: str | None) -> str:
-    """The traits prediction as compared with the gold "1,3,5" ("" means no trait)."""
-    return _strip(reply)
-
-
-def exact_match(prediction: str, gold: str) -> bool:
-    return prediction == gold
-
-
-def score_classification(task: str, reply: str | None, gold: str) -> tuple[str, bool]:
-    """(normalised prediction, correct) for a topic or traits reply."""
-    if task == "topic":
-        prediction = normalise_topic(reply)
-    elif task == "traits":
-        prediction = normalise_traits(reply)
-    else:
-        raise ValueError(f"unknown classification task {task!r}")
-    return prediction, exact_match(prediction, gold)
-
+# The rule lives in evaluation/answers.py (standard library only), which the exported harness
+# task folders ship verbatim: one rule for the app's runs and the harnesses' scores.
 
 # --- pairwise judging --------------------------------------------------------------------------
 

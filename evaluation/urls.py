@@ -5,7 +5,7 @@ from django.urls import path
 from . import apis
 from .apis import bias as bias_apis
 from .apis import scoring as scoring_apis
-from .views import bias, prompts, report, results, runs
+from .views import bias, harness, prompts, report, results, runs
 from .views import figures as figure_views
 from .views import scoring as scoring_views
 
@@ -28,6 +28,7 @@ urlpatterns = [
     path("runs/<int:pk>/reparse/", runs.run_reparse, name="run_reparse"),
     path("runs/<int:run_pk>/items/<int:pk>/", runs.item_detail, name="item_detail"),
     path("results/", results.results, name="results"),
+    path("versions/<int:pk>/tasks/", harness.version_tasks, name="version_tasks"),
     path("results/figure/<slug:name>.<slug:fmt>", figure_views.results_figure_file, name="results_figure"),
     path("scoring/", scoring_views.task_list_page, name="scoring_task_list"),
     path("scoring/new/", scoring_views.task_new, name="scoring_task_new"),

@@ -28,6 +28,13 @@ from .figures import (
     score_chart,
     table1_chart,
 )
+from .harness import (
+    HARNESS_FORMATS,
+    HarnessExportError,
+    harness_files,
+    harness_rows,
+    harness_zip,
+)
 from .lookups import (
     generation_run_or_404,
     judge_run_or_404,
@@ -36,7 +43,7 @@ from .lookups import (
     run_or_404,
     scoring_task_or_404,
 )
-from .prompts import prompt_list
+from .prompts import prompt_in_use, prompt_list
 from .report import CACHE_SECONDS, DIMENSIONS, human_report, judge_runs_of, report_judge_runs
 from .results import results_table, runs_usage, taxonomy_by_code
 from .runs import (
@@ -72,6 +79,11 @@ from .scoring import (
 from .usage import run_calibration_samples
 
 __all__ = [
+    "HARNESS_FORMATS",
+    "HarnessExportError",
+    "harness_files",
+    "harness_rows",
+    "harness_zip",
     "CACHE_SECONDS",
     "CLI_KEYS",
     "DIMENSIONS",
@@ -98,6 +110,7 @@ __all__ = [
     "judge_runs_of",
     "paraphrase_prompt_choices",
     "paraphrase_runs",
+    "prompt_in_use",
     "prompt_list",
     "rater_choices",
     "rater_next",

@@ -133,6 +133,7 @@ TABLE: dict[str, Row] = {
     "annotation:version_list": Row(get=page()),
     "annotation:version_detail": Row(get=page(), kwargs=k(pk="version_pk")),
     "annotation:version_export": Row(get=page(), kwargs=k(pk="version_pk"), query="?format=csv"),
+    "annotation:version_export_hf": Row(get=researcher_page(), kwargs=k(pk="version_pk")),
     # The open round's stats: whoever annotates it waits for the lock (the blindness rule).
     "annotation:round_stats": Row(get=page(roles=("adjudicator", "researcher")), kwargs=k(pk="round_pk")),
     # The Quality tab follows the statistics (blind annotators wait); its tools are the researcher's.
@@ -233,6 +234,7 @@ TABLE: dict[str, Row] = {
     "evaluation:run_reparse": Row(get=POST_ONLY, post=researcher_page(REDIRECT), kwargs=k(pk="run_pk")),
     "evaluation:item_detail": Row(get=researcher_page(), kwargs=k(run_pk="run_pk", pk="run_item_pk")),
     "evaluation:results": Row(get=researcher_page()),
+    "evaluation:version_tasks": Row(get=researcher_page(), kwargs=k(pk="version_pk"), query="?format=lm-eval"),
     "evaluation:results_figure": Row(get=researcher_page(), kwargs=lambda w: {"name": "theme", "fmt": "svg"}),
     "evaluation:scoring_task_list": Row(get=researcher_page()),
     "evaluation:scoring_task_new": Row(get=researcher_page(), post=researcher_page(400)),
@@ -447,7 +449,8 @@ GOLD_CSV = (
     "Nước chảy đá mòn,Bền bỉ thắng tất cả,literal,virtues\n"
     "Có công mài sắt có ngày nên kim,Kiên trì thì thành công,pragmatic,life_lessons\n"
 )
-DONE_CSV = "expression,explanation\nGần mực thì đen,Môi trường ảnh hưởng con người\n"
+# With an id: the harness tasks of a version match logs back to its items by id.
+DONE_CSV = "id,expression,explanation\nm-1,Gần mực thì đen,Môi trường ảnh hưởng con người\n"
 
 
 class World:

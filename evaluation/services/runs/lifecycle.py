@@ -16,6 +16,7 @@ from llm.services.engine import batch_run_resume, package_versions
 
 from ...models import ItemStatus, PromptKind, PromptTemplate, Run, RunItem, RunKind, RunPhase
 from ...prompts import CLASSIFICATION_TASKS, GENERATION_PROMPTS, JUDGE_STRATEGIES
+from ...selectors.prompts import prompt_in_use
 
 # Appendix C: generation at temperature 0.7 and 150 tokens; the judge at temperature 0.
 GENERATION_DEFAULTS = {"temperature": 0.7, "max_tokens": 150, "seed": 0}
@@ -29,7 +30,7 @@ RUN_IDEMPOTENCY_SCOPE = "evaluation.run"
 
 
 def _latest_prompt(kind: str, name: str) -> PromptTemplate:
-    prompt = PromptTemplate.objects.filter(kind=kind, name=name).order_by("-builtin", "-created_at").first()
+    prompt = prompt_in_use(kind=kind, name=name)
     if prompt is None:
         raise ValidationError({"prompt": _("no %(kind)s prompt named '%(name)s'") % {"kind": kind, "name": name}})
     return prompt
