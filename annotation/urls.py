@@ -33,6 +33,7 @@ urlpatterns = [
     path("versions/", rounds.version_list, name="version_list"),
     path("versions/<int:pk>/", rounds.version_detail, name="version_detail"),
     path("versions/<int:pk>/export/", rounds.version_export, name="version_export"),
+    path("versions/<int:pk>/export/hf/", rounds.version_export_hf, name="version_export_hf"),
     # Review (annotators)
     path("rounds/<int:round_pk>/review/", review.queue, name="review_queue"),
     path("rounds/<int:round_pk>/review/<int:assignment_pk>/", review.item, name="review_item"),

@@ -277,6 +277,12 @@ VIVID_IMPORT_MAX_RATIO = env_int("VIVID_IMPORT_MAX_RATIO", 200, minimum=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = VIVID_IMPORT_MAX_BYTES + 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = VIVID_IMPORT_MAX_BYTES + 1024 * 1024
 
+# A frozen version published as a Hugging Face dataset (export_version --format hf): the license
+# identifier of its card and Croissant metadata (the Hub's, e.g. cc-by-4.0; "unknown" says none
+# was settled), and the dataset's home page (the paper's release repository unless set).
+VIVID_DATASET_LICENSE = env_str("VIVID_DATASET_LICENSE", "unknown")
+VIVID_DATASET_URL = env_str("VIVID_DATASET_URL", "https://github.com/ReML-AI/VIVID")
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # Token first: DRF takes the 401 challenge from the first class, so

@@ -9,6 +9,7 @@ from django.utils.text import slugify
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
+from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
@@ -335,11 +336,13 @@ class VersionDetailSerializer(VersionSerializer):
 
 class VersionExportSerializer(serializers.Serializer):
     format = serializers.ChoiceField(
-        choices=services.EXPORT_FORMATS,
+        choices=services.VERSION_EXPORT_FORMATS,
         default="csv",
-        help_text="The dataset export's columns plus `provenance` (unanimous or adjudicated).",
+        help_text="The dataset export's columns plus `provenance` (unanimous or adjudicated); `hf`: a zip of the "
+        "Hugging Face dataset folder (Parquet per split, dataset card, croissant.json), for researchers only.",
         error_messages={
-            "invalid_choice": f"“{{input}}” is not an export format; use one of {', '.join(services.EXPORT_FORMATS)}."
+            "invalid_choice": "“{input}” is not an export format; use one of "
+            f"{', '.join(services.VERSION_EXPORT_FORMATS)}."
         },
     )
 
@@ -423,6 +426,9 @@ class VersionExportApi(ApiMixin, APIView):
             (200, EXPORT_CONTENT_TYPES["jsonl"]): OpenApiResponse(
                 OpenApiTypes.STR, description="The version as JSON Lines."
             ),
+            (200, DOWNLOAD_CONTENT_TYPES["zip"]): OpenApiResponse(
+                OpenApiTypes.BINARY, description="The version as a Hugging Face dataset folder, zipped (`format=hf`)."
+            ),
             **error_responses(400, 401, 403, 404),
         },
         description="Download a frozen version in the dataset export format plus a `provenance` column "
@@ -431,6 +437,18 @@ class VersionExportApi(ApiMixin, APIView):
     def get(self, request, pk: int):
         version = version_or_404(pk)
         fmt = query_validate(VersionExportSerializer, request)["format"]
+        if fmt == services.HF_FORMAT:
+            return self._hf(request, version)
         content = services.version_export(version=version, fmt=fmt, gold=gold_labels_visible(user=request.user))
         filename = f"{slugify(version.name, allow_unicode=True) or f'version-{version.pk}'}.{fmt}"
         return download(content, filename=filename, fmt=fmt)
+
+    def _hf(self, request, version):
+        # The dataset carries the gold labels and is meant for publishing: researchers only.
+        if not has_role(request.user, RESEARCHER):
+            raise PermissionDenied(IsResearcher.message)
+        try:
+            body, filename = services.version_hf_zip(version=version)
+        except services.ExportError as error:
+            raise ValidationError({"format": [str(error)]}) from error
+        return download(body, filename=filename, fmt="zip")

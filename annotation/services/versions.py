@@ -1,6 +1,6 @@
 """Frozen dataset versions: the decided items of a locked round, copied so they never change.
 
-The export of a version is in services/exports.py.
+The export of a version is in services/exports/.
 """
 
 from django.core.exceptions import ValidationError

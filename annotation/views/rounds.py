@@ -405,3 +405,19 @@ def version_export(request, pk: int):
         )
     filename = f"{slugify(version.name, allow_unicode=True) or f'version-{version.pk}'}.{fmt}"
     return download(body, filename=filename, fmt=fmt)
+
+
+@require_GET
+@role_required(RESEARCHER)
+def version_export_hf(request, pk: int):
+    """The version as a Hugging Face dataset folder (Parquet, card, croissant.json) in a zip: the
+    folder ``export_version --format hf`` writes. Researchers only: it publishes the gold labels."""
+    version = version_or_404(pk)
+    try:
+        body, filename = services.version_hf_zip(version=version)
+    except services.ExportError as error:
+        return HttpResponseBadRequest(
+            _("This version cannot be exported as a Hugging Face dataset: %(reason)s") % {"reason": error},
+            content_type="text/plain; charset=utf-8",
+        )
+    return download(body, filename=filename, fmt="zip")

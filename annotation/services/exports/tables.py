@@ -1,4 +1,4 @@
-"""Every file the annotation app writes: dataset and version exports, agreement statistics.
+"""The app's text exports: dataset and version exports (CSV, JSONL), agreement statistics.
 
 Dataset and version exports share one serialiser so both read back the same way (into
 ``expression_import``, or pandas without options). A version exports in the dataset's
@@ -10,9 +10,9 @@ import json
 
 from core.csv_writer import csv_records_text
 
-from ..models import Dataset, DatasetVersion
-from ..selectors.corpus import dataset_export_rows
-from ..selectors.rounds import version_items
+from ...models import Dataset, DatasetVersion
+from ...selectors.corpus import dataset_export_rows
+from ...selectors.rounds import version_items
 
 EXPORT_FORMATS = ("csv", "jsonl")
 STATS_FORMATS = ("json", "csv")
@@ -70,7 +70,8 @@ def rows_serialise(*, rows: list[dict], columns: list[str], fmt: str) -> str:
     return csv_records_text(columns + extra_columns, flat)
 
 
-def _version_rows(version: DatasetVersion) -> list[dict]:
+def version_rows(*, version: DatasetVersion) -> list[dict]:
+    """A version's items as export rows (traits as a list of codes, ``metadata`` a dict), in item order."""
     return [
         {
             "id": item.external_id,
@@ -96,7 +97,7 @@ def version_export(*, version: DatasetVersion, fmt: str, gold: bool = True) -> s
     labels are the gold labels of the next round over the same expressions.
     """
     columns = VERSION_COLUMNS if gold else [c for c in VERSION_COLUMNS if c not in ("traits", "theme")]
-    return rows_serialise(rows=_version_rows(version), columns=columns, fmt=fmt)
+    return rows_serialise(rows=version_rows(version=version), columns=columns, fmt=fmt)
 
 
 def round_stats_export(*, stats: dict, fmt: str) -> str:
