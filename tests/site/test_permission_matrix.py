@@ -134,7 +134,6 @@ TABLE: dict[str, Row] = {
     "annotation:version_detail": Row(get=page(), kwargs=k(pk="version_pk")),
     "annotation:version_export": Row(get=page(), kwargs=k(pk="version_pk"), query="?format=csv"),
     "annotation:version_export_hf": Row(get=researcher_page(), kwargs=k(pk="version_pk")),
-    "annotation:version_export_hf": Row(get=researcher_page(), kwargs=k(pk="version_pk")),
     # The open round's stats: whoever annotates it waits for the lock (the blindness rule).
     "annotation:round_stats": Row(get=page(roles=("adjudicator", "researcher")), kwargs=k(pk="round_pk")),
     # The Quality tab follows the statistics (blind annotators wait); its tools are the researcher's.
