@@ -51,13 +51,25 @@ def _offline(monkeypatch):
 def freeze(annotator_a, annotator_b, adjudicator, researcher, *, csv: str = CORPUS, name: str = "VIVID v1"):
     dataset = make_dataset(name=f"Corpus {name}", csv=csv)
     suggestions = make_suggestions(dataset, traits=alternating_traits, model_name="gpt-4.1")
-    round_ = make_round(dataset, [annotator_a, annotator_b], name=f"Round {name}", suggestion_set=suggestions)
+    round_ = make_round(
+        dataset,
+        [annotator_a, annotator_b],
+        name=f"Round {name}",
+        suggestion_set=suggestions,
+        hide_suggestions_fraction=0.4,
+    )
     for item in round_.items.select_related("expression"):
         theme_a, theme_b = THEMES[item.expression.external_id]
         for assignment in item.assignments.select_related("annotator"):
             theme = theme_a if assignment.annotator == annotator_a else theme_b
-            decisions = {code: "accept" for code in alternating_traits(item.expression)}
-            assignment_submit(assignment=assignment, user=assignment.annotator, theme=theme, trait_decisions=decisions)
+            traits = alternating_traits(item.expression)
+            # Where the suggestions are hidden, the annotator adds traits: one fewer than suggested.
+            answer = (
+                {"added_traits": traits[:1]}
+                if item.suggestions_hidden
+                else {"trait_decisions": dict.fromkeys(traits, "accept")}
+            )
+            assignment_submit(assignment=assignment, user=assignment.annotator, theme=theme, **answer)
     round_lock(round=round_)
     disputed = round_.items.get(expression__external_id="v3")
     adjudication_resolve(
@@ -81,6 +93,13 @@ def export(version, tmp_path) -> Path:
     return out
 
 
+def load(out: Path, tmp_path: Path):
+    import datasets
+
+    # A cache of the test's own: the shared one may hold an earlier run's folder of the same name.
+    return datasets.load_dataset(str(out), cache_dir=str(tmp_path / "hf-cache"))
+
+
 def front_matter(out: Path) -> dict:
     text = (out / "README.md").read_text(encoding="utf-8")
     assert text.startswith("---\n")
@@ -90,7 +109,7 @@ def front_matter(out: Path) -> dict:
 def test_it_writes_a_folder_that_load_dataset_reads_with_class_labels(version, tmp_path):
     import datasets
 
-    loaded = datasets.load_dataset(str(export(version, tmp_path)))
+    loaded = load(export(version, tmp_path), tmp_path)
     assert list(loaded) == ["train"]
     train = loaded["train"]
     trait_codes = list(Trait.objects.order_by("number").values_list("code", flat=True))
@@ -114,13 +133,12 @@ def test_it_writes_a_folder_that_load_dataset_reads_with_class_labels(version, t
 
 
 def test_it_keeps_vietnamese_text_in_every_file(version, tmp_path):
-    import datasets
     import mlcroissant
 
     out = export(version, tmp_path)
     texts = set(version.items.values_list("text", flat=True))
     assert "Ếch ngồi đáy giếng" in texts
-    assert set(datasets.load_dataset(str(out))["train"]["expression"]) == texts
+    assert set(load(out, tmp_path)["train"]["expression"]) == texts
     read = mlcroissant.Dataset(jsonld=str(out / "croissant.json"))
     assert {record["train/expression"].decode("utf-8") for record in read.records("train")} == texts
     metadata = pq.read_table(out / "data" / "train-00000-of-00001.parquet").column("metadata").to_pylist()
@@ -157,6 +175,10 @@ def test_it_writes_a_card_with_computed_front_matter_and_statistics(version, tmp
     assert f"| adjudicated | {funnel['adjudicated']} |" in card
     assert f"| in this version | {funnel['final']} |" in card
     assert "records no\ndemographic information" in card
+    # The anchoring figures of the same statistics: suggestions were shown on every item here.
+    anchoring = stats["anchoring"]["overall"]
+    assert f"on {anchoring['match_rate_shown']:.0%} of the {anchoring['n_shown']} items where they saw them" in card
+    assert "With 2 annotators per item" in card
 
 
 def test_it_takes_the_license_from_the_setting(version, tmp_path, settings):
@@ -207,14 +229,13 @@ def test_it_validates_with_the_mlcroissant_command_line(version, tmp_path):
 
 
 def test_it_writes_the_researchers_named_splits(annotator_a, annotator_b, adjudicator, researcher, tmp_path):
-    import datasets
 
     lines = CORPUS.splitlines()
     splits = ["train", "train", "test", "validation", "test"]
     csv = lines[0] + ",split\n" + "".join(f"{line},{split}\n" for line, split in zip(lines[1:], splits, strict=True))
     version = freeze(annotator_a, annotator_b, adjudicator, researcher, csv=csv, name="split")
     out = export(version, tmp_path)
-    loaded = datasets.load_dataset(str(out))
+    loaded = load(out, tmp_path)
     assert list(loaded) == ["train", "validation", "test"]
     expected = {
         name: sorted(i for i, s in zip(["v1", "v2", "v3", "v4", "v5"], splits, strict=True) if s == name)

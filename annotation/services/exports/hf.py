@@ -288,6 +288,7 @@ def _card(version, splits, files, features, traits, themes, stats) -> str:
         else "\n\nNo license was recorded for this dataset in VIVID Studio (setting `VIVID_DATASET_LICENSE`): "
         "settle the license of the source dictionaries and the annotations before publishing.\n"
     )
+    per_item = stats.get("annotators_per_item") or round_.annotators_per_item
     split_lines = "\n".join(f"| `{name}` | {len(rows)} |" for name, rows in splits.items())
     trait_lines = "\n".join(f"| {i} | `{t.code}` | {t.name_en} | {t.name_vi} |" for i, t in enumerate(traits))
     theme_lines = "\n".join(f"| {i} | `{t.code}` | {t.name_en} | {t.name_vi} |" for i, t in enumerate(themes))
@@ -371,7 +372,7 @@ The expressions and their explanations come from Vietnamese dictionaries of idio
 
 #### Annotation process
 
-{suggested}Then {stats.get("annotators_per_item") or round_.annotators_per_item} annotators reviewed
+{suggested}Then {per_item} annotators reviewed
 every item independently and blind to each other: they kept or rejected each suggested trait, added
 missing ones and chose the theme. Items on which they agreed on both traits and theme were accepted
 as unanimous; the others went to an adjudicator, who decided the labels or removed the item. The
@@ -401,9 +402,7 @@ annotators: their accounts are not named.
 
 ## Bias, Risks, and Limitations
 
-- The traits were first suggested by an LLM when the round had suggestions, which may anchor the
-  annotators towards them (the agreement statistics include the anchoring measured in the app).
-- Two annotators per item is few: the intervals above show how uncertain the agreement is.
+{_anchoring_risk(stats, suggestion_set)}- With {per_item} annotators per item, agreement rests on few ratings: the intervals above show how uncertain it is.
 - Expressions removed during adjudication are not in the dataset, which biases it towards
   expressions that are easier to label.
 - Regional variants and their meanings are under-represented where the dictionaries omit them.
@@ -432,6 +431,22 @@ def _interval_text(stats: dict) -> str:
     return (
         f"intervals at {level:.0%} are bootstrap percentile intervals ({method.get('n_resamples')} resamples "
         "of the items with all their ratings)."
+    )
+
+
+def _anchoring_risk(stats: dict, suggestion_set) -> str:
+    if suggestion_set is None:
+        return ""
+    risk = "- The traits were first suggested by an LLM, which may anchor the annotators towards them"
+    overall = (stats.get("anchoring") or {}).get("overall") if (stats.get("anchoring") or {}).get("available") else None
+    if not overall or overall.get("difference") is None:
+        return risk + ".\n"
+    interval = overall.get("difference_ci")
+    ci = f" [{interval['low']:.2f}, {interval['high']:.2f}]" if interval else " (no interval)"
+    return (
+        f"{risk}: annotators' traits matched the suggestions on {overall['match_rate_shown']:.0%} of the "
+        f"{overall['n_shown']} items where they saw them and on {overall['match_rate_hidden']:.0%} of the "
+        f"{overall['n_hidden']} where they were hidden (difference {overall['difference']:.2f}{ci}).\n"
     )
 
 
