@@ -418,7 +418,9 @@ annotators: their accounts are not named.
 ## More Information
 
 Exported by VIVID Studio (`manage.py export_version "{version.name}" --format hf`), with
-`croissant.json` (Croissant 1.0 metadata) beside this card.
+`croissant.json` (Croissant 1.0 metadata) beside this card. `datasets` caches a local folder by its
+name, not its content: after exporting again into a folder of the same name, load it with
+`load_dataset(folder, download_mode="force_redownload")`.
 """
     return "---\n" + yaml.safe_dump(front, allow_unicode=True, sort_keys=False) + "---\n\n" + body
 
