@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 STAMP := $(VENV)/.installed
 
-.PHONY: install system-deps demo test test-sqlite test-postgres browser-deps lint bench bench-survey bench-review bench-scale fuzz clean
+.PHONY: install system-deps demo test test-sqlite test-postgres browser-deps lint bench bench-survey bench-review bench-scale interop fuzz clean
 
 install: system-deps $(STAMP)
 
@@ -106,6 +106,12 @@ bench-review: install
 bench-scale: install
 	$(PY) benchmarks/scale.py $(BENCH_ARGS)
 	$(PY) benchmarks/study_results_scale.py
+
+# The exported lm-eval and Inspect tasks score as the app does: both harnesses (installed into
+# var/lmeval-venv and var/inspect-venv on the first run) and run_classification against one loopback
+# endpoint, PostgreSQL database vivid_bench_interop; the harness logs stay in var/interop/. Not in CI.
+interop: install
+	$(PY) benchmarks/interop.py $(BENCH_ARGS)
 
 # The CI fuzz tests at length: 200 examples per API operation and mode, 200 files per importer.
 # Prints the cases tried, the 5xx count and failures by kind, and per importer the files tried,

@@ -37,14 +37,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.harnesses import LMEVAL_VERSION, lmeval_install  # noqa: E402
+
 PG_URL = os.environ.get("BENCH_PG_URL", "postgres://postgres@127.0.0.1:5432")
 PG_NAME = "vivid_bench_engine"
 REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/11")
 QUEUE = "bench-engine"
 DATASET = "Engine bench"
 MODEL = "bench"
-LMEVAL_VERSION = "0.4.13"
-LMEVAL_VENV = ROOT / "var" / "lmeval-venv"
 PY = sys.executable
 LAST_COMMAND_CPU = 0.0
 
@@ -163,13 +163,13 @@ def app_env(var: Path, database_url: str) -> dict:
     }
 
 
-def database_fresh() -> str:
+def database_fresh(name: str = PG_NAME) -> str:
     import psycopg
 
     with psycopg.connect(f"{PG_URL}/postgres", autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{PG_NAME}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{PG_NAME}"')
-    return f"{PG_URL}/{PG_NAME}"
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return f"{PG_URL}/{name}"
 
 
 def redis_flush() -> None:
@@ -314,19 +314,6 @@ def timeline(run_id: int, records: list[dict], at: float, wall: float) -> str:
 
 
 # -- the peer ---------------------------------------------------------------------------------
-
-
-def lmeval_install() -> Path:
-    binary = LMEVAL_VENV / "bin" / "lm_eval"
-    marker = LMEVAL_VENV / f".lm_eval-{LMEVAL_VERSION}"
-    if not marker.exists():
-        print(f"installing lm-eval {LMEVAL_VERSION} into {LMEVAL_VENV.relative_to(ROOT)} ...", flush=True)
-        subprocess.run([PY, "-m", "venv", str(LMEVAL_VENV)], check=True)
-        subprocess.run(
-            [str(LMEVAL_VENV / "bin" / "pip"), "install", "-q", f"lm_eval[api]=={LMEVAL_VERSION}"], check=True
-        )
-        marker.write_text("")
-    return binary
 
 
 def lmeval_run(*, server: FakeServer, prompts: list[str], cap: int, var: Path) -> dict:

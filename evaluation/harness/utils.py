@@ -31,7 +31,9 @@ class VividShots(ContextSampler):
     def sample(self, n, eval_doc=None, df=None, **kwargs):
         if eval_doc is None:
             raise ValueError("VIVID demonstrations are drawn per item: set fewshot_split to the test split")
-        return list(eval_doc["shots"])[:n]
+        # A one-element list: lm-eval drops the assistant turn of an empty answer ("" is a traits
+        # item without any trait) but keeps a list's first element, empty or not, as the app does.
+        return [{**shot, "target": [shot["target"]]} for shot in list(eval_doc["shots"])[:n]]
 
 
 def process_results(doc, results):

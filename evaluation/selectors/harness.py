@@ -240,8 +240,7 @@ def _readme(fmt: str, version: DatasetVersion, tasks: dict) -> str:
             "        --model_args model=NAME,base_url=URL/v1/chat/completions,tokenized_requests=False \\\n"
             "        --apply_chat_template --log_samples --output_path OUT\n\n"
             "`--apply_chat_template` is needed: the classification tasks send their three demonstrations as\n"
-            "user and assistant turns (lm-eval leaves out the assistant turn of a demonstration whose answer\n"
-            "is empty, a traits item without any trait; VIVID Studio sends it as an empty turn).\n"
+            "user and assistant turns, as VIVID Studio does.\n"
         )
     else:
         run = (
