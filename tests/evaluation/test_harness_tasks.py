@@ -5,6 +5,7 @@ these tests read the folder as the harnesses would, and run its shipped rule aga
 """
 
 import ast
+import asyncio
 import csv
 import importlib.util
 import io
@@ -14,6 +15,7 @@ import sys
 import types
 import zipfile
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import yaml
@@ -253,6 +255,65 @@ def test_it_scores_every_reply_with_the_shipped_rule_as_the_app_does(exported, m
             assert utils.process_results(doc, [reply]) == {"exact_match": 1.0 if app[1] else 0.0}, (reply, gold)
             agreed += app[1]
     assert agreed > 0  # some replies are right, so a rule that marks all wrong fails
+
+
+def _inspect_stand_ins(monkeypatch) -> None:
+    """Enough of inspect_ai's names for vivid.py to load: tasks, samples and messages as plain records."""
+
+    def record(**fields):
+        return SimpleNamespace(**fields)
+
+    def message(role):
+        return lambda content: SimpleNamespace(role=role, content=content)
+
+    names = {
+        "inspect_ai": {"Task": record, "task": lambda function: function},
+        "inspect_ai.dataset": {"MemoryDataset": lambda samples, name: samples, "Sample": record},
+        "inspect_ai.model": {
+            "ChatMessageSystem": message("system"),
+            "ChatMessageUser": message("user"),
+            "ChatMessageAssistant": message("assistant"),
+            "GenerateConfig": lambda **config: config,
+        },
+        "inspect_ai.scorer": {
+            "CORRECT": "C",
+            "INCORRECT": "I",
+            "Score": record,
+            "Target": object,
+            "accuracy": lambda: None,
+            "stderr": lambda: None,
+            "scorer": lambda metrics: lambda function: function,
+        },
+        "inspect_ai.solver": {"TaskState": object, "generate": lambda: "generate"},
+    }
+    for name, attributes in names.items():
+        module = types.ModuleType(name)
+        module.__dict__.update(attributes)
+        monkeypatch.setitem(sys.modules, name, module)
+
+
+@pytest.mark.parametrize("task", ["topic", "traits"])
+def test_it_builds_inspect_samples_and_scores_them_as_the_app_does(exported, monkeypatch, task):
+    out = exported("inspect")
+    _inspect_stand_ins(monkeypatch)
+    vivid = _module(out / "vivid.py", "vivid_inspect_under_test", monkeypatch)
+    built = getattr(vivid, f"vivid_{task}")()
+    assert built.config == {"temperature": 0.0, "max_tokens": 10, "seed": 0}
+    rows = _rows(out, f"vivid_{task}")
+    assert [sample.id for sample in built.dataset] == [row["id"] for row in rows]
+    for sample, row in zip(built.dataset, rows, strict=True):
+        assert sample.metadata == {"vivid_version": "Harness v1", "vivid_task": task}
+        assert sample.target == row["target"]
+        turns = [(m.role, m.content) for m in sample.input]
+        shots = [turn for shot in row["shots"] for turn in (("user", shot["prompt"]), ("assistant", shot["target"]))]
+        assert turns == [*shots, ("user", row["prompt"])]
+    score = built.scorer
+    for reply in REPLIES:
+        for gold in [*GOLDS, *(row["target"] for row in rows)]:
+            state = SimpleNamespace(metadata={"vivid_task": task}, output=SimpleNamespace(completion=reply))
+            result = asyncio.run(score(state, SimpleNamespace(text=gold)))
+            prediction, correct = score_classification(task, reply, gold)
+            assert (result.value, result.answer) == ("C" if correct else "I", prediction), (reply, gold)
 
 
 def test_it_writes_an_inspect_file_that_compiles_with_its_settings(exported):
