@@ -377,6 +377,21 @@ def test_it_answers_400_for_an_unknown_format(tasks_version):
     assert response.status_code == 400 and "lm-eval" in response.content.decode()
 
 
+def test_it_answers_400_naming_the_item_when_a_version_cannot_be_exported(db):
+    dataset = make_dataset(name="No ids either", csv="expression,explanation,theme\nCâu hai,Nghĩa hai,love\n")
+    version = gold_version(dataset, [make_annotator("noid_c"), make_annotator("noid_d")], name="No ids v2")
+    url = reverse("evaluation:version_tasks", args=[version.pk]) + "?format=inspect"
+    response = client_for(make_researcher()).get(url)
+    assert response.status_code == 400 and "('Câu hai') has no id" in response.content.decode()
+
+
+def test_it_names_the_harness_versions_make_interop_installs():
+    from benchmarks.harnesses import INSPECT_VERSION, LMEVAL_VERSION
+    from evaluation.selectors import harness
+
+    assert (harness.LM_EVAL_VERSION, harness.INSPECT_VERSION) == (LMEVAL_VERSION, INSPECT_VERSION)
+
+
 def test_it_links_the_downloads_from_the_version_page_for_researchers_only(tasks_version):
     page = reverse("annotation:version_detail", args=[tasks_version.pk])
     url = reverse("evaluation:version_tasks", args=[tasks_version.pk])
