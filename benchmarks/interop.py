@@ -9,12 +9,12 @@ refuses (markdown, "Đáp án: 3", a refusal, a list cut off, "1, 3"). Prints th
 side by side (exit 1 unless they are equal), whether each harness sent the app's conversations,
 and how long it took.
 
-    .venv/bin/python benchmarks/interop.py [--keep-database]
+    .venv/bin/python benchmarks/interop.py    # or: make interop
 
 lm-eval 0.4.13 and inspect-ai are installed into var/lmeval-venv and var/inspect-venv on the first
 run (benchmarks/harnesses.py). The app uses PostgreSQL (BENCH_PG_URL, default
-postgres://postgres@127.0.0.1:5432; database vivid_bench_interop, dropped and created anew) and runs
-in-process (--inline): no worker, no Redis. The harness logs stay under var/interop/ for the log
+postgres://postgres@127.0.0.1:5432; database vivid_bench_interop, dropped and created anew at the
+start, left for a look at the end) and runs in-process (--inline): no worker, no Redis. The harness logs stay under var/interop/ for the log
 importer: lm-eval/ (results_*.json and samples_<task>_*.jsonl from --log_samples), inspect/ (.eval)
 and inspect-json/ (the same logs as .json).
 """
@@ -222,9 +222,7 @@ def inspect_classify(binary: Path, tasks: Path, base_url: str) -> dict[str, tupl
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--keep-database", action="store_true", help="Leave vivid_bench_interop for a look.")
-    parser.parse_args()
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
     started = time.perf_counter()
     lmeval, inspect = lmeval_install(), inspect_install()
     installed = time.perf_counter()
