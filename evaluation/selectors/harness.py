@@ -245,7 +245,9 @@ def _readme(fmt: str, version: DatasetVersion, tasks: dict) -> str:
     else:
         run = (
             f"Tested with inspect-ai {INSPECT_VERSION}:\n\n"
-            "    inspect eval DIR/vivid.py@vivid_topic --model openai/NAME --model-base-url URL/v1\n"
+            "    inspect eval DIR/vivid.py@vivid_topic --model openai/NAME --model-base-url URL/v1\n\n"
+            "Add `-M responses_api=false` for an endpoint with chat completions only: Inspect sends some\n"
+            "model names (o-series, gpt-5) to the Responses API.\n"
         )
     return (
         f"# VIVID tasks: version {version.name}\n\n"
