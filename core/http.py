@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.utils.cache import patch_vary_headers
 from django.utils.http import content_disposition_header
+from django.utils.text import slugify
 
 from core.files import untrusted_file_response
 
@@ -68,6 +69,12 @@ def add_service_errors(form, exc: ValidationError) -> None:
     else:
         for message in exc.messages:
             form.add_error(None, message)
+
+
+def file_stem(name: str, *, fallback: str) -> str:
+    """A download's file name from an object's name (Vietnamese letters kept), or ``fallback`` when
+    nothing of it survives (a name of punctuation only)."""
+    return slugify(name, allow_unicode=True) or fallback
 
 
 def download(body: str | bytes, *, filename: str, fmt: str) -> HttpResponse:

@@ -1,6 +1,5 @@
 """Datasets, expressions and the fixed taxonomy (traits, themes)."""
 
-from django.utils.text import slugify
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field, extend_schema_view
 from rest_framework import serializers, status, viewsets
@@ -12,7 +11,7 @@ from rest_framework.response import Response
 
 from core.apis.common import ApiMixin, IgnoreFormatParamNegotiation, error_responses, query_validate
 from core.apis.idempotency import IDEMPOTENCY_KEY_HEADER, request_idempotency_key
-from core.http import DOWNLOAD_CONTENT_TYPES, download
+from core.http import DOWNLOAD_CONTENT_TYPES, download, file_stem
 from core.permissions import HasAnyRole, ReadAnyRoleWriteResearcher
 
 from .. import selectors, services
@@ -144,7 +143,7 @@ class DatasetViewSet(ApiMixin, viewsets.GenericViewSet):
             content = services.dataset_export(dataset=dataset, fmt=fmt, gold=gold_labels_visible(user=request.user))
         except services.ExportError as exc:
             raise serializers.ValidationError({"format": [str(exc)]}) from None
-        filename = f"{slugify(dataset.name, allow_unicode=True) or f'dataset-{dataset.pk}'}.{fmt}"
+        filename = f"{file_stem(dataset.name, fallback=f'dataset-{dataset.pk}')}.{fmt}"
         return download(content, filename=filename, fmt=fmt)
 
 

@@ -5,7 +5,6 @@ progress; an annotator reads only the rounds they are in, with their own
 progress and nothing about the other annotators (the blindness rule).
 """
 
-from django.utils.text import slugify
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -17,7 +16,7 @@ from rest_framework.views import APIView
 
 from core.apis.common import MAX_INT32, ApiMixin, IgnoreFormatParamNegotiation, error_responses, query_validate
 from core.apis.idempotency import IDEMPOTENCY_KEY_HEADER, request_idempotency_key
-from core.http import DOWNLOAD_CONTENT_TYPES, download
+from core.http import DOWNLOAD_CONTENT_TYPES, download, file_stem
 from core.permissions import HasAnyRole, IsResearcher
 from core.roles import ADJUDICATOR, RESEARCHER, has_role
 from core.tables import SUPPORTED_EXTENSIONS, ImportValidationError
@@ -440,7 +439,7 @@ class VersionExportApi(ApiMixin, APIView):
         if fmt == services.HF_FORMAT:
             return self._hf(request, version)
         content = services.version_export(version=version, fmt=fmt, gold=gold_labels_visible(user=request.user))
-        filename = f"{slugify(version.name, allow_unicode=True) or f'version-{version.pk}'}.{fmt}"
+        filename = f"{file_stem(version.name, fallback=f'version-{version.pk}')}.{fmt}"
         return download(content, filename=filename, fmt=fmt)
 
     def _hf(self, request, version):

@@ -5,12 +5,11 @@ same open round (the blindness rule), on this channel as on the pages.
 """
 
 from django.http import Http404
-from django.utils.text import slugify
 from django.views.decorators.http import require_GET
 
 from core.decorators import role_required
 from core.figures import UnknownFigure
-from core.http import download
+from core.http import download, file_stem
 from core.roles import ADJUDICATOR, RESEARCHER
 
 from ..selectors import quality
@@ -27,7 +26,7 @@ def round_stats_figure(request, pk: int, name: str, fmt: str):
         body = round_figure(round=round_, name=name, fmt=fmt)
     except UnknownFigure:
         raise Http404 from None
-    stem = slugify(round_.name, allow_unicode=True) or f"round-{round_.pk}"
+    stem = file_stem(round_.name, fallback=f"round-{round_.pk}")
     return download(body, filename=f"{stem}-{name}.{fmt}", fmt=fmt)
 
 
@@ -39,5 +38,5 @@ def round_quality_figure_file(request, pk: int, name: str, fmt: str):
         body = round_quality_figure(round=round_, name=name, fmt=fmt)
     except UnknownFigure:
         raise Http404 from None
-    stem = slugify(round_.name, allow_unicode=True) or f"round-{round_.pk}"
+    stem = file_stem(round_.name, fallback=f"round-{round_.pk}")
     return download(body, filename=f"{stem}-{name}.{fmt}", fmt=fmt)

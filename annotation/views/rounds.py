@@ -13,13 +13,12 @@ from django.core.paginator import Paginator
 from django.http import HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.text import slugify
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from core.decorators import role_required
-from core.http import add_service_errors, download, vary_on_htmx, wants_fragment
+from core.http import add_service_errors, download, file_stem, vary_on_htmx, wants_fragment
 from core.localization import localized_name
 from core.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER, has_role
 from core.tables import SUPPORTED_EXTENSIONS, ImportValidationError
@@ -403,7 +402,7 @@ def version_export(request, pk: int):
             _("Unknown export format “%(format)s”; use ?format=csv or ?format=jsonl.") % {"format": fmt},
             content_type="text/plain; charset=utf-8",
         )
-    filename = f"{slugify(version.name, allow_unicode=True) or f'version-{version.pk}'}.{fmt}"
+    filename = f"{file_stem(version.name, fallback=f'version-{version.pk}')}.{fmt}"
     return download(body, filename=filename, fmt=fmt)
 
 

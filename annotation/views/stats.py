@@ -6,13 +6,12 @@ adjudicators see them, and not while they annotate the same open round.
 
 from django.http import HttpResponse, HttpResponseBadRequest
 from django.shortcuts import render
-from django.utils.text import slugify
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET
 
 from core.decorators import role_required
-from core.http import download
+from core.http import download, file_stem
 from core.roles import ADJUDICATOR, RESEARCHER
 
 from .. import agreement, selectors, services
@@ -154,7 +153,7 @@ def _anchor(values: dict) -> dict:
 
 
 def _download(round_, stats: dict, fmt: str) -> HttpResponse:
-    filename = f"{slugify(round_.name, allow_unicode=True) or f'round-{round_.pk}'}-agreement.{fmt}"
+    filename = f"{file_stem(round_.name, fallback=f'round-{round_.pk}')}-agreement.{fmt}"
     return download(services.round_stats_export(stats=stats, fmt=fmt), filename=filename, fmt=fmt)
 
 

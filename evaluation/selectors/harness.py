@@ -67,8 +67,8 @@ def _prompt(turn: list[dict], text: str) -> str:
     return render(turn, phrase=text, expression=text, idiom=text)[0]["content"]
 
 
-def _golds(items: list, task: str) -> list[str]:
-    traits, themes = taxonomy_by_code()
+def _golds(items: list, task: str, taxonomy: tuple[dict, dict]) -> list[str]:
+    traits, themes = taxonomy
     golds = []
     for item in items:
         if task == "topic":
@@ -106,6 +106,7 @@ def _checked_items(version: DatasetVersion) -> list:
 def harness_rows(*, version: DatasetVersion) -> dict[str, dict]:
     """Per task: its rows, system text and generation parameters."""
     items = _checked_items(version)
+    taxonomy = taxonomy_by_code()
     tasks = {}
     for task, (kind, name, shots) in TASKS.items():
         template = prompt_in_use(kind=kind, name=name)
@@ -115,7 +116,7 @@ def harness_rows(*, version: DatasetVersion) -> dict[str, dict]:
         params = _defaults(kind)
         base = [{"id": item.external_id, "vivid_version": version.name, "vivid_task": task} for item in items]
         if task in CLASSIFICATION_TASKS:
-            golds = _golds(items, task)
+            golds = _golds(items, task, taxonomy)
             # The same pool, keys and seed as a classification run (execution._classification_pool):
             # a run over this version's dataset with these labels sends the same conversations.
             pool = [

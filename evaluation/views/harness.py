@@ -1,13 +1,12 @@
 """The frozen version as harness tasks: the folder ``export_tasks`` writes, as a zip."""
 
 from django.http import HttpResponseBadRequest
-from django.utils.text import slugify
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from annotation.selectors import version_or_404
 from core.decorators import role_required
-from core.http import download
+from core.http import download, file_stem
 from core.roles import RESEARCHER
 
 from ..selectors import HARNESS_FORMATS, HarnessExportError, harness_zip
@@ -31,5 +30,5 @@ def version_tasks(request, pk: int):
             _("This version cannot be exported as harness tasks: %(reason)s") % {"reason": error},
             content_type="text/plain; charset=utf-8",
         )
-    name = slugify(version.name, allow_unicode=True) or f"version-{version.pk}"
+    name = file_stem(version.name, fallback=f"version-{version.pk}")
     return download(body, filename=f"{name}-{fmt}-tasks.zip", fmt="zip")

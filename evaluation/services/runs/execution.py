@@ -259,8 +259,9 @@ class _RunContext:
         self._claim_until = self._started + settings.CELERY_TASK_SOFT_TIME_LIMIT / 4
         self._claim_lock = threading.Lock()
         self._claims_exhausted = not claim_token
-        batch = settings.EVAL_LOCAL_BATCH if hasattr(self.provider, "complete_batch") else 1
-        self._claim_size = max(2 * run.model.max_concurrency, batch)
+        # A local model answers several items in one batch; an endpoint one item a request.
+        self._largest_batch = settings.EVAL_LOCAL_BATCH if hasattr(self.provider, "complete_batch") else 1
+        self._claim_size = max(2 * run.model.max_concurrency, self._largest_batch)
 
     def cancelled(self) -> bool:
         # A cancel from the page takes effect within a second, without a query per item.
@@ -309,7 +310,6 @@ class _RunContext:
         with self._leases_lock:
             self._threads_working += 1
         try:
-            largest = settings.EVAL_LOCAL_BATCH if hasattr(self.provider, "complete_batch") else 1
             batch_size = 1
             while not self.cancelled():
                 batch = []
@@ -322,8 +322,7 @@ class _RunContext:
                     if self.claim_more(queue, wait=True):
                         continue
                     break
-                if len(queue) < self._claim_size // 2 and not self._claims_exhausted:
-                    self.claim_more(queue, wait=False)
+                self.claim_more(queue, wait=False)
                 if len(batch) == 1:
                     self.process(batch[0])
                 else:
@@ -331,7 +330,7 @@ class _RunContext:
                 # A local model's first reply comes alone and each batch doubles up to EVAL_LOCAL_BATCH:
                 # the run page then counts items (and has an ETA) after one reply's time, not a
                 # whole batch's (a first batch of 8 left it at 0% for minutes, then at 100%).
-                batch_size = min(largest, batch_size * 2)
+                batch_size = min(self._largest_batch, batch_size * 2)
         finally:
             self._lease_spare_release()
             if close_connections:
@@ -378,10 +377,12 @@ class _RunContext:
 
         Without ``wait``, only when no other thread of the chunk is already at it (the caller
         still has an item to work on). Cached items are written at once, as at the chunk's start."""
+        enough = 1 if wait else self._claim_size // 2
+        if len(queue) >= enough or self._claims_exhausted:
+            return bool(queue)
         if not self._claim_lock.acquire(blocking=wait):
             return True
         try:
-            enough = 1 if wait else self._claim_size // 2
             while len(queue) < enough:
                 if self._claims_exhausted or time.monotonic() > self._claim_until or self.cancelled():
                     break
