@@ -156,19 +156,23 @@ def version_hf_zip(*, version: DatasetVersion) -> tuple[bytes, str]:
     return buffer.getvalue(), f"{folder}-hf.zip"
 
 
+def _split_name(row: dict) -> str:
+    return str(row["metadata"].get(SPLIT_KEY) or "").strip()
+
+
 def _splits(rows: list[dict]) -> dict[str, list[dict]]:
-    named = [row for row in rows if str(row["metadata"].get(SPLIT_KEY) or "").strip()]
-    if not named:
+    unnamed = [row for row in rows if not _split_name(row)]
+    if len(unnamed) == len(rows):
         return {DEFAULT_SPLIT: rows}
-    if len(named) != len(rows):
-        missing = next(row for row in rows if row not in named)
+    if unnamed:
+        missing = unnamed[0]
         raise ExportError(
             f"item '{missing['id'] or missing['expression']}' has no '{SPLIT_KEY}' while others have one: "
             "give every item a split, or none"
         )
     splits: dict[str, list[dict]] = {}
     for row in rows:
-        name = str(row["metadata"][SPLIT_KEY]).strip()
+        name = _split_name(row)
         if not SPLIT_NAME.match(name):
             raise ExportError(
                 f"item '{row['id'] or row['expression']}': split '{name}' is not a valid split name "
@@ -480,11 +484,8 @@ def _agreement_table(stats: dict, traits) -> str:
 
 
 def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
     with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def _croissant(version, files: dict[str, Path], out: Path, traits, themes) -> dict:
