@@ -6,6 +6,7 @@ table). Bytes are as Chromium counts them on the wire: the response headers plus
 measured as a first visit: its document, stylesheets and scripts all over again.
 """
 
+import gzip
 from dataclasses import dataclass, field
 
 # The budget of issue #27: a page, first visit, before its artwork image.
@@ -21,6 +22,9 @@ class PageWeight:
     image_bytes: int
     image_url: str
     files: list[tuple[str, int]] = field(default_factory=list)
+    # With ``take(gzip_estimate=True)``: page_bytes had the server gzipped every text response, as
+    # WhiteNoise does in production for static files (the development server sends them as they are).
+    page_gzip_bytes: int | None = None
 
 
 def cold_cache(page) -> None:
@@ -37,12 +41,12 @@ class TransferLog:
         self.requests = []
         page.on("requestfinished", lambda request: self.requests.append(request))
 
-    def take(self, step: str) -> PageWeight:
+    def take(self, step: str, *, gzip_estimate: bool = False) -> PageWeight:
         """The requests finished since the last call, as one page's weight. Call it once the page's
         ``load`` event has fired (its image is in by then). The favicon is left out: a browser asks
         for it once per site, after the page, not as part of any page."""
         requests, self.requests = self.requests, []
-        files, page_bytes, image_bytes, image_url = [], 0, 0, ""
+        files, page_bytes, image_bytes, image_url, gzipped = [], 0, 0, "", 0
         for request in requests:
             if request.url.endswith("favicon.svg") or request.url.endswith("favicon.ico"):
                 continue
@@ -54,12 +58,31 @@ class TransferLog:
                 image_url = request.url
             else:
                 page_bytes += size
-        return PageWeight(step=step, page_bytes=page_bytes, image_bytes=image_bytes, image_url=image_url, files=files)
+                if gzip_estimate:
+                    gzipped += sizes["responseHeadersSize"] + _gzipped_size(request)
+        return PageWeight(
+            step=step,
+            page_bytes=page_bytes,
+            image_bytes=image_bytes,
+            image_url=image_url,
+            files=files,
+            page_gzip_bytes=gzipped if gzip_estimate else None,
+        )
+
+
+def _gzipped_size(request) -> int:
+    response = request.response()
+    if response is None:
+        return 0
+    if response.headers.get("content-encoding") or 300 <= response.status < 400:
+        return request.sizes()["responseBodySize"]  # already compressed on the wire, or a redirect (no body kept)
+    return len(gzip.compress(response.body(), compresslevel=9))
 
 
 def weights_table(weights: list[PageWeight]) -> list[str]:
     """Lines of a table: each kind of page once (its first occurrence), KB before the image and of the image."""
-    lines = [f"  {'page':<16}{'KB before image':>16}{'image KB':>10}  image"]
+    gzip_column = any(weight.page_gzip_bytes is not None for weight in weights)
+    lines = [f"  {'page':<16}{'KB before image':>16}{'gzipped KB' if gzip_column else '':>12}{'image KB':>10}  image"]
     seen = set()
     for weight in weights:
         kind = weight.step.split(":")[-1]
@@ -67,5 +90,8 @@ def weights_table(weights: list[PageWeight]) -> list[str]:
             continue
         seen.add(kind)
         image = weight.image_url.rsplit("/images/", 1)[-1] if weight.image_url else "-"
-        lines.append(f"  {kind:<16}{weight.page_bytes / 1024:>16.1f}{weight.image_bytes / 1024:>10.1f}  {image}")
+        gzipped = f"{weight.page_gzip_bytes / 1024:.1f}" if weight.page_gzip_bytes is not None else ""
+        lines.append(
+            f"  {kind:<16}{weight.page_bytes / 1024:>16.1f}{gzipped:>12}{weight.image_bytes / 1024:>10.1f}  {image}"
+        )
     return lines

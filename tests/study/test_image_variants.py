@@ -245,3 +245,15 @@ def test_it_gives_an_artwork_without_copies_its_image_alone(db):
 
     assert "srcset" not in html and "width=" not in html
     assert f'<img src="{reverse("study:image", args=[study.slug, "am1"])}" alt="Artwork: Cranes">' in html
+
+
+def test_it_deletes_the_copies_with_a_draft_study(tmp_path, settings, django_capture_on_commit_callbacks):
+    from study.services.studies import study_delete
+
+    study = study_import(source=package_with_photo(tmp_path, slug="doomed-photos"), start_prepare=False)
+    assert any(path.suffix == ".webp" for path in media_files(settings))
+
+    with django_capture_on_commit_callbacks(execute=True):
+        study_delete(study=study)
+
+    assert media_files(settings) == []
