@@ -117,3 +117,17 @@ def test_a_device_prolific_does_not_know_never_reaches_it(prolific_site, fake_pr
 
     assert row.request_body["device_compatibility"] == ["mobile"]
     assert fake_prolific.studies[row.prolific_id]["device_compatibility"] == ["mobile"]
+
+
+def test_the_api_gives_the_studys_devices(tmp_path, researcher):
+    from rest_framework.test import APIClient
+
+    imported(tmp_path, slug="api-phones", devices=["mobile"])
+    client = APIClient()
+    client.force_authenticate(researcher)
+
+    detail = client.get(reverse("study_api:study-detail", args=["api-phones"])).json()
+    listed = client.get(reverse("study_api:study-list")).json()
+
+    assert detail["devices"] == ["mobile"]
+    assert [study["devices"] for study in listed] == [["mobile"]]
