@@ -230,7 +230,7 @@ def test_it_gives_the_artwork_a_srcset_of_its_copies_and_its_size(photo_study):
 
     assert (
         f'srcset="{url}?w=480 480w, {url}?w=960 960w, {url} 1600w" '
-        'sizes="(max-width: 768px) calc(100vw - 2rem), 32rem" width="1600" height="2400"'
+        'sizes="(max-width: 768px) calc(100vw - 2rem), 40rem" width="1600" height="2400"'
     ) in html
     # The enlarge link is a plain link to the full-size image: it works without script.
     assert f'<a href="{url}" class="artwork-enlarge" data-enlarge' in html
@@ -257,3 +257,25 @@ def test_it_deletes_the_copies_with_a_draft_study(tmp_path, settings, django_cap
         study_delete(study=study)
 
     assert media_files(settings) == []
+
+
+def test_the_command_fills_in_the_copies_of_older_studies_and_names_a_broken_image():
+    from django.core.management import CommandError, call_command
+
+    study = make_study(package_dict(slug="older"), status=StudyStatus.LIVE)
+    study.artworks.filter(key="am1").get().image.save("older-am1.jpg", ContentFile(photo((1000, 500))))
+    out = io.StringIO()
+
+    call_command("study_image_variants", "older", stdout=out)
+    call_command("study_image_variants", "--all", stdout=out)
+
+    assert (
+        out.getvalue() == f"older: {study.artworks.count()} artwork image(s) copied\nolder: 0 artwork image(s) copied\n"
+    )
+    assert [v["width"] for v in study.artworks.get(key="am1").image_variants] == [480, 960]
+    broken = make_study(package_dict(slug="broken"), status=StudyStatus.LIVE)
+    broken.artworks.get(key="cn1").image.save("broken-cn1.jpg", ContentFile(photo((1000, 500))[:2500]))
+    with pytest.raises(CommandError, match=r'^broken: artwork "cn1", image: the image cannot be decoded'):
+        call_command("study_image_variants", "broken", stdout=io.StringIO())
+    with pytest.raises(CommandError, match="no study with slug nope"):
+        call_command("study_image_variants", "older", "nope")
