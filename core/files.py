@@ -55,6 +55,7 @@ RASTER_MAX_SIDE = 4096
 VARIANT_WIDTHS = (480, 960, 1600)
 # WebP cannot hold a side longer than this: a copy that would be taller is not made.
 WEBP_MAX_SIDE = 16383
+ORIENTATION_TAG = 0x0112
 # Entries smaller than this are not held to the ratio: a few KB of blanks compress a lot and harm no one.
 RATIO_MIN_BYTES = 64 * 1024
 _CHUNK = 64 * 1024
@@ -246,9 +247,14 @@ def image_variants(content: bytes, widths: tuple[int, ...] = VARIANT_WIDTHS) -> 
                 limit = Image.MAX_IMAGE_PIXELS
                 if limit and opened.size[0] * opened.size[1] > limit:
                     raise Image.DecompressionBombError(f"{opened.size}")
-                image = ImageOps.exif_transpose(opened)
-                image = _srgb(image)
-                width, height = image.size
+                width, height = opened.size
+                if opened.getexif().get(ORIENTATION_TAG) in (5, 6, 7, 8):
+                    width, height = height, width  # turned a quarter: the browser shows it the other way up
+                if opened.format == "JPEG" and widths:
+                    # A JPEG decodes at 1/2, 1/4 or 1/8 of its size for a fraction of the memory and time
+                    # (a 24-megapixel photograph: 18 MB instead of 72), never smaller than the widest copy.
+                    opened.draft(opened.mode, (max(widths), max(widths)))
+                image = _srgb(ImageOps.exif_transpose(opened))
                 variants = []
                 for target in sorted(set(widths)):
                     scaled = max(1, round(height * target / width))
