@@ -273,3 +273,30 @@ def test_it_sends_a_360_px_screen_the_480_px_copy(phone, live_server, study):
     assert stored < weight.image_bytes < stored + 2048
     assert weight.image_bytes < Path(django_settings.MEDIA_ROOT, artwork.image.name).stat().st_size / 4
     assert weight.page_bytes <= PAGE_BUDGET_BYTES
+
+
+def test_the_other_participant_pages_fit_a_360_px_screen(phone, live_server, study, settings):
+    """The group question (a link without group=), a refused link's message and the local end page."""
+    settings.PROLIFIC_COMPLETE_LOCAL = True
+    shots = ARTIFACTS / "360x740-other"
+    shutil.rmtree(shots, ignore_errors=True)
+    shots.mkdir(parents=True)
+    page = phone(360, 740, 3)
+
+    link = entry_link(live_server.url, study.slug, pid="PHONE-GROUP", group="american").replace("&group=american", "")
+    page.goto(link, wait_until="load")
+    if current_step(page) == "consent":
+        tap_next(page, "consent")
+    assert current_step(page) == "group"
+    check_layout(page, "group")
+    page.screenshot(path=shots / "01-group.png", full_page=True)
+
+    page.goto(f"{live_server.url}/s/{study.slug}/?PROLIFIC_PID=not-a-prolific-id", wait_until="load")
+    expect(page.locator("article[data-reason]")).to_be_visible()
+    check_layout(page, "message")
+    page.screenshot(path=shots / "02-message.png", full_page=True)
+
+    page.goto(f"{live_server.url}/s/{study.slug}/done/?cc={study.completion_code}", wait_until="load")
+    expect(page.get_by_test_id("prolific-url")).to_be_visible()
+    check_layout(page, "local done")
+    page.screenshot(path=shots / "03-local-done.png", full_page=True)

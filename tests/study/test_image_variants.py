@@ -97,6 +97,16 @@ def test_it_copies_every_kind_of_image_a_package_may_hold(mode, fmt, alpha):
     assert high - low > 100
 
 
+def test_it_copies_a_large_photograph_decoded_at_a_reduced_scale_at_full_copy_size():
+    # 6,000 x 4,000 (a 24-megapixel camera): decoded at half size, 3,000 px, still wider than every copy.
+    width, height, variants = image_variants(camera_jpeg((6000, 4000)))
+
+    assert (width, height) == (4000, 6000)
+    assert [(v.width, v.height) for v in variants] == [(480, 720), (960, 1440), (1600, 2400)]
+    low, high = opened(variants[-1].content).convert("L").getextrema()
+    assert high - low > 100
+
+
 def test_it_makes_no_copy_of_an_image_no_wider_than_the_smallest_width():
     assert image_variants(photo((480, 900))) == (480, 900, [])
 
