@@ -26,6 +26,11 @@ participant: a session is 56 pages) under a new slug for each phase, then:
    instant (a page waiting for a free thread is counted), errors, gunicorn's CPU per request.
    A closed loop slows down with the server and hides its queueing; this one does not.
 
+0. page weight (``--page-weight``, on by default): one participant in Chromium at 360 x 740 on a
+   2x touch screen, with the browser cache off, through the first artwork's pages; for each kind of
+   page the bytes it transfers before its artwork image (as served here, and gzipped as WhiteNoise
+   serves static files in production) and the bytes of the image copy the phone picked.
+
 Every run checks the database against what the load generator saw: every page the server
 accepted against what is stored (symbols, each answer's choice, confidence and prior knowledge,
 each preference), and every participant's stored rows against their plan: LOST ANSWERS 0.
@@ -43,6 +48,8 @@ PostgreSQL does not answer.
     .venv/bin/python benchmarks/survey_load.py --quick     # 20 participants, pause 0.2, 10 saturated, burst 20,
                                                            # open loop 20 participants for 5 s
     .venv/bin/python benchmarks/survey_load.py --profile 4
+    .venv/bin/python benchmarks/survey_load.py --burst 0 --saturated-participants 0 --participants 0 \
+        --open-fraction 0                                    # the page weight table alone
 """
 
 import argparse
@@ -499,6 +506,10 @@ def main() -> int:
     parser.add_argument("--open-participants", type=int, default=200, help="Participants of the open-loop run.")
     parser.add_argument("--open-duration", type=float, default=30.0, help="Seconds of the open-loop run.")
     parser.add_argument(
+        "--page-weight", action=argparse.BooleanOptionalAction, default=True,
+        help="Print each participant page's bytes on a first visit at 360 px (needs Chromium).",
+    )  # fmt: skip
+    parser.add_argument(
         "--profile", type=int, default=0, metavar="N",
         help="No server: N participants in this process; each kind of page's queries and CPU time.",
     )  # fmt: skip
@@ -516,6 +527,8 @@ def main() -> int:
     # the crowd away after the first few (they are what a real crowd, from many addresses, never meets).
     env.update(STUDY_ENTRY_RATE="off", STUDY_CONSENT_RATE="off")
     migrate(env)
+    if args.page_weight and not args.profile:
+        collectstatic(env)
     for name in ("DATABASE_URL", "DJANGO_ENV", "DEBUG", "DJANGO_SETTINGS_MODULE", "VIVID_VAR_DIR", "LOG_LEVEL",
                  "STUDY_ENTRY_RATE", "STUDY_CONSENT_RATE"):  # fmt: skip
         os.environ[name] = env[name]
@@ -566,6 +579,69 @@ def main() -> int:
     return 0
 
 
+def collectstatic(env: dict) -> None:
+    """The static files into the server's own folder: with DEBUG off WhiteNoise serves only those."""
+    import subprocess
+
+    result = subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--noinput"], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    if result.returncode:
+        print(result.stderr[-2000:])
+        raise SystemExit("collectstatic failed")
+
+
+def run_page_weight(base: str) -> None:
+    """One participant on a phone, cache off, through every kind of page of the first artwork."""
+    from django.core.files.base import ContentFile
+
+    from study.services.images import study_image_variants_make
+    from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
+    from tests.browser.page_weight import PAGE_BUDGET_BYTES, TransferLog, cold_cache, weights_table
+    from tests.browser.study_helpers import click_next, current_step, entry_link, fill_page
+    from tests.study.test_image_variants import photo
+
+    if not Path(CHROMIUM).exists():
+        print(f"\nPage weight: skipped, {CHROMIUM} is missing")
+        return
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        print("\nPage weight: skipped, Playwright is not installed (requirements-dev.txt)")
+        return
+    study = new_study("weight", 2)
+    # Museum photographs (2,000 x 1,400 JPEG), not the factory's thumbnails, with their copies made as at import.
+    for artwork in study.artworks.all():
+        artwork.image.save(f"weight-{artwork.key}.jpg", ContentFile(photo((2000, 1400), quality=88)))
+    study_image_variants_make(study=study)
+    weights = []
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # the ORM reads answers while Playwright's loop runs
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        context = browser.new_context(
+            viewport={"width": 360, "height": 740}, device_scale_factor=2, is_mobile=True, has_touch=True
+        )
+        page = context.new_page()
+        cold_cache(page)
+        transfers = TransferLog(page)
+        page.goto(entry_link(base, study.slug, pid="BENCH-WEIGHT", group="american"), wait_until="load")
+        while (step := current_step(page)) is not None:
+            page.wait_for_load_state("load")
+            weights.append(transfers.take(step, gzip_estimate=True))
+            if step.endswith(":compare"):
+                break
+            if step != "consent" and not step.endswith("instructions"):
+                fill_page(page)
+            click_next(page)
+        browser.close()
+    print(f"\nPage weight: first visit of each participant page at 360 x 740 (2x), cache off; budget "
+          f"{PAGE_BUDGET_BYTES // 1024} KB before the image")  # fmt: skip
+    for line in weights_table(weights):
+        print(line)
+    over = [w.step for w in weights if w.page_bytes > PAGE_BUDGET_BYTES]
+    print(f"  PAGE WEIGHT: {'ok' if not over else 'over the budget on ' + ', '.join(over)}")
+
+
 def new_study(label: str, quota: int):
     from study.models import StudyStatus
     from tests.study.factories import make_study, package_dict
@@ -586,6 +662,8 @@ def crowd_measured(servers: list[Server], study, *, n: int, pause: float, stop: 
 def run(args, servers: list[Server], stop: threading.Event) -> None:
     from django.db import close_old_connections
 
+    if args.page_weight:
+        run_page_weight(servers[0].base)
     if args.burst > 0:
         run_burst(args, [s.base for s in servers], stop)
     capacity = None

@@ -40,6 +40,22 @@ class Culture(models.TextChoices):
     CHINESE = "chinese", _("Chinese")
 
 
+class Device(models.TextChoices):
+    """The devices a study allows, as Prolific names them (its ``device_compatibility``)."""
+
+    DESKTOP = "desktop", _("Desktop")
+    TABLET = "tablet", _("Tablet")
+    MOBILE = "mobile", _("Mobile phone")
+
+
+# What a package without ``devices`` allows: what the Prolific drafts always said before packages could choose.
+DEVICES_DEFAULT = (Device.DESKTOP.value, Device.TABLET.value)
+
+
+def devices_default() -> list[str]:
+    return list(DEVICES_DEFAULT)
+
+
 class Study(models.Model):
     slug = models.SlugField(max_length=80, unique=True)
     title = models.CharField(max_length=300)
@@ -52,6 +68,8 @@ class Study(models.Model):
     screenout_code = models.CharField(max_length=64)
     no_consent_code = models.CharField(max_length=64)
     similarity_threshold = models.FloatField(default=0.8)
+    # Prolific's device_compatibility, from the package's ``devices``.
+    devices = models.JSONField(default=devices_default)
     status = models.CharField(max_length=10, choices=StudyStatus.choices, default=StudyStatus.DRAFT)
     # study.json as imported, for provenance and re-export.
     package = models.JSONField(default=dict)
@@ -82,6 +100,12 @@ class Artwork(models.Model):
     date = models.CharField(max_length=100, blank=True)
     culture = models.CharField(max_length=20, choices=Culture.choices)
     image = models.FileField(upload_to="study/", max_length=300)
+    # The stored image's size and its smaller copies made at import ([{"width", "height", "name"}],
+    # narrowest first), so a phone downloads the copy its screen needs. Empty for artworks imported
+    # before variants existed: they are served the original.
+    image_width = models.PositiveIntegerField(null=True, blank=True)
+    image_height = models.PositiveIntegerField(null=True, blank=True)
+    image_variants = models.JSONField(default=list, blank=True)
     is_qc = models.BooleanField(default=False)
     # [{"name": str, "is_symbol": bool}, ...] in package order.
     elements = models.JSONField(default=list)

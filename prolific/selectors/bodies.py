@@ -14,7 +14,7 @@ from django.conf import settings
 from django.urls import reverse
 from django.utils.translation import gettext as _
 
-from study.models import Culture, Study
+from study.models import DEVICES_DEFAULT, Culture, Device, Study
 
 from ..client import ProlificError
 from ..models import CompletionAction
@@ -22,7 +22,8 @@ from ..models import CompletionAction
 # Prolific replaces these placeholders with the participant's ids when it sends them to the study URL.
 URL_PARAMETERS = "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
 AMOUNT = re.compile(r"(\d+(?:[.,]\d{1,2})?)")
-DEVICES = ["desktop", "tablet"]
+# What a study stored before packages could choose its devices sends.
+DEVICES = list(DEVICES_DEFAULT)
 NO_CONSENT_RETURN_REASON = "Did not consent to take part."
 # Names that resolve only on this computer or the local network, never for Prolific's servers.
 LOOPBACK_NAMES = ("localhost", ".localhost")
@@ -151,6 +152,12 @@ def internal_name(*, study: Study, group: str | None) -> str:
     return f"vivid:{study.slug}:{group or 'all'}:{study.pk}"
 
 
+def study_devices(*, study: Study) -> list[str]:
+    """Prolific's device_compatibility for the study: the package's devices in Prolific's order."""
+    chosen = set(study.devices or DEVICES)
+    return [device for device in Device.values if device in chosen] or list(DEVICES)
+
+
 def prolific_study_bodies(
     *,
     study: Study,
@@ -206,7 +213,7 @@ def prolific_study_bodies(
                 "total_available_places": places,
                 "estimated_completion_time": minutes,
                 "reward": reward,
-                "device_compatibility": DEVICES,
+                "device_compatibility": study_devices(study=study),
                 "filters": filters,
                 "submissions_config": {"max_submissions_per_participant": 1},
             }

@@ -49,6 +49,10 @@ class StudySerializer(serializers.Serializer):
     qc_threshold = serializers.FloatField()
     quota_per_group = serializers.IntegerField()
     similarity_threshold = serializers.FloatField()
+    devices = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="The devices participants may use, sent to Prolific as device_compatibility: desktop, tablet, mobile.",
+    )
     highlight_status = serializers.CharField()
     terms_status = serializers.CharField()
     package_sha256 = serializers.CharField()

@@ -100,7 +100,9 @@ def study_delete(*, study: Study, user=None) -> None:
             raise StudyTransitionError(_("only a draft study can be deleted"))
         if Participant.objects.filter(study=locked, is_preview=False).exists():
             raise StudyTransitionError(_("participants have taken part in this study; close it instead"))
-        names = [name for name in Artwork.objects.filter(study=locked).values_list("image", flat=True) if name]
+        names = []
+        for image, variants in Artwork.objects.filter(study=locked).values_list("image", "image_variants"):
+            names += [name for name in (image, *(variant.get("name") for variant in variants or ())) if name]
         # Assignments protect their artworks, so the preview sessions go first.
         Participant.objects.filter(study=locked).delete()
         locked.delete()

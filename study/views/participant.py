@@ -9,6 +9,7 @@ Chinese-group participants get every page in Simplified Chinese.
 from csp.decorators import csp_exempt
 from django.conf import settings
 from django.contrib import messages
+from django.core.files.storage import default_storage
 from django.http import FileResponse, Http404, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -322,6 +323,15 @@ def artwork_image(request, slug, key):
     artwork = study_artwork_find(study=study, key=key)
     if artwork is None:
         raise Http404
-    response = FileResponse(artwork.image.open("rb"))
+    # ?w= names one of the smaller copies made at import (the srcset of the page); any other width,
+    # or an artwork imported before copies were made, gets the original.
+    name = artwork.image.name
+    width = request.GET.get("w", "")
+    for variant in artwork.image_variants or ():
+        if width == str(variant.get("width")):
+            name = variant["name"]
+            break
+    file = artwork.image.open("rb") if name == artwork.image.name else default_storage.open(name, "rb")
+    response = FileResponse(file)
     response["Cache-Control"] = "private, max-age=3600"
-    return untrusted_file_response(response, filename=artwork.image.name, inline=True)
+    return untrusted_file_response(response, filename=name, inline=True)

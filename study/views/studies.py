@@ -13,7 +13,7 @@ from core.http import add_service_errors, vary_on_htmx
 from core.roles import RESEARCHER
 
 from ..forms import StudyImportForm, StudyTransitionForm
-from ..models import PrepStatus, StudyStatus
+from ..models import Device, PrepStatus, StudyStatus
 from ..selectors import studies as selectors
 from ..selectors.lookups import study_or_404
 from ..services import imports
@@ -103,6 +103,7 @@ def study_detail(request, slug: str):
         {
             "artworks": selectors.study_artworks(study=study),
             "entry": entry_urls(request, study),
+            "devices": [Device(device).label for device in study.devices if device in Device.values],
             "completion_url": settings.PROLIFIC_COMPLETE_URL.format(code=study.completion_code),
             "screenout_url": settings.PROLIFIC_COMPLETE_URL.format(code=study.screenout_code),
             "no_consent_url": settings.PROLIFIC_COMPLETE_URL.format(code=study.no_consent_code),

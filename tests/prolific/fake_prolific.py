@@ -262,6 +262,11 @@ class FakeProlific:
                     return self._error(400, "Bad Request", {field: ["This field is required."] for field in missing})
                 if not isinstance(body.get("reward"), int) or body["reward"] <= 0:
                     return self._error(400, "Bad Request", {"reward": ["A positive integer in the minor unit."]})
+                devices = body.get("device_compatibility", [])
+                if not isinstance(devices, list) or not set(devices) <= {"desktop", "tablet", "mobile"}:
+                    return self._error(
+                        400, "Bad Request", {"device_compatibility": ["Each of desktop, tablet or mobile."]}
+                    )
                 study_id = self.new_id("st")
                 self.studies[study_id] = {**body, "id": study_id, "status": "UNPUBLISHED", "places_taken": 0}
                 return 201, {}, self.studies[study_id]

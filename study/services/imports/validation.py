@@ -11,7 +11,7 @@ from django.utils.translation import gettext as _
 from artworks.models import DISTRACTORS
 from core.packages import ImageUnusable, package_image_read
 
-from ...models import CONSENT_LANGUAGES, TRANSLATION, Culture, QuestionType, Speaker, Study
+from ...models import CONSENT_LANGUAGES, TRANSLATION, Culture, Device, QuestionType, Speaker, Study
 
 # Slugs that would shadow a fixed route under /studies/ or /api/study/.
 RESERVED_SLUGS = {"import"}
@@ -82,6 +82,7 @@ class PackageChecker:
             if len(fields) > 1:
                 self.error(", ".join(fields), _("the codes must differ, Prolific tells them apart by value"))
         self._check_consent(data)
+        self._check_devices(data.get("devices", None), "devices" in data)
         self._check_translation("", data, {"title": 300})
         self._check_artworks(data.get("artworks"), groups)
         return self.errors
@@ -170,6 +171,31 @@ class PackageChecker:
             self.error("slug", _("“%(slug)s” is reserved, choose another") % {"slug": slug})
         elif Study.objects.filter(slug=slug).exists():
             self.error("slug", _("a study “%(slug)s” already exists") % {"slug": slug})
+
+    def _check_devices(self, devices, given: bool):
+        """The optional ``devices``: Prolific's device_compatibility, a list from its own allowlist."""
+        if not given:
+            return
+        allowed = ", ".join(Device.values)
+        if not isinstance(devices, list) or not devices:
+            self.error(
+                "devices",
+                _("expected a non-empty list of %(values)s, got %(value)s")
+                % {"values": " / ".join(Device.values), "value": json.dumps(devices, ensure_ascii=False)},
+            )
+            return
+        seen = set()
+        for n, device in enumerate(devices):
+            if device not in Device.values:
+                self.error(
+                    f"devices[{n}]",
+                    _("unknown device %(value)s (use %(values)s)")
+                    % {"value": json.dumps(device, ensure_ascii=False), "values": allowed},
+                )
+            elif device in seen:
+                self.error(f"devices[{n}]", _("%(value)s is listed twice") % {"value": device})
+            else:
+                seen.add(device)
 
     def _check_groups(self, groups) -> list[str]:
         if not isinstance(groups, list) or not groups:

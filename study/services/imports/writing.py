@@ -7,10 +7,12 @@ from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
+from core.files import ImageRefused
 from core.packages import storage_delete
 from core.services.idempotency import idempotent_create, idempotent_repeat_of
 
 from ...models import (
+    DEVICES_DEFAULT,
     TRANSLATION,
     Artwork,
     Description,
@@ -24,6 +26,7 @@ from ...models import (
 )
 from ...text import split_sentences
 from .. import prep
+from ..images import artwork_image_variants_store
 from .reading import StudyImportError, package_json_read, package_open_checked
 from .validation import PackageChecker
 
@@ -87,6 +90,7 @@ def _write(data: dict, raw: bytes, images: dict, user, written: list[str]) -> St
         screenout_code=data["screenout_code"].strip(),
         no_consent_code=data["no_consent_code"].strip(),
         similarity_threshold=float(data["similarity_threshold"]),
+        devices=list(data.get("devices") or DEVICES_DEFAULT),
         package=data,
         package_sha256=hashlib.sha256(raw).hexdigest(),
         created_by=user if user is not None and user.is_authenticated else None,
@@ -108,6 +112,11 @@ def _write(data: dict, raw: bytes, images: dict, user, written: list[str]) -> St
         content, extension = images[item["id"]]
         artwork.image.save(f"{study.slug}/{item['id']}.{extension}", ContentFile(content), save=False)
         written.append(artwork.image.name)
+        try:
+            artwork_image_variants_store(artwork=artwork, content=content, written=written)
+        except ImageRefused as exc:
+            # Raised inside the transaction: nothing of the study stays, and the caller removes the files.
+            raise StudyImportError([f'artwork "{item["id"]}", image: “{item["image"]}”: {exc}']) from None
         artwork.save()
         for n, question in enumerate(item["questions"]):
             questions.append(
