@@ -82,9 +82,10 @@
           form.appendChild(hidden);
         }
         form.querySelectorAll("button[type='submit']").forEach(function (b) { b.disabled = true; });
-        if (!window.fetch || !window.FormData) return;  // the browser sends the form itself
+        if (!window.fetch || !window.FormData || !window.URLSearchParams) return;  // the browser sends it
         event.preventDefault();
-        send(form, new FormData(form), key);
+        // Encoded as the browser encodes the form itself (no file fields): smaller than multipart.
+        send(form, new URLSearchParams(new FormData(form)), key);
       });
     });
     // Lets a test (or another script) know the page's handlers are in place.
