@@ -244,11 +244,29 @@ def test_it_shows_the_unsent_page_with_its_answers_after_a_reload_once_back_onli
     _next_button(page).click()
     expect(_status(page)).to_have_text(OFFLINE)
 
-    # Back online, the participant reloads before a retry got through.
-    page.route(
-        run, lambda route: route.abort("internetdisconnected") if route.request.method == "POST" else route.continue_()
-    )
+    # Back online, but the network still drops every page sent; "Try again" sends it once more.
+    posts: list[str] = []
+
+    def drop_posts(route):
+        if route.request.method == "POST":
+            posts.append(route.request.post_data)
+            route.abort("internetdisconnected")
+        else:
+            route.continue_()
+
+    page.route(run, drop_posts)
     page.context.set_offline(False)
+    expect(_status(page)).to_have_text(RETRYING)
+    tried = len(posts)
+    assert tried >= 1, "the online event sent the page again"
+    # The next timed retry is at least 1.6 s after the one that just failed: within 0.7 s only the button sends.
+    page.locator("form[data-step-form] [data-send-retry]").click()
+    for _ in range(7):
+        if len(posts) > tried:
+            break
+        page.wait_for_timeout(100)
+    assert len(posts) == tried + 1 and posts[-1] == posts[0]
+    # The participant gives up waiting and reloads.
     page.reload()
     page.wait_for_function("() => document.documentElement.hasAttribute('data-study-ready')")
     assert current_step(page) == step, "a reload must show the page the participant was on"
