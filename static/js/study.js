@@ -84,8 +84,8 @@
         form.querySelectorAll("button[type='submit']").forEach(function (b) { b.disabled = true; });
         if (!window.fetch || !window.FormData || !window.URLSearchParams) return;  // the browser sends it
         event.preventDefault();
-        // Encoded as the browser encodes the form itself (no file fields): smaller than multipart.
-        send(form, new URLSearchParams(new FormData(form)), key);
+        if (key) save(form, key);
+        send(form, key);
       });
     });
     // Lets a test (or another script) know the page's handlers are in place.
@@ -110,7 +110,7 @@
 
   // Send the page until an answer arrives. The answers stay in the draft meanwhile, so a reload
   // or a closed tab loses nothing either.
-  function send(form, body, key) {
+  function send(form, key) {
     var url = form.action || location.href;
     var box = statusBox(form);
     var attempt = 0, timer = null, inFlight = false, finished = false;
@@ -120,6 +120,9 @@
       clearTimeout(timer);
       inFlight = true;
       show(box, "sending");
+      // Read at each attempt: an answer changed while the connection was down is the one sent.
+      // Encoded as the browser encodes the form itself (no file fields): smaller than multipart.
+      var body = new URLSearchParams(new FormData(form));
       var controller = window.AbortController ? new AbortController() : null;
       var watchdog = controller ? setTimeout(function () { controller.abort(); }, ATTEMPT_TIMEOUT) : null;
       fetch(url, {

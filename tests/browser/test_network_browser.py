@@ -227,12 +227,15 @@ def test_it_sends_a_page_answered_offline_once_the_connection_returns(open_page,
     assert current_step(page) == step
     participant = _participant(pid)
     assert participant.plan[participant.step_index] == step
+    # Meanwhile the participant changes their mind: what the page shows is what gets sent.
+    page.locator("form[data-step-form] input[name=none]").check()
+    expect(page.locator("form[data-step-form] input[name=symbols]:checked")).to_have_count(0)
 
     page.context.set_offline(False)  # the "online" event sends it at once
     wait_for_next_page(page, timeout=5_000)
     _assert_moved_one_page_on(pid, step, page)
     assignment = Assignment.objects.get(participant=participant, order=int(step.split(":")[0]))
-    assert assignment.symbols_pre
+    assert assignment.symbols_pre == []
 
 
 def test_it_shows_the_unsent_page_with_its_answers_after_a_reload_once_back_online(open_page, live_server, study):
