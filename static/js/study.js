@@ -114,29 +114,36 @@
     var url = form.action || location.href;
     var box = statusBox(form);
     var attempt = 0, timer = null, inFlight = false, finished = false;
+    // After the page is stored (or found stored already) the server redirects to the run page;
+    // that page is asked for with the same retries, so a drop there is no error page either.
+    var stored = false;
 
     function tryOnce() {
       if (finished || inFlight) return;
       clearTimeout(timer);
       inFlight = true;
       show(box, "sending");
-      // Read at each attempt: an answer changed while the connection was down is the one sent.
-      // Encoded as the browser encodes the form itself (no file fields): smaller than multipart.
-      var body = new URLSearchParams(new FormData(form));
       var controller = window.AbortController ? new AbortController() : null;
       var watchdog = controller ? setTimeout(function () { controller.abort(); }, ATTEMPT_TIMEOUT) : null;
-      fetch(url, {
-        method: "POST", body: body, credentials: "same-origin", cache: "no-store",
-        // A redirect (the page was already stored, or the study is over and Prolific is next)
-        // is followed by the browser itself: Prolific is another site fetch may not read.
+      var request = {
+        method: "GET", credentials: "same-origin", cache: "no-store",
+        // Redirects are not followed here: the last one leads to Prolific, another site whose
+        // answer fetch may not read. The browser itself goes there (arrive below).
         redirect: "manual", signal: controller ? controller.signal : undefined
-      }).then(function (response) {
+      };
+      if (!stored) {
+        request.method = "POST";
+        // Read at each attempt: an answer changed while the connection was down is the one sent.
+        // Encoded as the browser encodes the form itself (no file fields): smaller than multipart.
+        request.body = new URLSearchParams(new FormData(form));
+      }
+      fetch(url, request).then(function (response) {
         if (response.type === "opaqueredirect") return { redirect: true };
         if (GATEWAY_ERRORS.indexOf(response.status) !== -1) throw new Error("gateway " + response.status);
         return response.text().then(function (html) { return { html: html, ok: response.ok, url: response.url }; });
       }).then(function (result) {
         clearTimeout(watchdog);
-        finished = true;
+        inFlight = false;
         arrive(result);
       }, function () {
         clearTimeout(watchdog);
@@ -154,8 +161,16 @@
 
     function arrive(result) {
       if (result.redirect || result.ok) forget(key);
+      if (result.redirect && !stored) {
+        stored = true;
+        attempt = 0;
+        tryOnce();
+        return;
+      }
+      finished = true;
       if (result.redirect) {
-        // The entry stays one per page: replace the page sent by the one the server names.
+        // The run page sends the browser on (the end of the study): one entry per page, so the
+        // page sent is replaced by wherever that leads.
         location.replace(url);
         return;
       }

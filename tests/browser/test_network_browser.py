@@ -177,16 +177,23 @@ def test_it_retries_a_page_whose_request_never_reached_the_server(open_page, liv
     assert len(_answers_of(pid, step)) == _questions(picked) > 0
 
 
-def test_it_stores_a_page_once_when_the_server_got_it_but_the_answer_was_lost(open_page, live_server, study):
-    pid = "NETLOST1"
+@pytest.mark.parametrize("next_page", ["arrives", "dropped once"])
+def test_it_stores_a_page_once_when_the_server_got_it_but_the_answer_was_lost(open_page, live_server, study, next_page):
+    pid = "NETLOST" + next_page.split()[0].upper()
     page, run = _start(open_page, live_server, study, pid)
     step = _walk_to(page, ":qa")
     first_status: list[int] = []
     posts: list[str] = []
+    gets: list[str] = []
 
     def lose_first_reply(route):
         if route.request.method != "POST":
-            route.continue_()
+            gets.append(route.request.url)
+            if next_page == "dropped once" and len(gets) == 1:
+                # The retry was answered "already stored, see the run page"; that page is lost too.
+                route.abort("connectionreset")
+            else:
+                route.continue_()
             return
         posts.append(route.request.post_data)
         if first_status:
@@ -206,6 +213,9 @@ def test_it_stores_a_page_once_when_the_server_got_it_but_the_answer_was_lost(op
     send_and_wait(page, send)
     assert first_status == [200]
     assert len(posts) == 2 and posts[0] == posts[1]
+    assert gets == [run] * (1 if next_page == "arrives" else 2), (
+        "the stored page is followed by one GET of the run page"
+    )
     # The retry arrived for a page already stored: nothing stored twice, no page skipped.
     _assert_moved_one_page_on(pid, step, page)
     assert len(_answers_of(pid, step)) == _questions(picked) > 0

@@ -211,8 +211,7 @@ def test_it_shows_a_chinese_participant_glossed_and_highlighted_chinese_pages_an
                 }""",
                 step,
             )
-            with page.expect_navigation(wait_until="domcontentloaded"):
-                page.locator("form[data-step-form] button[type=submit]").first.click()
+            send_and_wait(page, page.locator("form[data-step-form] button[type=submit]").first.click)
             assert current_step(page) == after, "a stale page must lead back to the current page"
             assert (
                 Assignment.objects.get(
