@@ -55,6 +55,7 @@
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll("form[data-step-form]").forEach(function (form) {
       var key = form.getAttribute("data-draft-key");
+      statusBox(form);
       if (key) {
         forgetOtherPages(key);
         restore(form, key);
@@ -92,10 +93,11 @@
     document.documentElement.setAttribute("data-study-ready", "");
   });
 
+  // Under the page's button, and placed before anything is said in it: a live region that is
+  // moved or created just before it speaks is not announced by every screen reader.
   function statusBox(form) {
     var box = document.querySelector("[data-send-status]");
-    if (!box) return null;
-    form.appendChild(box);  // under the button the participant just pressed
+    if (box && box.parentNode !== form) form.appendChild(box);
     return box;
   }
 
@@ -112,7 +114,7 @@
   // or a closed tab loses nothing either.
   function send(form, key) {
     var url = form.action || location.href;
-    var box = statusBox(form);
+    var box = document.querySelector("[data-send-status]");
     var attempt = 0, timer = null, inFlight = false, finished = false;
     // After the page is stored (or found stored already) the server redirects to the run page;
     // that page is asked for with the same retries, so a drop there is no error page either.
