@@ -247,8 +247,10 @@ def _run(request, participant: Participant):
     if outcome.finished:
         return _finished(request, participant)
     # After a POST the next page comes in this response, not after a redirect: one request per
-    # page, half the load. study.js turns the history entry into a GET, so a refresh does not send
-    # the answers again (and if it did, the stale page would store nothing).
+    # page, half the load. study.js sends the page with fetch (retried while the connection is
+    # down) and shows this answer under a GET history entry, so a refresh does not send the
+    # answers again (and if it did, or a retry arrives after the page was stored, the stale page
+    # stores nothing and the participant is sent to the current page).
     errors = {key: _(message) for key, message in outcome.errors.items()} if outcome.errors else None
     return _render_step(request, participant, outcome.step, errors=errors, values=outcome.values, status=outcome.status)
 

@@ -191,8 +191,30 @@ def click_next(page) -> None:
         button = form.locator("button[name=consent][value=yes]")
     else:
         button = form.locator("button[type=submit]").first
-    with page.expect_navigation(wait_until="domcontentloaded"):
-        button.click()
+    send_and_wait(page, button.click)
+
+
+# study.js writes the server's answer into the document instead of navigating, and the browser
+# navigates only after a redirect (Prolific at the end, or the current page after a stale one);
+# either way the <html> element marked before sending is gone once the next page is there.
+_MARK_SENT = "document.documentElement.setAttribute('data-test-sent', '')"
+_NEXT_PAGE_READY = """() => {
+  const html = document.documentElement;
+  if (!html || html.hasAttribute('data-test-sent') || document.readyState === 'loading') return false;
+  return html.hasAttribute('data-study-ready') || !document.querySelector('script[src*="js/study"]');
+}"""
+
+
+def send_and_wait(page, send, *, timeout: float = 15_000) -> None:
+    """Run ``send`` (a click that sends the page) and wait until the page that follows is shown,
+    with study.js ready on it."""
+    page.evaluate(_MARK_SENT)
+    send()
+    wait_for_next_page(page, timeout=timeout)
+
+
+def wait_for_next_page(page, *, timeout: float = 15_000) -> None:
+    page.wait_for_function(_NEXT_PAGE_READY, timeout=timeout)
 
 
 def take_session(page, *, qc_wrong: bool = False, on_page=None, max_pages: int = 200) -> list[str]:

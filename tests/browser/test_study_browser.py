@@ -30,6 +30,7 @@ from .study_helpers import (
     fill_page,
     participant_browser,
     radio_groups,
+    send_and_wait,
     take_session,
 )
 
@@ -210,8 +211,7 @@ def test_it_shows_a_chinese_participant_glossed_and_highlighted_chinese_pages_an
                 }""",
                 step,
             )
-            with page.expect_navigation(wait_until="domcontentloaded"):
-                page.locator("form[data-step-form] button[type=submit]").first.click()
+            send_and_wait(page, page.locator("form[data-step-form] button[type=submit]").first.click)
             assert current_step(page) == after, "a stale page must lead back to the current page"
             assert (
                 Assignment.objects.get(
@@ -259,8 +259,7 @@ def test_it_stores_a_page_once_when_next_is_clicked_twice(open_page, prolific, l
         if step.endswith(":qa") and "qa" not in doubled:
             # A person's double click: study.js sends the form once.
             fill_page(page)
-            with page.expect_navigation(wait_until="domcontentloaded"):
-                page.locator("form[data-step-form] button[type=submit]").dblclick()
+            send_and_wait(page, page.locator("form[data-step-form] button[type=submit]").dblclick)
             doubled["qa"] = current_step(page)
             return True
         if step.endswith(":post_qa") and "post_qa" not in doubled:
