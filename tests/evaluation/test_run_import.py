@@ -11,7 +11,10 @@ from pathlib import Path
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
+from django.urls import reverse
+from rest_framework.test import APIClient
 
 from annotation.models import Dataset
 from annotation.services import expression_import
@@ -24,8 +27,6 @@ from llm.providers import ClientError, provider_for
 from tests.conftest import make_user
 from tests.evaluation.factories import stored_model
 from tests.evaluation.version_factories import gold_version
-
-pytest.importorskip("zstandard")
 
 LOGS = Path(__file__).parent / "fixtures" / "harness_logs"
 DEMO = Path(__file__).resolve().parents[2] / "annotation" / "demo" / "vivid_demo.csv"
@@ -198,3 +199,86 @@ def test_it_files_the_run_under_a_chosen_model(version):
         "--dataset-version", VERSION, stdout=io.StringIO(),
     )  # fmt: skip
     assert Run.objects.get().model == chosen
+
+
+# --- The form and the API ---------------------------------------------------------------------------
+
+
+def _upload(name: str, content: bytes | None = None):
+    return SimpleUploadedFile(name, (LOGS / name).read_bytes() if content is None else content)
+
+
+def test_it_imports_an_uploaded_log_from_the_runs_page(version, researcher_client):
+    page = researcher_client.get(reverse("evaluation:run_list"))
+    assert reverse("evaluation:run_import") in page.content.decode()
+
+    response = researcher_client.post(
+        reverse("evaluation:run_import"), {"format": "inspect", "file": _upload("vivid_topic.eval")}
+    )
+
+    run = Run.objects.get()
+    assert response.status_code == 302 and response.url == reverse("evaluation:run_detail", args=[run.pk])
+    assert run.items.count() == 4 and run.created_by is not None
+    again = researcher_client.post(
+        reverse("evaluation:run_import"), {"format": "inspect", "file": _upload("vivid_topic.eval")}
+    )
+    assert again.url == response.url and Run.objects.count() == 1
+
+
+def test_it_refuses_a_wrong_extension_and_a_file_over_the_limit(version, researcher_client, settings):
+    wrong = researcher_client.post(
+        reverse("evaluation:run_import"), {"format": "lm-eval", "file": _upload("vivid_topic.eval")}
+    )
+    assert wrong.status_code == 400 and "a lm-eval log ends in .jsonl" in wrong.content.decode()
+
+    settings.VIVID_IMPORT_MAX_BYTES = 1024
+    big = researcher_client.post(
+        reverse("evaluation:run_import"), {"format": "lm-eval", "file": _upload("samples_vivid_topic.jsonl")}
+    )
+    assert big.status_code == 400 and "the limit is 1,024 bytes" in big.content.decode()
+    assert not Run.objects.exists()
+
+
+def test_it_shows_the_unmatched_ids_on_the_form(version, researcher_client):
+    content = (LOGS / "samples_vivid_topic.jsonl").read_bytes().replace(b'"demo-001"', b'"nope-1"', 1)
+    response = researcher_client.post(
+        reverse("evaluation:run_import"), {"format": "lm-eval", "file": _upload("samples_vivid_topic.jsonl", content)}
+    )
+    assert response.status_code == 400
+    assert "line 1: id &#x27;nope-1&#x27; is not an item of version &#x27;Interop v1&#x27;" in response.content.decode()
+    assert not Run.objects.exists()
+
+
+def test_it_imports_a_log_over_the_api(version, researcher):
+    client = APIClient()
+    client.force_authenticate(researcher)
+    url = reverse("evaluation-api:run_import")
+
+    stored_model(name="my-model")
+
+    def post(name, **fields):
+        return client.post(url, {"file": _upload(name), **fields}, format="multipart")
+
+    # lm-eval's samples file does not name its model: the request must.
+    nameless = post("samples_vivid_explanation.jsonl", format="lm-eval")
+    created = post("samples_vivid_explanation.jsonl", format="lm-eval", model="my-model")
+    again = post("samples_vivid_explanation.jsonl", format="lm-eval", model="my-model")
+    bad = post("samples_vivid_topic.jsonl", format="inspect")
+
+    assert nameless.status_code == 400 and "does not name its model" in str(nameless.json())
+    assert created.status_code == 201, created.json()
+    assert created.json()["kind"] == "generation" and created.json()["model"] == "my-model"
+    assert again.status_code == 200 and again.json()["id"] == created.json()["id"]
+    assert bad.status_code == 400 and "ends in .eval or .json" in str(bad.json())
+
+
+@pytest.mark.parametrize("who", ["annotator_client", "client"])
+def test_it_refuses_the_import_to_anyone_but_a_researcher(version, who, request):
+    client = request.getfixturevalue(who)
+    page = client.post(reverse("evaluation:run_import"), {"format": "inspect", "file": _upload("vivid_topic.eval")})
+    api = client.post(reverse("evaluation-api:run_import"), {"format": "inspect", "file": _upload("vivid_topic.eval")})
+
+    assert page.status_code in (302, 403) and api.status_code in (401, 403)
+    if who == "annotator_client":
+        assert page.status_code == 403 and api.status_code == 403
+    assert not Run.objects.exists()
