@@ -298,7 +298,7 @@ TABLE: dict[str, Row] = {
     "llm-api:model_list": Row(get=researcher_api(), post=researcher_api(400)),
     "evaluation-api:prompt_list": Row(get=researcher_api(), post=researcher_api(400)),
     "evaluation-api:run_list": Row(get=researcher_api(), post=researcher_api(400)),
-    "evaluation-api:run_import": Row(get=researcher_api(405), post=researcher_api(400)),
+    "evaluation-api:run_import": Row(get=researcher_api(405), post=researcher_api(415)),
     "evaluation-api:run_detail": Row(get=researcher_api(), kwargs=k(pk="run_pk")),
     "evaluation-api:run_cancel": Row(get=researcher_api(405), post=researcher_api(400), kwargs=k(pk="run_pk")),
     "evaluation-api:run_resume": Row(get=researcher_api(405), post=researcher_api(400), kwargs=k(pk="run_pk")),
