@@ -282,3 +282,16 @@ def test_it_refuses_the_import_to_anyone_but_a_researcher(version, who, request)
     if who == "annotator_client":
         assert page.status_code == 403 and api.status_code == 403
     assert not Run.objects.exists()
+
+
+def test_it_reads_the_model_and_lmeval_version_from_the_results_beside_the_samples(version, tmp_path):
+    (tmp_path / "samples_vivid_topic_x.jsonl").write_bytes((LOGS / "samples_vivid_topic.jsonl").read_bytes())
+    results = {"config": {"model_args": {"model": "qwen-7b", "base_url": "http://x"}}, "lm_eval_version": "0.4.13"}
+    (tmp_path / "results_x.json").write_text(json.dumps(results), encoding="utf-8")
+
+    call_command(
+        "import_run", str(tmp_path / "samples_vivid_topic_x.jsonl"), "--format", "lm-eval", stdout=io.StringIO()
+    )
+
+    run = Run.objects.get()
+    assert run.model.model_id == "qwen-7b" and run.reproducibility["harness_version"] == "0.4.13"

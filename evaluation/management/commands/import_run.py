@@ -16,17 +16,18 @@ from llm.models import ModelConfig
 from ._runs import SKIP_SYSTEM_CHECKS
 
 
-def _lmeval_model(path: Path) -> str:
-    """The model lm-eval named in the results_*.json beside a samples file, else its folder's name
-    (lm-eval writes both under a folder named after the model)."""
+def _lmeval_facts(path: Path) -> tuple[str, str]:
+    """(model, lm-eval version) from the results_*.json beside a samples file, else the folder's name
+    (lm-eval writes both under a folder named after the model) and no version."""
     for results in sorted(path.parent.glob("results_*.json"), reverse=True):
         try:
-            args = json.loads(results.read_text(encoding="utf-8")).get("config", {}).get("model_args")
+            found = json.loads(results.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
+        args = (found.get("config") or {}).get("model_args") if isinstance(found, dict) else None
         if isinstance(args, dict) and args.get("model"):
-            return str(args["model"])
-    return path.parent.name
+            return str(args["model"]), str(found.get("lm_eval_version") or "")
+    return path.parent.name, ""
 
 
 class Command(BaseCommand):
@@ -59,6 +60,7 @@ class Command(BaseCommand):
             model = ModelConfig.objects.filter(name=o["model"]).first()
             if model is None:
                 raise CommandError(f"no model named '{o['model']}'.")
+        fallback, harness_version = _lmeval_facts(path.resolve()) if o["format"] == "lm-eval" else ("", "")
         try:
             run = run_import(
                 fmt=o["format"],
@@ -67,7 +69,8 @@ class Command(BaseCommand):
                 version=version,
                 model=model,
                 task=o["task"],
-                model_fallback=_lmeval_model(path.resolve()) if o["format"] == "lm-eval" else "",
+                model_fallback=fallback,
+                harness_version=harness_version,
             )
         except ValidationError as exc:
             lines = [f"{field}: {message}" for field, messages in exc.message_dict.items() for message in messages]

@@ -96,14 +96,19 @@ def run_import(
     model: ModelConfig | None = None,
     task: str | None = None,
     model_fallback: str = "",
+    harness_version: str = "",
     user=None,
 ) -> Run:
     """A finished run from a harness log, or the run an earlier import of the same file made
-    (then ``run.idempotent_repeat`` is set). Raises ValidationError naming every bad sample."""
+    (then ``run.idempotent_repeat`` is set). Raises ValidationError naming every bad sample.
+
+    ``model_fallback`` and ``harness_version`` are what the caller knows beside the file (an lm-eval
+    samples file names neither; its results_*.json does)."""
     try:
         log = log_parse(fmt=fmt, data=data, name=filename)
     except LogError as exc:
         raise ValidationError({"file": _listed(exc.problems)}) from None
+    log.harness_version = log.harness_version or harness_version
     earlier = Run.objects.filter(reproducibility__log_sha256=log.sha256).first()
     if earlier is not None:
         earlier.idempotent_repeat = True
