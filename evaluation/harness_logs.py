@@ -61,6 +61,20 @@ class HarnessLog:
     task_name: str = ""
 
 
+def _dict(value) -> dict:
+    """A JSON object of the log, or {} for anything else where one belongs (a hand-edited or foreign file)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value) -> str:
+    # PostgreSQL text cannot hold NUL; a reply is kept otherwise as the harness logged it.
+    return str(value).replace("\x00", "")
+
+
+def _count(value) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**31 else 0
+
+
 def _messages(value) -> list[dict]:
     """Chat messages as role and text (Inspect's content may be a list of parts)."""
     messages = []
@@ -70,7 +84,7 @@ def _messages(value) -> list[dict]:
         content = message.get("content")
         if isinstance(content, list):
             content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
-        messages.append({"role": str(message.get("role", "")), "content": str(content or "")})
+        messages.append({"role": _text(message.get("role", "")), "content": _text(content or "")})
     return messages
 
 
@@ -87,7 +101,7 @@ def _contract(row, where: str, problems: list[str]) -> tuple[str, str, str] | No
             % {"where": where, "fields": ", ".join(missing)}
         )
         return None
-    return str(values[0]), str(values[1]), str(values[2])
+    return _text(values[0]), _text(values[1]), _text(values[2])
 
 
 def lmeval_parse(data: bytes) -> HarnessLog:
@@ -108,6 +122,9 @@ def lmeval_parse(data: bytes) -> HarnessLog:
         except json.JSONDecodeError as exc:
             problems.append(_("%(where)s: not JSON (%(error)s)") % {"where": where, "error": exc.msg})
             continue
+        except RecursionError:
+            problems.append(_("%(where)s: nested too deeply") % {"where": where})
+            continue
         if not isinstance(record, dict):
             problems.append(_("%(where)s: not an lm-eval sample") % {"where": where})
             continue
@@ -121,7 +138,7 @@ def lmeval_parse(data: bytes) -> HarnessLog:
             continue
         reply = replies[0][0]
         messages: list = []
-        arguments = (record.get("arguments") or {}).get("gen_args_0") or {}
+        arguments = _dict(_dict(record.get("arguments")).get("gen_args_0"))
         prompt = arguments.get("arg_0")
         if isinstance(prompt, list) and prompt:
             prompt = prompt[0]
@@ -132,7 +149,7 @@ def lmeval_parse(data: bytes) -> HarnessLog:
                 messages = [{"role": "user", "content": prompt}]
         if isinstance(arguments.get("arg_1"), dict) and not params:
             params = dict(arguments["arg_1"])
-        samples.append(LogSample(where, *found, reply=str(reply or ""), messages=messages))
+        samples.append(LogSample(where, *found, reply=_text(reply or ""), messages=messages))
     if problems:
         raise LogError(problems)
     if not samples:
@@ -147,22 +164,21 @@ def _inspect_sample(sample, problems: list[str]) -> LogSample | None:
     if not isinstance(sample, dict):
         problems.append(_("%(where)s: not an Inspect sample") % {"where": where})
         return None
-    metadata = sample.get("metadata") or {}
-    found = _contract({"id": sample.get("id"), **(metadata if isinstance(metadata, dict) else {})}, where, problems)
+    found = _contract({"id": sample.get("id"), **_dict(sample.get("metadata"))}, where, problems)
     if found is None:
         return None
     if sample.get("error"):
         problems.append(_("%(where)s: ended with an error in Inspect") % {"where": where})
         return None
-    output = sample.get("output") or {}
-    choices = output.get("choices") or []
+    output = _dict(sample.get("output"))
+    choices = [_dict(choice) for choice in output.get("choices") or [] if isinstance(output.get("choices"), list)]
     reply = output.get("completion")
     if reply is None and choices:
         reply = (_messages([choices[0].get("message")]) or [{"content": ""}])[0]["content"]
     if reply is None:
         problems.append(_("%(where)s: no output") % {"where": where})
         return None
-    usage = output.get("usage") or {}
+    usage = _dict(output.get("usage"))
     messages = _messages(sample.get("messages"))
     # The conversation sent is the messages before the model's own reply.
     if messages and messages[-1]["role"] == "assistant":
@@ -170,11 +186,11 @@ def _inspect_sample(sample, problems: list[str]) -> LogSample | None:
     return LogSample(
         where,
         *found,
-        reply=str(reply),
+        reply=_text(reply),
         messages=messages,
-        finish_reason=str((choices[0].get("stop_reason") if choices else "") or "")[:32],
-        tokens_in=int(usage.get("input_tokens") or 0),
-        tokens_out=int(usage.get("output_tokens") or 0),
+        finish_reason=_text((choices[0].get("stop_reason") if choices else "") or "")[:32],
+        tokens_in=_count(usage.get("input_tokens")),
+        tokens_out=_count(usage.get("output_tokens")),
     )
 
 
@@ -204,8 +220,8 @@ def _eval_entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo, *, name: str) -
 def _json(data: bytes, what: str):
     try:
         return json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise LogError([_("%(what)s: not JSON (%(error)s)") % {"what": what, "error": exc}]) from None
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise LogError([_("%(what)s: not JSON (%(error)s)") % {"what": what, "error": type(exc).__name__}]) from None
 
 
 def inspect_parse(data: bytes, *, name: str) -> HarnessLog:
@@ -232,23 +248,24 @@ def inspect_parse(data: bytes, *, name: str) -> HarnessLog:
     if log.get("status") not in (None, "success"):
         raise LogError([_("%(name)s: the evaluation ended %(status)s") % {"name": name, "status": log.get("status")}])
     problems: list[str] = []
-    samples = [s for s in (_inspect_sample(sample, problems) for sample in log.get("samples") or []) if s]
+    found = log.get("samples") if isinstance(log.get("samples"), list) else []
+    samples = [s for s in (_inspect_sample(sample, problems) for sample in found) if s]
     if problems:
         raise LogError(problems)
     if not samples:
         raise LogError([_("the log holds no sample")])
     spec = log["eval"]
-    model = str(spec.get("model") or "")
+    model = _text(spec.get("model") or "")[:400]
     return HarnessLog(
         harness="inspect",
-        harness_version=str((spec.get("packages") or {}).get("inspect_ai") or ""),
+        harness_version=_text(_dict(spec.get("packages")).get("inspect_ai") or "")[:50],
         sha256=hashlib.sha256(data).hexdigest(),
         samples=samples,
         # "openai/NAME": the provider Inspect used, then the model's name at it.
         model=model.partition("/")[2] or model,
-        model_args={"model": model, "base_url": spec.get("model_base_url") or "", **(spec.get("model_args") or {})},
-        params=dict((log.get("plan") or {}).get("config") or {}),
-        task_name=str(spec.get("task") or ""),
+        model_args={"model": model, "base_url": spec.get("model_base_url") or "", **_dict(spec.get("model_args"))},
+        params=dict(_dict(_dict(log.get("plan")).get("config"))),
+        task_name=_text(spec.get("task") or "")[:200],
     )
 
 

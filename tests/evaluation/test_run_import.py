@@ -295,3 +295,30 @@ def test_it_reads_the_model_and_lmeval_version_from_the_results_beside_the_sampl
 
     run = Run.objects.get()
     assert run.model.model_id == "qwen-7b" and run.reproducibility["harness_version"] == "0.4.13"
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b'{"eval": {"model": ["x"], "packages": [1]}, "samples": {"a": 1}}',
+        b'{"eval": {}, "samples": [{"id": "demo-001", "metadata": [], "output": "x"}]}',
+        b'{"eval": {}, "samples": [{"id": "demo-001", "metadata": {"vivid_task": "topic", "vivid_version": "Interop v1"},'
+        b' "output": {"choices": "x", "usage": {"input_tokens": "many"}}}]}',
+        b"[" * 100_000,
+        b"PK\x03\x04 not really a zip",
+        b"\xff\xfe",
+    ],
+)
+def test_it_refuses_foreign_inspect_files_with_a_reason(version, content):
+    with pytest.raises(ValidationError) as caught:
+        run_import(fmt="inspect", data=content, filename="odd.json")
+    assert caught.value.message_dict["file"]
+    assert not Run.objects.exists()
+
+
+def test_it_keeps_no_nul_of_a_reply(version):
+    content = (
+        (LOGS / "samples_vivid_explanation.jsonl").read_bytes().replace(b'"resps": [["', b'"resps": [["\\u0000', 1)
+    )
+    run = run_import(fmt="lm-eval", data=content, filename="s.jsonl", model_fallback="m")
+    assert all("\x00" not in item.response for item in run.items.all())

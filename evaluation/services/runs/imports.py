@@ -36,7 +36,7 @@ def _listed(problems: list[str]) -> list[str]:
 
 def _import_model(log: HarnessLog, *, fallback: str, user) -> ModelConfig:
     """The external model of the log's model name, made on first import."""
-    model_id = log.model or fallback
+    model_id = (log.model or fallback)[:500]
     if not model_id:
         raise ValidationError({"model": _("the log does not name its model: choose one")})
     existing = ModelConfig.objects.filter(provider=Provider.EXTERNAL, model_id=model_id).first()
