@@ -219,6 +219,11 @@ def test_it_imports_an_uploaded_log_from_the_runs_page(version, researcher_clien
     run = Run.objects.get()
     assert response.status_code == 302 and response.url == reverse("evaluation:run_detail", args=[run.pk])
     assert run.items.count() == 4 and run.created_by is not None
+    shown = researcher_client.get(response.url)
+    assert shown.status_code == 200 and "imported-interop" in shown.content.decode()
+    item = run.items.order_by("number").first()
+    assert researcher_client.get(reverse("evaluation:item_detail", args=[run.pk, item.pk])).status_code == 200
+    assert researcher_client.get(reverse("evaluation:results")).status_code == 200
     again = researcher_client.post(
         reverse("evaluation:run_import"), {"format": "inspect", "file": _upload("vivid_topic.eval")}
     )
@@ -322,3 +327,15 @@ def test_it_keeps_no_nul_of_a_reply(version):
     )
     run = run_import(fmt="lm-eval", data=content, filename="s.jsonl", model_fallback="m")
     assert all("\x00" not in item.response for item in run.items.all())
+
+
+def test_it_hands_an_imported_generation_run_to_human_raters(version):
+    from evaluation.services.scoring import scoring_task_create
+
+    run = _import("vivid_explanation.json", "inspect")
+    raters = [make_user("rater_1", ANNOTATOR), make_user("rater_2", ANNOTATOR)]
+
+    task = scoring_task_create(name="Imported", run=run, raters=raters, n_items=3, n_shared=1, seed=1)
+
+    assert task.ratings.count() == 4
+    assert set(task.ratings.values_list("item__run", flat=True)) == {run.pk}
