@@ -54,6 +54,9 @@ def _import_model(log: HarnessLog, *, fallback: str, user) -> ModelConfig:
 
 def _task_of(log: HarnessLog, task: str | None) -> str:
     tasks = sorted({sample.task for sample in log.samples})
+    unknown = [name for name in ([task] if task else tasks) if name not in TASKS]
+    if unknown:
+        raise ValidationError({"task": _("unknown VIVID task %(task)s") % {"task": unknown[0]}})
     if task:
         if task not in tasks:
             raise ValidationError({"task": _("the log has no sample of task %(task)s") % {"task": task}})
@@ -109,11 +112,11 @@ def run_import(
     except LogError as exc:
         raise ValidationError({"file": _listed(exc.problems)}) from None
     log.harness_version = log.harness_version or harness_version
-    earlier = Run.objects.filter(reproducibility__log_sha256=log.sha256).first()
+    earlier = _earlier_import(log, task)
     if earlier is not None:
         earlier.idempotent_repeat = True
         return earlier
-    run = _run_import(
+    run, created = _run_import(
         log,
         fmt=fmt,
         filename=filename,
@@ -123,15 +126,28 @@ def run_import(
         model_fallback=model_fallback,
         user=user,
     )
-    run.idempotent_repeat = False
+    run.idempotent_repeat = not created
     return run
 
 
+def _earlier_import(log: HarnessLog, task: str | None) -> Run | None:
+    earlier = Run.objects.filter(reproducibility__log_sha256=log.sha256)
+    if task:
+        # A log of several tasks imports as one run per task.
+        earlier = earlier.filter(reproducibility__task=f"vivid_{task}")
+    return earlier.order_by("pk").first()
+
+
 @transaction.atomic
-def _run_import(log: HarnessLog, *, fmt, filename, version, model, task, model_fallback, user) -> Run:
+def _run_import(log: HarnessLog, *, fmt, filename, version, model, task, model_fallback, user) -> tuple[Run, bool]:
     task = _task_of(log, task)
     samples = [sample for sample in log.samples if sample.task == task]
     version = _version_of(log, samples, version)
+    # Two imports of one file at once: the second waits here, then finds the first one's run.
+    DatasetVersion.objects.select_for_update().filter(pk=version.pk).first()
+    earlier = _earlier_import(log, task)
+    if earlier is not None:
+        return earlier, False
     try:
         spec = harness_rows(version=version)[f"vivid_{task}"]
     except HarnessExportError as exc:
@@ -235,7 +251,7 @@ def _run_import(log: HarnessLog, *, fmt, filename, version, model, task, model_f
             )
         )
     RunItem.objects.bulk_create(items, batch_size=1000)
-    return run
+    return run, True
 
 
 __all__ = ["run_import"]
