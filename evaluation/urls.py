@@ -17,6 +17,7 @@ urlpatterns = [
     path("prompts/<int:pk>/", prompts.prompt_detail, name="prompt_detail"),
     path("runs/", runs.run_list, name="run_list"),
     path("runs/new/<str:kind>/", runs.run_new, name="run_new"),
+    path("runs/import/", runs.run_import, name="run_import"),
     path("runs/<int:pk>/", runs.run_detail, name="run_detail"),
     path("runs/<int:pk>/bias/", bias.run_bias, name="run_bias"),
     path("runs/<int:pk>/bias/paraphrases/", bias.run_bias_paraphrase, name="run_bias_paraphrase"),
@@ -51,6 +52,7 @@ api_urlpatterns = (
     [
         path("prompts/", apis.PromptListApi.as_view(), name="prompt_list"),
         path("runs/", apis.RunListApi.as_view(), name="run_list"),
+        path("runs/import/", apis.RunImportApi.as_view(), name="run_import"),
         path("runs/<int:pk>/", apis.RunDetailApi.as_view(), name="run_detail"),
         path("runs/<int:pk>/cancel/", apis.RunCancelApi.as_view(), name="run_cancel"),
         path("runs/<int:pk>/resume/", apis.RunResumeApi.as_view(), name="run_resume"),

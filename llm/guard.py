@@ -372,6 +372,8 @@ def key_binding_problem(api_key_env: str, base_url: str) -> str | None:
 def model_problems(model) -> dict[str, str]:
     """The refusals of a model's API key variable and base URL, by field."""
     problems = {}
+    if getattr(model, "provider", "") == "external":
+        return {"provider": _("it was imported from a harness log and cannot be called")}
     key_env = (model.api_key_env or "").strip()
     key = api_key_env_problem(key_env)
     # The local transformers provider reads no key and sends nothing.

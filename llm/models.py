@@ -13,6 +13,12 @@ from django.utils.translation import gettext_lazy as _
 class Provider(models.TextChoices):
     OPENAI = "openai", _("OpenAI-compatible endpoint")
     TRANSFORMERS = "transformers", _("Local transformers model")
+    # The model of a run imported from a harness log (import_run): the app never sends it anything.
+    EXTERNAL = "external", _("Imported (no calls)")
+
+
+# What a person may register; an external model is only made by the log importer.
+REGISTRABLE_PROVIDERS = [(value, label) for value, label in Provider.choices if value != Provider.EXTERNAL]
 
 
 # One lease row (ModelSlot) per allowed concurrent request: the cap keeps a registration from

@@ -3,7 +3,16 @@
 from .prompts import PromptListApi
 from .report import HumanReportApi
 from .results import ResultsTableApi
-from .runs import RunCancelApi, RunDetailApi, RunItemDetailApi, RunItemListApi, RunListApi, RunReportApi, RunResumeApi
+from .runs import (
+    RunCancelApi,
+    RunDetailApi,
+    RunImportApi,
+    RunItemDetailApi,
+    RunItemListApi,
+    RunListApi,
+    RunReportApi,
+    RunResumeApi,
+)
 
 __all__ = [
     "HumanReportApi",
@@ -11,6 +20,7 @@ __all__ = [
     "ResultsTableApi",
     "RunCancelApi",
     "RunDetailApi",
+    "RunImportApi",
     "RunItemDetailApi",
     "RunItemListApi",
     "RunListApi",

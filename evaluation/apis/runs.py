@@ -1,10 +1,11 @@
 """Runs over the API: create, follow, cancel, resume, read items and the report."""
 
+from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
-from rest_framework.parsers import JSONParser
+from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -26,6 +27,7 @@ from llm.apis.runs import BatchRunCancelApi, BatchRunResumeApi, RunResumeSeriali
 from llm.costs import usage
 
 from .. import selectors, services
+from ..harness_logs import LOG_EXTENSIONS, LOG_FORMATS
 from ..models import ItemStatus, Run, RunKind, RunStatus
 from ..prompts import CLASSIFICATION_TASKS, GENERATION_PROMPTS, JUDGE_STRATEGIES
 from ..selectors.exports import report_csv
@@ -265,6 +267,68 @@ class RunListApi(ApiMixin, APIView):
             user=request.user,
             idempotency_key=request_idempotency_key(request),
             confirm_cost=serializer.validated_data["confirm_cost"],
+        )
+        answer = status.HTTP_200_OK if run.idempotent_repeat else status.HTTP_201_CREATED
+        return Response(_run_detail(run_or_404(run.pk)), status=answer)
+
+
+class RunImportSerializer(serializers.Serializer):
+    format = serializers.ChoiceField(choices=LOG_FORMATS)
+    file = serializers.FileField(
+        help_text="lm-eval's samples_vivid_<task>_*.jsonl (--log_samples), or an Inspect .eval or .json log."
+    )
+    model = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="A registered model's name; empty for the model the log names (registered as imported).",
+    )
+
+    def validate(self, data):
+        upload, fmt = data["file"], data["format"]
+        allowed = LOG_EXTENSIONS[fmt]
+        if not upload.name.lower().endswith(allowed):
+            raise ValidationError({"file": [f"{upload.name}: a {fmt} log ends in {' or '.join(allowed)}."]})
+        # Refused before it is read into memory.
+        limit = settings.VIVID_IMPORT_MAX_BYTES
+        if upload.size > limit:
+            raise ValidationError({"file": [f"{upload.name} is {upload.size:,} bytes; the limit is {limit:,} bytes."]})
+        if data["model"]:
+            data["model"] = llm_selectors.model_get(name=data["model"])
+            if data["model"] is None:
+                raise ValidationError({"model": ["No model of that name."]})
+        else:
+            data["model"] = None
+        return data
+
+
+class RunImportApi(ApiMixin, APIView):
+    permission_classes = [IsResearcher]
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(
+        operation_id="evaluation_runs_import",
+        request={"multipart/form-data": RunImportSerializer},
+        responses={
+            201: RunDetailSerializer,
+            200: OpenApiResponse(RunDetailSerializer, description="The file was imported before: its run."),
+            **error_responses(400, 401, 403),
+        },
+        description="Import an lm-eval or Inspect log of the exported VIVID tasks as a finished generation or "
+        "classification run of its frozen version, all or nothing (400 names every unmatched or malformed "
+        "sample). Classification replies are scored by the app's exact match. The same file again answers 200 "
+        "with the first import's run.",
+    )
+    def post(self, request):
+        serializer = RunImportSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        run = services.run_import(
+            fmt=data["format"],
+            data=data["file"].read(),
+            filename=data["file"].name,
+            model=data["model"],
+            user=request.user,
         )
         answer = status.HTTP_200_OK if run.idempotent_repeat else status.HTTP_201_CREATED
         return Response(_run_detail(run_or_404(run.pk)), status=answer)

@@ -2,7 +2,15 @@
 
 from .prompts import PromptAddForm
 from .report import JudgeRepeatForm
-from .runs import RUN_FORMS, ClassificationRunForm, GenerationRunForm, JudgeRunForm, ResultsFilterForm, RunRerunForm
+from .runs import (
+    RUN_FORMS,
+    ClassificationRunForm,
+    GenerationRunForm,
+    JudgeRunForm,
+    ResultsFilterForm,
+    RunImportForm,
+    RunRerunForm,
+)
 
 __all__ = [
     "RUN_FORMS",
@@ -12,5 +20,6 @@ __all__ = [
     "JudgeRunForm",
     "PromptAddForm",
     "ResultsFilterForm",
+    "RunImportForm",
     "RunRerunForm",
 ]

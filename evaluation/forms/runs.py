@@ -1,11 +1,13 @@
 """Forms of the run pages and the results filter. They validate input only; the services decide."""
 
 from django import forms
+from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
 from core.forms import IdempotentFormMixin
 from llm.selectors import model_choices
 
+from ..harness_logs import INSPECT, LM_EVAL, LOG_EXTENSIONS
 from ..models import RunKind
 from ..prompts import CLASSIFICATION_TASKS, GENERATION_PROMPTS, JUDGE_STRATEGIES
 from ..selectors.runs import generation_runs, run_dataset_choices, run_version_choices
@@ -138,6 +140,47 @@ class RunRerunForm(IdempotentFormMixin, forms.Form):
         required=False,
         help_text=_("Needed when the estimate is above the threshold set for this server."),
     )
+
+
+class RunImportForm(forms.Form):
+    """A harness log to import as a run; the service parses it (the size and extension are checked here)."""
+
+    format = forms.ChoiceField(
+        label=_("Format"),
+        choices=[(LM_EVAL, _("lm-eval samples (.jsonl)")), (INSPECT, _("Inspect log (.eval or .json)"))],
+    )
+    file = forms.FileField(
+        label=_("Log file"),
+        help_text=_("lm-eval's samples_vivid_<task>_*.jsonl (--log_samples), or an Inspect .eval or .json log."),
+        widget=forms.ClearableFileInput(attrs={"accept": ".jsonl,.json,.eval"}),
+    )
+    model = forms.ModelChoiceField(
+        label=_("Model"),
+        queryset=model_choices(),
+        required=False,
+        help_text=_("Empty: the model the log names, registered as imported (it is never called)."),
+    )
+
+    def clean(self):
+        data = super().clean()
+        upload, fmt = data.get("file"), data.get("format")
+        if upload is None or fmt is None:
+            return data
+        allowed = LOG_EXTENSIONS[fmt]
+        if not upload.name.lower().endswith(allowed):
+            self.add_error(
+                "file",
+                _("%(name)s: a %(format)s log ends in %(allowed)s")
+                % {"name": upload.name, "format": fmt, "allowed": " or ".join(allowed)},
+            )
+        limit = settings.VIVID_IMPORT_MAX_BYTES
+        if upload.size > limit:
+            self.add_error(
+                "file",
+                _("%(name)s is %(size)s bytes; the limit is %(limit)s bytes")
+                % {"name": upload.name, "size": f"{upload.size:,}", "limit": f"{limit:,}"},
+            )
+        return data
 
 
 RUN_FORMS = {

@@ -23,7 +23,7 @@ from llm.services import CostNotConfirmed, estimate_text
 from llm.views.runs import batch_run_act
 
 from .. import selectors, services
-from ..forms import RUN_FORMS, RunRerunForm
+from ..forms import RUN_FORMS, RunImportForm, RunRerunForm
 from ..models import ItemStatus, RunKind, RunStatus
 from ..scoring import PARSER_VERSION, unscored_reason_text
 from ..selectors.exports import report_csv
@@ -150,6 +150,36 @@ def run_new(request, kind: str):
                 messages.success(request, _("Run #%(id)s started.") % {"id": run.pk})
             return redirect("evaluation:run_detail", pk=run.pk)
     return render(request, "evaluation/run_new.html", context, status=400)
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(RESEARCHER)
+def run_import(request):
+    """A harness log (lm-eval or Inspect) of the exported tasks as a finished run (services.run_import)."""
+    if request.method == "GET":
+        return render(request, "evaluation/run_import.html", {"form": RunImportForm()})
+    form = RunImportForm(request.POST, request.FILES)
+    if form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            run = services.run_import(
+                fmt=form.cleaned_data["format"],
+                data=upload.read(),
+                filename=upload.name,
+                model=form.cleaned_data["model"],
+                user=request.user,
+            )
+        except ValidationError as exc:
+            add_service_errors(form, exc)
+        else:
+            if run.idempotent_repeat:
+                messages.info(request, _("This file was already imported: here is its run."))
+            else:
+                messages.success(
+                    request, _("Run #%(id)s imported with %(n)s items.") % {"id": run.pk, "n": run.items.count()}
+                )
+            return redirect("evaluation:run_detail", pk=run.pk)
+    return render(request, "evaluation/run_import.html", {"form": form}, status=400)
 
 
 def _filtered_items(run, item_filter: str):

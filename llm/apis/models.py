@@ -11,7 +11,7 @@ from core.apis.idempotency import IDEMPOTENCY_KEY_HEADER, request_idempotency_ke
 from core.permissions import IsResearcher
 
 from .. import selectors, services
-from ..models import MAX_CONCURRENCY, Provider
+from ..models import MAX_CONCURRENCY, REGISTRABLE_PROVIDERS, Provider
 
 
 class ModelSerializer(serializers.Serializer):
@@ -49,7 +49,7 @@ class ModelSerializer(serializers.Serializer):
 
 class ModelCreateSerializer(serializers.Serializer):
     name = serializers.SlugField(max_length=100)
-    provider = serializers.ChoiceField(choices=Provider.choices)
+    provider = serializers.ChoiceField(choices=REGISTRABLE_PROVIDERS)
     model_id = serializers.CharField(max_length=500)
     base_url = serializers.URLField(max_length=500, required=False, allow_blank=True, default="")
     api_key_env = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")

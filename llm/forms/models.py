@@ -5,7 +5,7 @@ from django.utils.translation import gettext_lazy as _
 
 from core.forms import IdempotentFormMixin
 
-from ..models import MAX_CONCURRENCY, Provider
+from ..models import MAX_CONCURRENCY, REGISTRABLE_PROVIDERS
 
 CAPABILITY_CHOICES = [("", _("Unknown")), ("yes", _("Yes")), ("no", _("No"))]
 
@@ -18,7 +18,7 @@ class ModelAddForm(IdempotentFormMixin, forms.Form):
     name = forms.SlugField(
         label=_("Name"), max_length=100, help_text=_("Short and unique, e.g. “gpt-4o-mini” or “local-qwen”.")
     )
-    provider = forms.ChoiceField(label=_("Provider"), choices=Provider.choices)
+    provider = forms.ChoiceField(label=_("Provider"), choices=REGISTRABLE_PROVIDERS)
     model_id = forms.CharField(
         label=_("Model id"),
         max_length=500,

@@ -13,6 +13,10 @@ def provider_for(model_config) -> Provider:
         from .openai_provider import OpenAIProvider
 
         return OpenAIProvider.for_config(model_config)
+    if model_config.provider == Kind.EXTERNAL:
+        from .base import ClientError
+
+        raise ClientError(f"model {model_config.name} was imported from a harness log: it cannot be called")
     from .transformers_provider import TransformersProvider
 
     return TransformersProvider.for_config(model_config)

@@ -7,7 +7,7 @@ from django.utils.translation import gettext as _
 from core.services.idempotency import idempotent_create
 
 from ..guard import api_key_env_problem, base_url_problem, key_binding_problem
-from ..models import MAX_CONCURRENCY, ModelConfig, ModelSlot, ModelThrottle, Provider
+from ..models import MAX_CONCURRENCY, REGISTRABLE_PROVIDERS, ModelConfig, ModelSlot, ModelThrottle, Provider
 
 MODEL_IDEMPOTENCY_SCOPE = "evaluation.model"
 
@@ -85,8 +85,9 @@ def _model_create(
     builtin,
 ) -> ModelConfig:
     errors = {}
-    if provider not in Provider.values:
-        errors["provider"] = _("one of %(values)s") % {"values": ", ".join(Provider.values)}
+    registrable = [value for value, _label in REGISTRABLE_PROVIDERS]
+    if provider not in registrable:
+        errors["provider"] = _("one of %(values)s") % {"values": ", ".join(registrable)}
     if provider == Provider.OPENAI and not base_url:
         errors["base_url"] = _("an OpenAI-compatible model needs a base URL")
     if not model_id:

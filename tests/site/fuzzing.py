@@ -69,6 +69,9 @@ DATA_DEPENDENT_FIELDS = {
     # supports_vision: true is refused for the transformers provider (a pairing of fields).
     "POST /api/evaluation/models/": {"name", "base_url", "model_id", "api_key_env", "supports_vision"},
     "POST /api/evaluation/prompts/": {"name"},
+    # A harness log: its content, its file name's extension against the format, and the version,
+    # task and model it names (or the model of that name).
+    "POST /api/evaluation/runs/import/": {"file", "model", "version", "task", "prompt"},
     "POST /api/evaluation/runs/": {"model", "prompt", "dataset", "version", "source_run", "non_field_errors"},
     "POST /api/artworks/runs/": {"collection", "speaker", "listener", "builder", "groups"},
     "POST /api/evaluation/scoring/tasks/": {"run", "raters", "n_shared", "name", "non_field_errors"},

@@ -223,6 +223,8 @@ TABLE: dict[str, Row] = {
     "evaluation:prompt_new": Row(get=researcher_page(), post=researcher_page(200)),
     "evaluation:prompt_detail": Row(get=researcher_page(), kwargs=k(pk="prompt_pk")),
     "evaluation:run_list": Row(get=researcher_page()),
+    # Posted without a file: the form says so (400) and nothing is imported.
+    "evaluation:run_import": Row(get=researcher_page(), post=researcher_page(400)),
     "evaluation:run_new": Row(
         get=researcher_page(), post=researcher_page(400), kwargs=lambda w: {"kind": "generation"}
     ),
@@ -296,6 +298,7 @@ TABLE: dict[str, Row] = {
     "llm-api:model_list": Row(get=researcher_api(), post=researcher_api(400)),
     "evaluation-api:prompt_list": Row(get=researcher_api(), post=researcher_api(400)),
     "evaluation-api:run_list": Row(get=researcher_api(), post=researcher_api(400)),
+    "evaluation-api:run_import": Row(get=researcher_api(405), post=researcher_api(415)),
     "evaluation-api:run_detail": Row(get=researcher_api(), kwargs=k(pk="run_pk")),
     "evaluation-api:run_cancel": Row(get=researcher_api(405), post=researcher_api(400), kwargs=k(pk="run_pk")),
     "evaluation-api:run_resume": Row(get=researcher_api(405), post=researcher_api(400), kwargs=k(pk="run_pk")),

@@ -20,6 +20,7 @@ from .execution import (
     run_item_messages,
     run_items_claim_more,
 )
+from .imports import run_import
 from .lifecycle import (
     CLASSIFICATION_DEFAULTS,
     COT_MAX_TOKENS,
@@ -61,6 +62,7 @@ __all__ = [
     "run_fingerprint_record",
     "run_items_claim_more",
     "run_finish",
+    "run_import",
     "run_item_messages",
     "run_repeat",
     "run_reproducibility",
