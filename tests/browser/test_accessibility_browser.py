@@ -1,0 +1,117 @@
+"""Issue 27, part 2: WCAG 2.2 AA on every participant page and on the annotator's review page.
+
+axe-core runs the WCAG 2.0/2.1/2.2 A and AA rules on each page a participant sees, in English
+and in Chinese, and on the review and adjudication pages; a serious or critical finding fails.
+The contexts here bypass the Content-Security-Policy: axe is injected as an inline script, which
+the policy rightly blocks. The other browser tests keep the policy and fail on any violation of it.
+"""
+
+import pytest
+from django.urls import reverse
+from playwright.sync_api import expect
+
+from annotation.models import Assignment
+from core.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER
+from tests.annotation.factories import make_adjudication_round, make_dataset, make_round, make_suggestions, numbered_csv
+from tests.conftest import PASSWORD, make_user
+
+from .axe import require_axe, serious_violations
+from .conftest import sign_in
+from .study_helpers import PROLIFIC_URL, entry_link, take_session
+from .test_study_browser import open_page, prolific, study  # noqa: F401 (fixtures)
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
+
+
+@pytest.mark.parametrize(
+    ("locale", "group", "lang"),
+    [("en-US", "american", "en"), ("zh-CN", "chinese", "zh-Hans")],
+    ids=["english", "chinese"],
+)
+def test_it_finds_no_serious_accessibility_violation_on_any_participant_page(
+    open_page,  # noqa: F811
+    prolific,  # noqa: F811
+    live_server,
+    study,  # noqa: F811
+    locale,
+    group,
+    lang,
+):
+    require_axe()
+    reports: list[str] = []
+    kinds: set[str] = set()
+
+    def check(page, step):
+        expect(page.locator("html")).to_have_attribute("lang", lang)
+        kinds.add(step.split(":")[-1])
+        report = serious_violations(page, f"step {step}")
+        if report:
+            reports.append(report)
+        return False
+
+    page = open_page(locale=locale, bypass_csp=True)
+    page.goto(entry_link(live_server.url, study.slug, pid=f"AXE{group.upper()}1", group=group))
+    take_session(page, on_page=check)
+    assert PROLIFIC_URL.match(page.url)
+    # Every kind of page was seen, so none escaped the check.
+    assert {"consent", "instructions", "symbols", "qa", "compare", "post_symbols", "post_qa"} <= kinds, kinds
+    assert not reports, "axe found serious or critical WCAG 2.2 AA violations:\n\n" + "\n\n".join(reports)
+
+
+def _open_round(annotator):
+    """A round of two unanswered items with both traits suggested, for ``annotator`` alone."""
+    dataset = make_dataset(name="Axe corpus", csv=numbered_csv(2))
+    return make_round(
+        dataset,
+        [annotator],
+        name="Axe round",
+        annotators_per_item=1,
+        suggestion_set=make_suggestions(dataset, traits=("literal", "pragmatic")),
+    )
+
+
+def _signed_in(browser, live_server, user):
+    context = browser.new_context(locale="en-US", viewport={"width": 1280, "height": 900}, bypass_csp=True)
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    sign_in(page, live_server.url, user.get_username(), PASSWORD)
+    return page
+
+
+def test_it_finds_no_serious_accessibility_violation_on_the_review_and_adjudication_pages(browser, live_server):
+    require_axe()
+    annotator_a, annotator_b = make_user("axe_a", ANNOTATOR), make_user("axe_b", ANNOTATOR)
+    researcher = make_user("axe_researcher", RESEARCHER, ADJUDICATOR)
+    round_, items = make_adjudication_round(annotator_a, annotator_b, researcher, lock=False)
+    reports: list[str] = []
+
+    def check(page, where):
+        report = serious_violations(page, where)
+        if report:
+            reports.append(report)
+
+    page = _signed_in(browser, live_server, annotator_a)
+    submitted = Assignment.objects.filter(item__round=round_, annotator=annotator_a).first()
+    page.goto(live_server.url + reverse("annotation:review_item", args=[round_.pk, submitted.pk]))
+    expect(page.locator("#review-expression")).to_be_visible()
+    check(page, "review page, a submitted item")
+    page.context.close()
+
+    annotator_c = make_user("axe_c", ANNOTATOR)
+    fresh = _open_round(annotator_c)
+    page = _signed_in(browser, live_server, annotator_c)
+    page.goto(live_server.url + reverse("annotation:review_queue", args=[fresh.pk]))
+    expect(page.locator("#review-form")).to_be_visible()
+    check(page, "review page, an item to answer")
+    page.locator("#review-form input[type=radio]").first.check()
+    check(page, "review page, an item being answered")
+    page.context.close()
+
+    from annotation.services import round_lock
+
+    round_lock(round=round_)
+    page = _signed_in(browser, live_server, researcher)
+    page.goto(live_server.url + reverse("annotation:adjudication_item", args=[round_.pk, items[0].pk]))
+    check(page, "adjudication of a disputed item")
+    page.context.close()
+    assert not reports, "axe found serious or critical WCAG 2.2 AA violations:\n\n" + "\n\n".join(reports)
