@@ -82,6 +82,9 @@ class Artwork(models.Model):
     date = models.CharField(max_length=100, blank=True)
     culture = models.CharField(max_length=20, choices=Culture.choices)
     image = models.FileField(upload_to="study/", max_length=300)
+    # The image's text alternative for screen readers (the package's "alt"); "" when the package
+    # gives none: the pages then say only the title and the launch checklist warns.
+    alt = models.TextField(blank=True)
     is_qc = models.BooleanField(default=False)
     # [{"name": str, "is_symbol": bool}, ...] in package order.
     elements = models.JSONField(default=list)
