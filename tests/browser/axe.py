@@ -48,12 +48,7 @@ def readable(violations: list[dict]) -> str:
 
 def serious_violations(page, where: str) -> str | None:
     """A readable report of the serious and critical violations on the page shown, None when there are none."""
-    every = axe_violations(page)
-    import os
-
-    if os.environ.get("AXE_DEBUG"):
-        print("\n== ", where, page.url, "\n" + readable(every))
-    found = [v for v in every if v["impact"] in FAILING_IMPACTS]
+    found = [v for v in axe_violations(page) if v["impact"] in FAILING_IMPACTS]
     if not found:
         return None
     return f"{where} ({page.url}):\n{readable(found)}"
