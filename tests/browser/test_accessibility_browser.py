@@ -20,6 +20,10 @@ from .conftest import sign_in
 from .study_helpers import PROLIFIC_URL, entry_link, take_session
 from .test_study_browser import open_page, prolific, study  # noqa: F401 (fixtures)
 
+HEADING_FOCUSED = (
+    "() => { const e = document.activeElement; return !!e && /^H[12]$/.test(e.tagName) && !!e.closest('main'); }"
+)
+
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
 
@@ -44,6 +48,13 @@ def test_it_finds_no_serious_accessibility_violation_on_any_participant_page(
     def check(page, step):
         expect(page.locator("html")).to_have_attribute("lang", lang)
         kinds.add(step.split(":")[-1])
+        # study_focus.js put the focus on the step's heading when the page appeared.
+        page.wait_for_function(HEADING_FOCUSED)
+        if step.endswith(":compare"):
+            # Each highlighted sentence carries its pair's number as text, the same on both sides.
+            left = page.locator('.description-panel[data-side="left"] [data-match-marker]').all_inner_texts()
+            right = page.locator('.description-panel[data-side="right"] [data-match-marker]').all_inner_texts()
+            assert left and sorted(left) == sorted(right), (left, right)
         report = serious_violations(page, f"step {step}")
         if report:
             reports.append(report)
@@ -115,3 +126,15 @@ def test_it_finds_no_serious_accessibility_violation_on_the_review_and_adjudicat
     check(page, "adjudication of a disputed item")
     page.context.close()
     assert not reports, "axe found serious or critical WCAG 2.2 AA violations:\n\n" + "\n\n".join(reports)
+
+
+def test_it_catches_an_unlabelled_control_and_low_contrast_text(page):
+    """The check itself can fail: axe, as injected here, reports what it must."""
+    require_axe()
+    page.set_content(
+        '<!doctype html><html lang="en"><head><title>Bad page</title></head><body><main><h1>Bad</h1>'
+        '<input type="text" name="who"><p class="faint">Faint text</p></main></body></html>'
+    )
+    page.add_style_tag(content=".faint { color: #bbb; background: #fff; }")
+    report = serious_violations(page, "a bad page")
+    assert report and "label" in report and "color-contrast" in report, report
