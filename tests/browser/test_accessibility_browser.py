@@ -6,19 +6,23 @@ The contexts here bypass the Content-Security-Policy: axe is injected as an inli
 the policy rightly blocks. The other browser tests keep the policy and fail on any violation of it.
 """
 
+import json
+
 import pytest
 from django.urls import reverse
 from playwright.sync_api import expect
 
 from annotation.models import Assignment
 from core.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER
+from study.models import Answer, Participant, ParticipantStatus
+from study.services.participants import prolific_id_for
 from tests.annotation.factories import make_adjudication_round, make_dataset, make_round, make_suggestions, numbered_csv
 from tests.conftest import PASSWORD, make_user
 
 from .axe import require_axe, serious_violations
 from .conftest import sign_in
-from .study_helpers import PROLIFIC_URL, entry_link, take_session
-from .test_study_browser import open_page, prolific, study  # noqa: F401 (fixtures)
+from .study_helpers import PROLIFIC_URL, choice_for, current_step, entry_link, radio_groups, take_session
+from .test_study_browser import COMPLETE, N_QC, open_page, prolific, study  # noqa: F401 (fixtures)
 
 HEADING_FOCUSED = (
     "() => { const e = document.activeElement; return !!e && /^H[12]$/.test(e.tagName) && !!e.closest('main'); }"
@@ -138,3 +142,94 @@ def test_it_catches_an_unlabelled_control_and_low_contrast_text(page):
     page.add_style_tag(content=".faint { color: #bbb; background: #fff; }")
     report = serious_violations(page, "a bad page")
     assert report and "label" in report and "color-contrast" in report, report
+
+
+# --- A study with the keyboard alone ---------------------------------------------------------------
+
+_FOCUSED = """() => {
+  const e = document.activeElement;
+  if (!e || e === document.body) return null;
+  const style = getComputedStyle(e);
+  const label = e.closest('label');
+  const ring = label ? getComputedStyle(label) : null;
+  return {
+    tag: e.tagName.toLowerCase(), type: e.type || '', name: e.name || '', value: e.value || '',
+    checked: !!e.checked, text: (e.innerText || '').trim(), inForm: !!e.closest('form[data-step-form]'),
+    groupChecked: e.type === 'radio' ? !!e.form.querySelector(`input[name="${CSS.escape(e.name)}"]:checked`) : false,
+    anyChecked: e.type === 'checkbox' ? !!e.form.querySelector('input[name="symbols"]:checked, input[name="none"]:checked') : false,
+    outline: style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) >= 2
+      || !!ring && ring.outlineStyle !== 'none' && parseFloat(ring.outlineWidth) >= 2,
+  };
+}"""
+_MARK_SENT = "() => document.documentElement.setAttribute('data-test-sent', '')"
+# The next page is there once the marked <html> is gone: after a navigation or a page written over this one.
+_NEXT_PAGE = "() => !!document.documentElement && !document.documentElement.hasAttribute('data-test-sent') && document.readyState !== 'loading'"
+
+
+def _send_with_enter(page) -> None:
+    page.evaluate(_MARK_SENT)
+    page.keyboard.press("Enter")
+    page.wait_for_function(_NEXT_PAGE)
+
+
+def _answer_with_keys(page, step: str, unfocused: list[str]) -> None:
+    """Tab through the page from its heading: check the first symbol with Space, pick each radio
+    group's answer with Space and the arrow keys, and send the page with Enter on its button."""
+    groups = radio_groups(page)
+    for _ in range(300):
+        page.keyboard.press("Tab")
+        focused = page.evaluate(_FOCUSED)
+        if focused is None or not focused["inForm"]:
+            continue
+        if not focused["outline"]:
+            unfocused.append(f"{step}: {focused['tag']} {focused['name']} {focused['value'] or focused['text']}")
+        if focused["type"] == "checkbox":
+            if focused["name"] == "symbols" and not focused["anyChecked"]:
+                page.keyboard.press("Space")
+        elif focused["type"] == "radio":
+            if focused["groupChecked"]:
+                continue
+            name, options = focused["name"], groups[focused["name"]]
+            wanted = choice_for(name, options, qc_wrong=False) if name.endswith("-choice") else options[-1]
+            # Tab lands on the group's first radio; Space checks it, each arrow press moves the choice on.
+            page.keyboard.press("Space")
+            for _ in range(options.index(wanted)):
+                page.keyboard.press("ArrowDown")
+            expect(page.locator(f"form[data-step-form] input[name={json.dumps(name)}]:checked")).to_have_value(wanted)
+        elif focused["tag"] == "button" and step == "consent":
+            # Past "I agree" to "I do not agree", and back with Shift+Tab.
+            assert focused["text"] == "I agree to take part", focused
+            page.keyboard.press("Tab")
+            assert page.evaluate(_FOCUSED)["text"] == "I do not agree"
+            page.keyboard.press("Shift+Tab")
+            assert page.evaluate(_FOCUSED)["text"] == "I agree to take part"
+            _send_with_enter(page)
+            return
+        elif focused["tag"] == "button":
+            _send_with_enter(page)
+            return
+    raise AssertionError(f"no button to send {step} was reached with Tab")
+
+
+def test_it_completes_a_study_with_the_keyboard_alone(open_page, prolific, live_server, study):  # noqa: F811
+    page = open_page()
+    page.goto(entry_link(live_server.url, study.slug, pid="KEYBOARD1", group="american"))
+    steps: list[str] = []
+    unfocused: list[str] = []
+    while not PROLIFIC_URL.match(page.url):
+        step = current_step(page)
+        assert step is not None, f"no step form at {page.url}"
+        assert len(steps) < 100, steps[-5:]
+        page.wait_for_function(HEADING_FOCUSED)
+        steps.append(step)
+        _answer_with_keys(page, step, unfocused)
+
+    assert page.url == COMPLETE
+    assert prolific.visits == [COMPLETE]
+    participant = Participant.objects.get(study=study, prolific_pid=prolific_id_for("KEYBOARD1"))
+    assert participant.status == ParticipantStatus.COMPLETED
+    assert steps == ["consent", *participant.plan]
+    # The arrow keys reached the right answer of every question, attention checks included.
+    assert (participant.qc_correct, participant.qc_total) == (N_QC * 2, N_QC * 2)
+    assert not Answer.objects.filter(assignment__participant=participant, is_correct=False).exists()
+    assert not unfocused, "controls without a visible focus ring:\n" + "\n".join(unfocused)
