@@ -8,6 +8,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.html import escape
 
+from study.demo import write_demo_package
 from study.models import Artwork, Participant, PrepStatus, Study, StudyStatus, Term, TermStatus
 from study.selectors.studies import study_checklist, study_launch_blockers
 from study.selectors.translations import study_translations_missing
@@ -162,3 +163,10 @@ def test_it_refuses_a_bad_alt_text_naming_the_artwork_and_imports_nothing(tmp_pa
         study_import(source=write_package(tmp_path / "alt-bad", package), start_prepare=False)
     assert message in caught.value.errors
     assert Study.objects.count() == 0 and Artwork.objects.count() == 0
+
+
+def test_it_gives_every_demo_artwork_an_alt_text_in_english_and_chinese(tmp_path):
+    study = study_import(source=write_demo_package(tmp_path / "demo"), start_prepare=False)
+    assert {i["key"]: i for i in study_checklist(study)}["alt_text"]["done"] is True
+    for artwork in study.artworks.all():
+        assert artwork.alt and artwork.translations["zh-hans"]["alt"], artwork.key
