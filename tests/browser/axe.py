@@ -27,6 +27,10 @@ def axe_violations(page) -> list[dict]:
     if not page.evaluate("() => typeof window.axe === 'object'"):
         # A new document (a navigation or a document.write) has lost the copy injected before.
         page.add_script_tag(path=str(require_axe()))
+        # Colours mid-transition (Pico eases links and buttons) would be measured as they pass by.
+        page.add_style_tag(
+            content="*, *::before, *::after { transition: none !important; animation: none !important; }"
+        )
     return page.evaluate(
         "tags => axe.run(document, {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']})"
         ".then(r => r.violations)",

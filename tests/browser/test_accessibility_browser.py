@@ -108,9 +108,11 @@ def test_it_finds_no_serious_accessibility_violation_on_the_review_and_adjudicat
     reports: list[str] = []
 
     def check(page, where):
-        report = serious_violations(page, where)
-        if report:
-            reports.append(report)
+        for scheme in ("light", "dark"):
+            page.emulate_media(color_scheme=scheme)
+            report = serious_violations(page, f"{where}, {scheme} colour scheme")
+            if report:
+                reports.append(report)
 
     page = _signed_in(browser, live_server, annotator_a)
     submitted = Assignment.objects.filter(item__round=round_, annotator=annotator_a).first()
