@@ -29,6 +29,9 @@ browser-deps:
 	  elif command -v sudo >/dev/null; then (sudo apt-get update -qq && sudo apt-get install -y -qq chromium) >/dev/null; \
 	  else echo "chromium not found and cannot be installed: browser tests will skip"; fi; \
 	fi
+	@# axe-core for the accessibility test, pinned by package-lock.json; test-only, never served.
+	@if command -v npm >/dev/null; then npm ci --no-audit --no-fund --loglevel=error >/dev/null; \
+	else echo "npm not found: the accessibility browser test will skip"; fi
 
 # cairosvg (SVG uploads are drawn to PNG) needs the cairo library; the figures need a CJK font.
 system-deps:

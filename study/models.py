@@ -106,6 +106,9 @@ class Artwork(models.Model):
     image_width = models.PositiveIntegerField(null=True, blank=True)
     image_height = models.PositiveIntegerField(null=True, blank=True)
     image_variants = models.JSONField(default=list, blank=True)
+    # The image's text alternative for screen readers (the package's "alt"); "" when the package
+    # gives none: the pages then say only the title and the launch checklist warns.
+    alt = models.TextField(blank=True)
     is_qc = models.BooleanField(default=False)
     # [{"name": str, "is_symbol": bool}, ...] in package order.
     elements = models.JSONField(default=list)

@@ -75,7 +75,8 @@ class ArtworkSummarySerializer(serializers.Serializer):
 class ChecklistItemSerializer(serializers.Serializer):
     key = serializers.CharField(
         help_text="package, pairs, terms, glosses (a warning: confirmed terms found in no description), "
-        "preview, consent (a warning, not needed to launch) or translations (a warning: detail.missing lists "
+        "preview, consent (a warning, not needed to launch), alt_text (a warning: detail.missing lists the "
+        "artworks without an image text alternative: artwork, title) or translations (a warning: detail.missing lists "
         "each text a group whose language is not English would read in English: group, language, artwork, "
         "title, question, field, english)."
     )

@@ -781,6 +781,55 @@ CONSENT_ZH_HANS = """## 您将要做什么
 """
 
 
+# Each image's text alternative (the package's "alt" and its "zh-hans" one): what the drawing shows,
+# for participants who use a screen reader. Every drawing carries the "DEMO ARTWORK" band too.
+ALT = {
+    "cn-lotus": (
+        "A simple drawing of a summer pond: pink lotus flowers among round green leaves, "
+        "two mandarin ducks on the water and a dragonfly above them.",
+        "一幅简单的夏日池塘图：圆形绿叶间开着粉色荷花，水面上有两只鸳鸯，上方有一只蜻蜓。",
+    ),
+    "cn-plum": (
+        "A simple drawing of a gnarled branch with pink plum blossoms in falling snow, and a magpie perched on it.",
+        "一幅简单的图：飘雪中一根虬曲的枝条开着粉色梅花，枝上停着一只喜鹊。",
+    ),
+    "cn-crane": (
+        "A simple drawing of two red-crowned cranes standing on a rock by the waves, with a red sun rising behind them.",
+        "一幅简单的图：两只丹顶鹤站在浪边的岩石上，身后一轮红日正在升起。",
+    ),
+    "cn-pine": (
+        "A simple drawing of a pine leaning out from a mountain cliff, with bamboo, a small pavilion and clouds.",
+        "一幅简单的图：一棵松树从山崖上斜伸出来，旁边有竹子、一座小亭子和云朵。",
+    ),
+    "am-eagle": (
+        "A simple drawing of a bald eagle with spread wings over a river and a pine forest, "
+        "holding an olive branch in one claw and arrows in the other.",
+        "一幅简单的图：一只白头海雕展开双翅飞过河流和松林，一爪抓着橄榄枝，另一爪抓着箭。",
+    ),
+    "am-pumpkin": (
+        "A simple drawing of a pumpkin patch in autumn: orange pumpkins, a glowing jack-o'-lantern, "
+        "a scarecrow, a red barn and falling leaves.",
+        "一幅简单的秋日南瓜地图：橙色的南瓜、一个发光的南瓜灯、一个稻草人、一座红色谷仓和飘落的树叶。",
+    ),
+    "am-bridge": (
+        "A simple drawing of a red covered bridge over a stream, a dirt road leading to it and maple trees in autumn colours.",
+        "一幅简单的图：一座红色廊桥横跨小溪，一条土路通向桥头，两旁是秋色的枫树。",
+    ),
+    "am-lighthouse": (
+        "A simple drawing of a white lighthouse on coastal rocks with waves, a sailboat at sea and seagulls in the sky.",
+        "一幅简单的图：海边岩石上有一座白色灯塔，海浪拍岸，海上有一艘帆船，天上有海鸥。",
+    ),
+    "qc-blue": (
+        "A blue square inside a white frame on a light grey background.",
+        "浅灰色背景上，白色边框里有一个蓝色正方形。",
+    ),
+    "qc-circles": (
+        "Three red circles in a row on a grey background.",
+        "灰色背景上横排着三个红色圆形。",
+    ),
+}
+
+
 def _translated_artwork(artwork: dict) -> dict:
     """The artwork with the ``"zh-hans"`` objects of the package format beside its texts."""
     zh = ZH_HANS.get(artwork["id"], {})
@@ -799,7 +848,7 @@ def _translated_artwork(artwork: dict) -> dict:
     return {
         "elements": elements,
         "questions": questions,
-        **({"zh-hans": {"title": zh["title"]}} if "title" in zh else {}),
+        "zh-hans": {**({"title": zh["title"]} if "title" in zh else {}), "alt": ALT[artwork["id"]][1]},
     }
 
 
@@ -811,6 +860,7 @@ def demo_package() -> dict:
             {
                 "id": artwork["id"],
                 "title": artwork["title"],
+                "alt": ALT[artwork["id"]][0],
                 "artist": "VIVID Studio demo (drawn by code)",
                 "date": "2025",
                 "culture": artwork["culture"],

@@ -144,10 +144,11 @@ def study_term_counts(*, study: Study) -> dict[str, int]:
 def study_checklist(study: Study) -> list[dict]:
     """The launch checklist: each item has ``key``, ``done`` and a ``detail`` line.
 
-    Launching needs every item but the preview, which is strongly advised, and three warnings: the
+    Launching needs every item but the preview, which is strongly advised, and four warnings: the
     consent page details, the confirmed terms that occur in no description of their artwork
-    (``glosses``: their Chinese label would never reach a participant), and the texts a group whose
-    language is not English would read in English (``translations``).
+    (``glosses``: their Chinese label would never reach a participant), the artworks without a text
+    alternative for their image (``alt_text``: screen readers hear only the title), and the texts a
+    group whose language is not English would read in English (``translations``).
     """
     n_artworks = study.artworks.count()
     pairs = DescriptionPair.objects.filter(artwork__study=study)
@@ -159,6 +160,7 @@ def study_checklist(study: Study) -> list[dict]:
     consent_missing = study_consent_missing(study)
     unmatched = study_terms_unmatched(study=study)
     untranslated = study_translations_missing(study)
+    no_alt = list(study.artworks.filter(alt="").order_by("position").values("key", "title"))
     return [
         {
             "key": "package",
@@ -206,6 +208,14 @@ def study_checklist(study: Study) -> list[dict]:
             "key": "consent",
             "done": not consent_missing,
             "detail": {"required": False, "missing": consent_missing},
+        },
+        {
+            "key": "alt_text",
+            "done": not no_alt,
+            "detail": {
+                "required": False,
+                "missing": [{"artwork": row["key"], "title": row["title"]} for row in no_alt],
+            },
         },
         {
             "key": "translations",

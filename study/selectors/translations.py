@@ -38,6 +38,9 @@ def _artwork_rows(artwork, language: str) -> list[dict]:
     rows = []
     if not translated.get("title"):
         rows.append({**where, "question": "", "field": "title", "english": artwork.title})
+    # Without any alt text the alt_text item warns; a translation is missing only beside an English one.
+    if artwork.alt and not translated.get("alt"):
+        rows.append({**where, "question": "", "field": "alt", "english": artwork.alt[:80]})
     rows += [
         {**where, "question": "", "field": "element", "english": element["name"]}
         for element in artwork.elements
@@ -57,7 +60,7 @@ def study_translations_missing(study: Study) -> list[dict]:
     """Every text a group whose language is not English would read in English, in package order.
 
     One row per field: ``group``, ``language``, ``artwork`` (its id, "" for the study's own texts),
-    ``title``, ``question`` (its id or ""), ``field`` (title, consent, element, question or options)
+    ``title``, ``question`` (its id or ""), ``field`` (title, alt, consent, element, question or options)
     and ``english``, the text shown instead.
     """
     languages = {group: group_translation(group) for group in study.groups}

@@ -150,6 +150,7 @@ def step_context(participant: Participant, step: Step, *, values=None, errors=No
         "assignment": assignment,
         "artwork": artwork,
         "artwork_title": artwork_text.get("title") or artwork.title,
+        "artwork_alt": artwork_text.get("alt") or artwork.alt,
         "elements": [
             (name, element_labels.get(name, name)) for name in element_order(participant=participant, artwork=artwork)
         ],

@@ -526,7 +526,7 @@ def test_it_switches_the_pages_to_vietnamese(researcher_client, tuc_ngu_dataset)
     # Trait and theme names come from the taxonomy's Vietnamese columns.
     assert "Kinh nghiệm dân gian" in page and "Sản xuất, lao động và thiên nhiên" in page
     assert "Folk knowledge" not in page and "Export CSV" not in page
-    assert '<html lang="vi">' in researcher_client.get(url).content.decode()
+    assert '<html lang="vi" data-theme="light">' in researcher_client.get(url).content.decode()
 
     home = text_of(researcher_client.get(reverse("home")))
     assert "Nhà nghiên cứu" in home and "Researcher" not in home

@@ -110,9 +110,11 @@ def participant_browser(prolific: FakeProlific):
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, prolific.resolver_rule])
 
-        def open_page(locale: str = "en-US"):
+        def open_page(locale: str = "en-US", **options):
             context = watch_csp(
-                browser.new_context(locale=locale, viewport={"width": 1280, "height": 900}, ignore_https_errors=True)
+                browser.new_context(
+                    locale=locale, viewport={"width": 1280, "height": 900}, ignore_https_errors=True, **options
+                )
             )
             page = context.new_page()
             page.set_default_timeout(15_000)

@@ -401,6 +401,7 @@ def test_the_api_lists_and_shows_studies(api):
         "glosses",
         "preview",
         "consent",
+        "alt_text",
         "translations",
     ]
     assert len(detail["artworks"]) == 14

@@ -20,6 +20,8 @@ _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 _QID = re.compile(r"^Q[1-9][0-9]*\Z")
 MAX_SMALLINT = 32767
 CONSENT_TEXT_MAX = 20000
+# An image's text alternative: a sentence or two; longer descriptions belong in the page's text.
+ALT_MAX = 1000
 
 
 def _is_int(value) -> bool:
@@ -249,7 +251,8 @@ class PackageChecker:
             n_qc += is_qc
             n_regular += not is_qc
             self._text(f"{where}, title", artwork.get("title"), 300)
-            self._check_translation(where, artwork, {"title": 300})
+            self._check_translation(where, artwork, {"title": 300, "alt": ALT_MAX})
+            self._text(f"{where}, alt", artwork.get("alt"), ALT_MAX, required=False)
             self._text(f"{where}, artist", artwork.get("artist"), 300, required=False)
             if artwork.get("date") is not None and not isinstance(artwork.get("date"), (str, int)):
                 self.error(

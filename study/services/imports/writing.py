@@ -101,6 +101,7 @@ def _write(data: dict, raw: bytes, images: dict, user, written: list[str]) -> St
             study=study,
             key=item["id"],
             title=item["title"].strip(),
+            alt=(item.get("alt") or "").strip(),
             artist=item.get("artist") or "",
             date=str(item.get("date") or ""),
             culture=item["culture"],
@@ -182,8 +183,9 @@ def _write(data: dict, raw: bytes, images: dict, user, written: list[str]) -> St
 
 def _artwork_translations(item: dict) -> dict:
     translated = {}
-    if (item.get(TRANSLATION) or {}).get("title"):
-        translated["title"] = item[TRANSLATION]["title"].strip()
+    for field in ("title", "alt"):
+        if (item.get(TRANSLATION) or {}).get(field, "").strip():
+            translated[field] = item[TRANSLATION][field].strip()
     names = {
         element["name"]: element[TRANSLATION]["name"].strip()
         for element in item["elements"]
