@@ -46,7 +46,7 @@ def test_it_renders_every_page_of_a_chinese_session_in_chinese():
     client.get(entry_url("", study.slug, pid=prolific_id_for("PIDZH"), group="chinese"))
     bot = SyntheticParticipant(None, key=answer_key(study=study), rng=random.Random(2))
     seen = set()
-    english = ["Next", "Consent to take part", "How confident are you", "Description A (left)", "Artwork 1 of"]
+    english = ["Next", "Consent to take part", "How confident are you", "Description A", "(left)", "Artwork 1 of"]
     for _ in range(200):
         page = client.get(reverse("study:run", args=[study.slug]))
         if page.status_code != 200:
