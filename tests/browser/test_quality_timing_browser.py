@@ -26,7 +26,9 @@ def test_it_sends_the_seconds_each_item_was_on_screen(context_for, live_server):
     page.keyboard.press("Enter")
     page.wait_for_function(f"() => document.querySelector('#review-expression').innerText !== {first!r}")
     # The second item, answered after its own display (the clock restarted with the htmx swap).
-    page.wait_for_timeout(300)
+    # The heading changes a few milliseconds before the clock restarts (after the swap settles), so
+    # the wait is twice the lower bound asserted below.
+    page.wait_for_timeout(600)
     page.keyboard.press("3")
     page.keyboard.press("Enter")
     page.wait_for_function("() => document.querySelectorAll('#review-expression').length === 1")
