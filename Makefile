@@ -61,12 +61,13 @@ test: install browser-deps
 
 # What gives the same answer on every engine runs once: the pages in Chromium and the built-in
 # model on the CPU in the SQLite pass; the tests that touch no database and the permission
-# matrix (marked `once`) in the PostgreSQL pass, which balances the two.
+# matrix (marked `once`) in the PostgreSQL pass, which balances the two, with the browser tests
+# marked `pg_pass` (the network and phone walks).
 # SQLITE_MARKERS= PG_MARKERS= run everything on both.
-SQLITE_MARKERS ?= not once or browser or model
+SQLITE_MARKERS ?= (not once or browser or model) and not pg_pass
 # Each pass ends with its slowest tests (setup, call and teardown apart): where the next minute is.
 DURATIONS ?= --durations=15 --durations-min=2
-PG_MARKERS ?= not browser and not model
+PG_MARKERS ?= (not browser and not model) or pg_pass
 
 test-sqlite:
 	@echo "== test suite on SQLite =="

@@ -39,7 +39,12 @@ from .study_helpers import (
     send_and_wait,
 )
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
+# In the PostgreSQL pass of `make test` (pg_pass), so that the two passes take about as long.
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.pg_pass,
+    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+]
 
 ARTIFACTS = Path(django_settings.BASE_DIR) / "var" / "artifacts" / "mobile"
 # An artwork as a museum photographs it: wider than the widest copy, so a phone must never get it.
