@@ -369,7 +369,9 @@ def open_loop_scenario(server, corpus, sessions, *, n, rate, duration, seed, lab
         return False, f"{response.status_code} on {path}", None
 
     cpu, worker_cpu = server.cpu(), (WORKER.cpu() if WORKER else 0.0)
+    maintenance = autovacuum_runs()
     result = open_loop(rate=rate, duration=duration, seed=seed, clients=idle, send=send)
+    result["autovacuum_runs"] = autovacuum_runs() - maintenance
     answers = result["answers"]
     result["cpu_ms"] = 1000 * (server.cpu() - cpu) / answers if answers else float("nan")
     result["worker_cpu_ms"] = 1000 * ((WORKER.cpu() if WORKER else 0.0) - worker_cpu) / answers if answers else 0.0
@@ -402,8 +404,22 @@ def open_loop_row(name: str, result: dict) -> str:
         f"{name:<10} offered {result['offered_rate']:>5.1f}/s  served {result['rate']:>5.1f}/s"
         f"  p50 {result['p50'] * 1000:>5.0f} ms  p95 {result['p95'] * 1000:>5.0f} ms  max {result['max'] * 1000:>5.0f} ms"
         f"  errors {result['errors']}  CPU/answer {result['cpu_ms']:>5.1f} ms"
-        f"  (generator late by {result['generator_lag_p95'] * 1000:.0f} ms at p95)"
+        + (f" (+ worker {result['worker_cpu_ms']:.1f} ms)" if result.get("worker_cpu_ms") else "")
+        + f"  (generator late by {result['generator_lag_p95'] * 1000:.0f} ms at p95)"
+        + "\n           p95 per 5 s of arrivals: "
+        + " ".join(f"{p95 * 1000:.0f}" for p95 in result["p95_by_slice"])
+        + f" ms; PostgreSQL autovacuum and autoanalyze runs meanwhile: {result.get('autovacuum_runs', 0)}"
     )
+
+
+def autovacuum_runs() -> int:
+    """How many times PostgreSQL's autovacuum and autoanalyze have run on the benchmark's tables."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT coalesce(sum(autovacuum_count + autoanalyze_count), 0) FROM pg_stat_user_tables")
+        (runs,) = cursor.fetchone()
+    return int(runs)
 
 
 def burst_scenario(server, corpus, sessions, *, n, seed, label) -> dict:

@@ -38,6 +38,7 @@ def open_loop(*, rate: float, duration: float, seed: int, clients: "queue.Queue"
 
     rng = random.Random(seed)
     latencies, errors, lag, lock = [], [], [], threading.Lock()
+    by_arrival = []  # (seconds into the window, latency): shows whether the slow answers come together
 
     def arrive(scheduled: float) -> None:
         client = clients.get()
@@ -50,6 +51,8 @@ def open_loop(*, rate: float, duration: float, seed: int, clients: "queue.Queue"
             clients.put(client)
         with lock:
             (latencies.append(took) if ok else errors.append(error))
+            if ok:
+                by_arrival.append((scheduled - begin, took))
 
     offered = 0
     begin = time.perf_counter()
@@ -79,7 +82,21 @@ def open_loop(*, rate: float, duration: float, seed: int, clients: "queue.Queue"
         "error_sample": errors[:3],
         # How late the generator itself sent (a busy client machine): large values void the run.
         "generator_lag_p95": percentile(lag, 0.95) if lag else 0.0,
+        # p95 of the answers arriving in each 5 s of the window: a tail from queueing at random
+        # spreads over them all, one from something else on the machine (a background job, the
+        # database's autovacuum) stands out in one or two.
+        "p95_by_slice": slice_percentiles(by_arrival, width=5.0, q=0.95),
     }
+
+
+def slice_percentiles(pairs: list[tuple[float, float]], *, width: float, q: float) -> list[float]:
+    """The ``q`` percentile of the values of ``(instant, value)`` pairs, per ``width`` seconds of instants."""
+    slices: dict[int, list[float]] = {}
+    for instant, value in pairs:
+        slices.setdefault(int(instant // width), []).append(value)
+    return [
+        percentile(slices.get(i, []), q) if slices.get(i) else float("nan") for i in range(max(slices, default=-1) + 1)
+    ]
 
 
 # --- PostgreSQL ------------------------------------------------------------------------------
