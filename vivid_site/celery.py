@@ -15,3 +15,13 @@ def _preload_model_clients(**_):
     """Imported once in the worker's parent process, before the pool forks: each prefork child
     would otherwise import the openai client on its first chunk (~0.6 s before its first request)."""
     import llm.providers.openai_provider  # noqa: F401
+
+
+@worker_init.connect
+def _lower_priority(**_):
+    """WORKER_NICENESS (settings): in the parent before the pool forks, so every child inherits it."""
+    from django.conf import settings
+
+    from core.priority import worker_priority_lower
+
+    worker_priority_lower(niceness=settings.WORKER_NICENESS)
