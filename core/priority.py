@@ -7,6 +7,7 @@ the round (350 ms). A worker with a higher niceness still gets every idle cycle,
 cores to the web server when both want them.
 """
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -26,8 +27,7 @@ def worker_priority_lower(*, niceness: int) -> int:
         return os.nice(0)
     value = os.nice(niceness)
     if os.getsid(0) == os.getpid() and AUTOGROUP.exists():
-        try:
+        # A kernel that refuses leaves the process's own niceness, which still orders it within its session.
+        with contextlib.suppress(OSError):
             AUTOGROUP.write_text(str(value))
-        except OSError:
-            pass  # a kernel without autogroup scheduling, or one that refuses: the process's own niceness stands
     return value

@@ -64,3 +64,30 @@ def test_it_runs_a_confirmed_import_in_a_real_worker(worker, researcher):
     assert job.report["summary"] == "created 2, skipped_duplicates 0"
     assert Expression.objects.filter(dataset__name="Worker corpus").count() == 2
     assert ImportJob.objects.get(pk=job.pk).dataset.name == "Worker corpus"
+
+
+def _niceness(pid: int) -> int:
+    # /proc/PID/stat: the command name in parentheses may hold spaces; the niceness is the 17th field after it.
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[16])
+
+
+def test_it_starts_the_worker_at_the_niceness_of_worker_niceness(tmp_path, researcher, settings):
+    """WORKER_NICENESS=5: the worker runs the web flow's import at a lower priority than the web server."""
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    url, queue = f"sqla+sqlite:///{tmp_path / 'broker.sqlite3'}", f"test-{uuid.uuid4().hex[:8]}"
+    with celery_overrides(broker_url=url, task_default_queue=queue, task_always_eager=False):
+        process = start_worker(broker_url=url, queue=queue, env={"WORKER_NICENESS": "5"})
+        try:
+            job = import_job_create(
+                dataset_name="Niced", filename="n.csv", content=b"expression,explanation\nA,B\n", user=researcher
+            )
+            import_job_confirm(job=job, user=researcher)
+            deadline = time.monotonic() + 90
+            while job.status != ImportJobStatus.DONE and time.monotonic() < deadline and process.poll() is None:
+                time.sleep(0.3)
+                job.refresh_from_db()
+            assert job.status == ImportJobStatus.DONE, worker_log(process)
+            assert _niceness(process.pid) == min(os.nice(0) + 5, 19)
+        finally:
+            stop_worker(process)
