@@ -94,9 +94,7 @@ def slice_percentiles(pairs: list[tuple[float, float]], *, width: float, q: floa
     slices: dict[int, list[float]] = {}
     for instant, value in pairs:
         slices.setdefault(int(instant // width), []).append(value)
-    return [
-        percentile(slices.get(i, []), q) if slices.get(i) else float("nan") for i in range(max(slices, default=-1) + 1)
-    ]
+    return [percentile(slices[i], q) if i in slices else float("nan") for i in range(max(slices, default=-1) + 1)]
 
 
 # --- PostgreSQL ------------------------------------------------------------------------------

@@ -812,6 +812,7 @@ def run_open_loop(args, servers: list[Server], stop: threading.Event, capacity: 
     print(f"  CPU per request: server {1000 * server_cpu / max(1, requests_made):.1f} ms (every gunicorn process), "
           f"load generator {1000 * own_cpu / max(1, requests_made):.1f} ms; the generator sent late by "
           f"{ms(result['generator_lag_p95'])} ms at p95")  # fmt: skip
+    print("  p95 per 5 s of arrivals: " + " ".join(ms(p95) for p95 in result["p95_by_slice"]) + " ms")
     results = [(outcome, participant.transport.accepted, 0.0) for participant, outcome, _page in started]
     print_outcomes(results, check_stored(results))
 

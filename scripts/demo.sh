@@ -67,8 +67,9 @@ trap 'exit 143' TERM
 # Job control only while starting the two: each gets its own process group. Off again at once,
 # so the commands run in the foreground stay in this script's group and Ctrl-C reaches it.
 set -m
-# Unbuffered, so the worker's banner reaches the log (and the screen) as it is printed.
-PYTHONUNBUFFERED=1 .venv/bin/celery -A vivid_site worker --loglevel=warning --concurrency=2 </dev/null |
+# Unbuffered, so the worker's banner reaches the log (and the screen) as it is printed. The worker
+# shares this machine's cores with the server: it yields them to the pages (README, Production).
+WORKER_NICENESS="${WORKER_NICENESS:-10}" PYTHONUNBUFFERED=1 .venv/bin/celery -A vivid_site worker --loglevel=warning --concurrency=2 </dev/null |
   tee -a "$WORKER_LOG" &
 WORKER=$(jobs -p %+)
 CHILD_GROUPS+=("$WORKER")

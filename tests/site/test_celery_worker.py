@@ -66,12 +66,6 @@ def test_it_runs_a_confirmed_import_in_a_real_worker(worker, researcher):
     assert ImportJob.objects.get(pk=job.pk).dataset.name == "Worker corpus"
 
 
-def _niceness(pid: int) -> int:
-    # /proc/PID/stat: the command name in parentheses may hold spaces; the niceness is the 17th field after it.
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return int(fields[16])
-
-
 def test_it_starts_the_worker_at_the_niceness_of_worker_niceness(tmp_path, researcher, settings):
     """WORKER_NICENESS=5: the worker runs the web flow's import at a lower priority than the web server."""
     settings.CELERY_TASK_ALWAYS_EAGER = False
@@ -88,6 +82,6 @@ def test_it_starts_the_worker_at_the_niceness_of_worker_niceness(tmp_path, resea
                 time.sleep(0.3)
                 job.refresh_from_db()
             assert job.status == ImportJobStatus.DONE, worker_log(process)
-            assert _niceness(process.pid) == min(os.nice(0) + 5, 19)
+            assert os.getpriority(os.PRIO_PROCESS, process.pid) == min(os.nice(0) + 5, 19)
         finally:
             stop_worker(process)
