@@ -89,6 +89,10 @@ class ArtworkQuestionType(models.TextChoices):
 
 # Every question has one answer and this many distractors: the paper's six options.
 DISTRACTORS = 5
+# The share of quality-control answers a participant must get right (the paper's 75%). Here, with
+# the models, and not in the services: a study's model reads it as a default, and a models module
+# that imports the services starts pandas, scipy and scikit-learn in every process (a second each).
+QC_THRESHOLD_DEFAULT = 0.75
 
 
 class ArtworkQuestion(models.Model):

@@ -32,13 +32,12 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-import krippendorff
 import numpy as np
 from scipy import sparse
-from scipy import stats as scipy_stats
-from sklearn.metrics import cohen_kappa_score
-from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss_kappa
-from statsmodels.stats.proportion import proportion_confint
+
+# scipy.stats, scikit-learn, statsmodels and krippendorff are imported where they are used: together
+# they take about a second to import, and the admin loads this module in every process that starts
+# Django (each manage.py command, Celery worker and gunicorn worker), most of which never count a kappa.
 
 CONFIDENCE = 0.95
 # The statistic sees at most this many weights at once (resamples x rows), about 32 MB.
@@ -58,6 +57,8 @@ def finite(value) -> float | None:
 
 def cohen_kappa(first, second, *, labels: Sequence, weights: str | None = None) -> float:
     """scikit-learn's Cohen's kappa over every one of ``labels``; NaN where undefined."""
+    from sklearn.metrics import cohen_kappa_score
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return float(
@@ -71,6 +72,8 @@ def fleiss_kappa(codes: np.ndarray, n_categories: int) -> float:
     The items x categories table is ``aggregate_raters``' (with ``n_cat``), counted without its loop
     over the items, which took longer than the coefficient on a few thousand items.
     """
+    from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss_kappa
+
     table = category_counts(codes, n_categories).astype(int)
     with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
         warnings.simplefilter("ignore")
@@ -82,6 +85,8 @@ def krippendorff_alpha(reliability_data, *, level_of_measurement: str, value_dom
 
     Raises the library's ValueError when the data hold a single value.
     """
+    import krippendorff
+
     with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
         warnings.simplefilter("ignore")
         return float(
@@ -95,6 +100,8 @@ def krippendorff_alpha(reliability_data, *, level_of_measurement: str, value_dom
 
 def kendall_tau(x, y) -> tuple[float, float]:
     """scipy's Kendall's tau-b and its p-value; NaN where undefined (a constant side)."""
+    from scipy import stats as scipy_stats
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = scipy_stats.kendalltau(x, y, variant="b")
@@ -107,6 +114,8 @@ def wilson_interval(successes: int, n: int, *, confidence: float = CONFIDENCE) -
     Wilson rather than the normal approximation: rates near 0 or 1 over a few dozen answers are
     common, and the normal interval leaves [0, 1] there.
     """
+    from statsmodels.stats.proportion import proportion_confint
+
     # 1 - 0.95 is 0.050000000000000044 in binary: round it so 95% is statsmodels' alpha=0.05 exactly.
     low, high = proportion_confint(successes, n, alpha=round(1 - confidence, 12), method="wilson")
     return float(low), float(high)

@@ -20,7 +20,6 @@ import warnings
 from itertools import combinations
 
 import numpy as np
-from scipy import stats
 
 from core import statistics
 
@@ -55,6 +54,8 @@ def tau_b(a, b) -> float:
 
 
 def rho(a, b) -> float:
+    from scipy import stats  # where used: core/statistics.py says why
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return float(stats.spearmanr(a, b).statistic)

@@ -10,8 +10,7 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from artworks.models import ArtworkQuestionType, SpeakerKind
-from artworks.services.export import QC_THRESHOLD_DEFAULT
+from artworks.models import QC_THRESHOLD_DEFAULT, ArtworkQuestionType, SpeakerKind
 
 # The package's one translation, for the Chinese group: the key of every ``translations`` field.
 TRANSLATION = "zh-hans"

@@ -13,8 +13,12 @@ app.autodiscover_tasks()
 @worker_init.connect
 def _preload_model_clients(**_):
     """Imported once in the worker's parent process, before the pool forks: each prefork child
-    would otherwise import the openai client on its first chunk (~0.6 s before its first request)."""
+    would otherwise import the openai client on its first chunk (~0.6 s before its first request),
+    and the statistics libraries on its first round summary or report (about a second)."""
     import llm.providers.openai_provider  # noqa: F401
+    from core.warmup import libraries_import
+
+    libraries_import()
 
 
 @worker_init.connect

@@ -18,7 +18,6 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.db.models import Count
 from scipy import sparse
-from scipy.stats import chi2_contingency
 
 from core import statistics
 from core.stamps import Shown, cached, cached_with_latest, shown
@@ -293,6 +292,8 @@ def _theme_shift(themes: np.ndarray, theme_codes: list[str]) -> dict:
     if half == 0 or table.shape[1] < 2:
         result["reason"] = agreement.TOO_FEW_ITEMS if half == 0 else agreement.SINGLE_CATEGORY
         return result
+    from scipy.stats import chi2_contingency
+
     test = chi2_contingency(table)
     result["chi2"], result["p_value"], result["dof"] = finite(test.statistic), finite(test.pvalue), int(test.dof)
     return result

@@ -26,7 +26,14 @@ from django.utils.translation import gettext as _
 
 from core.packages import IMAGE_EXTENSIONS
 
-from ..models import DISTRACTORS, ArtworkPipelineRun, ArtworkQuestionType, SpeakerCandidate, SpeakerKind
+from ..models import (
+    DISTRACTORS,
+    QC_THRESHOLD_DEFAULT,
+    ArtworkPipelineRun,
+    ArtworkQuestionType,
+    SpeakerCandidate,
+    SpeakerKind,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -35,7 +42,6 @@ PACKAGE_FILE = "study.json"
 STUDY_GROUPS = ("american", "chinese")
 MAX_ARTWORKS_PER_PARTICIPANT = 12
 QC_PER_PARTICIPANT = 2
-QC_THRESHOLD_DEFAULT = 0.75
 QUOTA_PER_GROUP = 10
 SIMILARITY_THRESHOLD = 0.8
 SLUG_MAX = 80

@@ -14,7 +14,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import pandas as pd
 from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
@@ -104,6 +103,8 @@ def _read_rows(raw: bytes, data_name: str) -> tuple[list[tuple[int, dict]], list
 
 
 def _read_csv(text: str, data_name: str) -> tuple[list[tuple[int, dict]], list[str]]:
+    import pandas as pd  # where used: a quarter of a second at every process's start otherwise
+
     try:
         # Everything as text: ids like "007" and dates like "1850" stay as written.
         frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)

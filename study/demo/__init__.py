@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from artworks.demo.drawings import DRAWINGS, png
-from artworks.services.export import QC_THRESHOLD_DEFAULT
+from artworks.models import QC_THRESHOLD_DEFAULT
 
 SLUG = "demo-artworks"
 LABEL = "DEMO ARTWORK – drawn by code"

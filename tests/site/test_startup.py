@@ -1,0 +1,60 @@
+"""What every process pays to start Django (each manage.py command, a test's subprocess), and what
+the long-running ones import ahead of their first request or task (core/warmup.py)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# About a second of CPU together at every start (scipy.stats 0.5 s, scikit-learn 0.35 s, pandas
+# 0.25 s, statsmodels): imported where a statistic is computed or a table read.
+HEAVY = ("scipy.stats", "sklearn", "pandas", "statsmodels", "krippendorff", "matplotlib", "torch")
+WARMED = ("scipy.stats", "sklearn", "pandas", "statsmodels", "krippendorff")
+
+LOADED = """
+import json, sys
+print(json.dumps(sorted(name for name in sys.modules if any(name == h or name.startswith(h + ".") for h in HEAVY))))
+"""
+
+
+def _heavy_modules_after(code: str) -> list[str]:
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "VIVID_TEST_SQLITE"}}
+    env.update({"DJANGO_ENV": "test", "DJANGO_SETTINGS_MODULE": "vivid_site.settings", "PYTHONPATH": str(ROOT)})
+    result = subprocess.run(
+        [sys.executable, "-c", f"HEAVY = {HEAVY!r}\n{code}\n{LOADED}"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def _roots(modules: list[str]) -> set[str]:
+    return {heavy for heavy in HEAVY if any(name == heavy or name.startswith(heavy + ".") for name in modules)}
+
+
+def test_it_starts_django_its_urls_and_its_tasks_without_the_statistics_and_table_libraries():
+    loaded = _heavy_modules_after(
+        "import django\n"
+        "django.setup()\n"
+        "from django.urls import get_resolver\n"
+        "get_resolver().url_patterns  # every view module\n"
+        "from vivid_site.celery import app\n"
+        "app.loader.import_default_modules()  # every tasks module\n"
+    )
+    assert loaded == [], f"imported at start: {loaded}"
+
+
+def test_it_imports_them_in_the_web_server_before_it_forks():
+    assert _roots(_heavy_modules_after("import vivid_site.wsgi")) == set(WARMED)
+
+
+def test_it_imports_them_in_the_celery_worker_before_its_pool_forks():
+    code = "from vivid_site.celery import app\nfrom celery.signals import worker_init\nworker_init.send(sender=None)"
+    assert _roots(_heavy_modules_after(code)) == set(WARMED)
