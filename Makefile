@@ -54,6 +54,10 @@ TEST_JOBS ?= 2
 # Two passes side by side already fill both cores: a model that spreads over both too waits on
 # the other pass's threads (SmolLM2's 8 tokens: 1.5 s on one thread, 5-9 s on two).
 test-sqlite test-postgres: export OMP_NUM_THREADS ?= 1
+# Compiled once, then read by every process after it: the suite starts Django in dozens of
+# subprocesses (Celery workers, manage.py commands), and a machine that sets PYTHONDONTWRITEBYTECODE
+# (as these do) compiles the app's modules again in each. The caches stay in the git-ignored __pycache__.
+test-sqlite test-postgres: export PYTHONDONTWRITEBYTECODE :=
 
 test: install browser-deps
 	@echo "== the SQLite and PostgreSQL passes run side by side; each prints its report when it ends =="
