@@ -711,7 +711,7 @@ def main() -> None:
             "CACHE_URL": args.redis_url,
             "CELERY_BROKER_URL": args.redis_url,
             "CELERY_QUEUE": "vivid-bench-review",
-            # The worker shares the 2 cores with gunicorn: run it as the README's Deployment says for that
+            # The worker shares the 2 cores with gunicorn: run it as the README's Production says for that
             # case (WORKER_NICENESS=0 in the environment measures it at the web server's priority).
             "WORKER_NICENESS": os.environ.get("WORKER_NICENESS", "10"),
         }

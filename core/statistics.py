@@ -35,9 +35,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
-# scipy.stats, scikit-learn, statsmodels and krippendorff are imported where they are used: together
-# they take about a second to import, and the admin loads this module in every process that starts
-# Django (each manage.py command, Celery worker and gunicorn worker), most of which never count a kappa.
+# scipy.stats, scikit-learn, statsmodels and krippendorff are imported where they are used: the admin
+# loads this module in every process that starts Django (core/warmup.py says what that cost).
 
 CONFIDENCE = 0.95
 # The statistic sees at most this many weights at once (resamples x rows), about 32 MB.

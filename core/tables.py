@@ -165,7 +165,7 @@ def read_table(filename: str, content: bytes) -> tuple[list[str], list[dict], in
             zip_verify(content, name=filename)
         except ArchiveError as exc:
             raise TableError("bad_archive", detail=str(exc)) from None
-        import pandas as pd  # where used: a quarter of a second at every process's start otherwise
+        import pandas as pd  # where used: core/warmup.py says why
 
         try:
             frame = pd.read_excel(io.BytesIO(content), dtype=str, keep_default_na=False, engine="openpyxl")

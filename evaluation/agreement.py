@@ -54,7 +54,7 @@ def tau_b(a, b) -> float:
 
 
 def rho(a, b) -> float:
-    from scipy import stats  # where used: core/statistics.py says why
+    from scipy import stats  # where used: core/warmup.py says why
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

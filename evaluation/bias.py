@@ -44,7 +44,7 @@ def spearman(x, y) -> tuple[float | None, float | None, str | None]:
         return None, None, "fewer than three items"
     if _constant(x) or _constant(y):
         return None, None, "one side is constant: no ranking to compare"
-    from scipy import stats  # where used: core/statistics.py says why
+    from scipy import stats  # where used: core/warmup.py says why
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -63,7 +63,7 @@ def partial_spearman(x, y, z) -> tuple[float | None, float | None, str | None]:
         return None, None, "fewer than four items with a human score"
     if _constant(x) or _constant(y) or _constant(z):
         return None, None, "a variable is constant on the items with a human score"
-    from scipy import stats  # where used: core/statistics.py says why
+    from scipy import stats  # where used: core/warmup.py says why
 
     ranks = np.vstack([stats.rankdata(x), stats.rankdata(y), stats.rankdata(z)])
     r = np.corrcoef(ranks)

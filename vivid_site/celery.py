@@ -11,7 +11,7 @@ app.autodiscover_tasks()
 
 
 @worker_init.connect
-def _preload_model_clients(**_):
+def _import_before_fork(**_):
     """Imported once in the worker's parent process, before the pool forks: each prefork child
     would otherwise import the openai client on its first chunk (~0.6 s before its first request),
     and the statistics libraries on its first round summary or report (about a second)."""

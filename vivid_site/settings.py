@@ -344,7 +344,7 @@ SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 ROUND_SUMMARY_DELAY_SECONDS = env_int("ROUND_SUMMARY_DELAY_SECONDS", 30, minimum=0)
 # How much the Celery worker lowers its CPU priority (core/priority.py): 0 leaves it as started. On a
 # machine where the web server and the worker share the cores, 10 keeps background refreshes out of
-# the annotators' save latency (the README's Deployment says when).
+# the annotators' save latency (the README's Production says when).
 WORKER_NICENESS = env_int("WORKER_NICENESS", 0, minimum=0)
 # The statistics page and the Quality tab show the figures of before the latest answers, saying so,
 # while that task recomputes them; figures older than this are recomputed by the page itself.

@@ -292,7 +292,7 @@ def _theme_shift(themes: np.ndarray, theme_codes: list[str]) -> dict:
     if half == 0 or table.shape[1] < 2:
         result["reason"] = agreement.TOO_FEW_ITEMS if half == 0 else agreement.SINGLE_CATEGORY
         return result
-    from scipy.stats import chi2_contingency
+    from scipy.stats import chi2_contingency  # where used: core/warmup.py says why
 
     test = chi2_contingency(table)
     result["chi2"], result["p_value"], result["dof"] = finite(test.statistic), finite(test.pvalue), int(test.dof)

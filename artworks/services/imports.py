@@ -103,7 +103,7 @@ def _read_rows(raw: bytes, data_name: str) -> tuple[list[tuple[int, dict]], list
 
 
 def _read_csv(text: str, data_name: str) -> tuple[list[tuple[int, dict]], list[str]]:
-    import pandas as pd  # where used: a quarter of a second at every process's start otherwise
+    import pandas as pd  # where used: core/warmup.py says why
 
     try:
         # Everything as text: ids like "007" and dates like "1850" stay as written.
