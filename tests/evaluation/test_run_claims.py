@@ -14,6 +14,8 @@ from evaluation.services import run_chunk, run_execute, run_resume
 from evaluation.services.runs import execution as runs_execution
 from evaluation.services.runs import lifecycle as runs_lifecycle
 from evaluation.services.runs import run_fingerprint_record, run_items_claim_more
+from llm.models import ModelConfig
+from llm.services import SlotLease
 
 from .factories import make_model, make_run, numbered_dataset
 
@@ -64,6 +66,11 @@ def test_it_sends_nothing_twice_when_the_fan_out_is_redelivered_while_a_chunk_wo
     eager, run, fake_openai, monkeypatch
 ):
     ids = list(run.items.order_by("id").values_list("id", flat=True))
+    # Eagerly, the redelivered fan-out runs inside the live chunk's request, so it can only take the model's one
+    # slot once the live chunk's lease lapses (its timeout plus a margin): a second, not the fixture's ten.
+    ModelConfig.objects.filter(pk=run.model_id).update(timeout=1)
+    run.model.refresh_from_db()
+    monkeypatch.setattr(SlotLease, "MARGIN_SECONDS", 0)
     fired = hook_first_request(monkeypatch, lambda: run_execute(run_id=run.pk))
     run_chunk(run_id=run.pk, item_ids=ids[:2])  # a live chunk; the redelivered fan-out runs inside it
     assert fired

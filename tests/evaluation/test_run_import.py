@@ -94,13 +94,14 @@ def test_it_imports_a_generation_log_that_a_judge_run_then_scores(eager, version
     assert (generation.kind, generation.strategy) == (RunKind.GENERATION, "zero-shot")
     assert generation.items.filter(status=ItemStatus.DONE).count() == 3
     judge_model = stored_model(fake_openai, name="judge")
-    fake_openai.reply = "4"
+    fake_openai.reply = lambda body: "4"
 
     judge = run_create(kind=RunKind.JUDGE, model=judge_model, prompt_name="aspect", source_run=generation)
     run_execute(run_id=judge.pk)
 
     judge.refresh_from_db()
     assert judge.status == RunStatus.DONE and judge.items.count() == 3
+    assert {(i.status, i.score) for i in judge.items.all()} == {(ItemStatus.DONE, 4)}
     sent = " ".join(json.dumps(body, ensure_ascii=False) for body in fake_openai.bodies())
     for item in generation.items.all():
         assert item.response in sent
