@@ -17,8 +17,6 @@ from study.services.imports import StudyImportError, study_import
 from .factories import make_study, package_dict, write_package
 from .test_import import _media, media_files  # noqa: F401 - the isolated media folder fixture
 
-pytestmark = pytest.mark.django_db
-
 GPS = 0x8825
 ORIENTATION = 0x0112
 
@@ -143,6 +141,7 @@ def package_with_photo(tmp_path, *, slug="photos", content: bytes | None = None,
     return folder
 
 
+@pytest.mark.django_db
 def test_it_stores_the_copies_of_a_package_image_at_import(tmp_path, settings):
     study = study_import(source=package_with_photo(tmp_path), start_prepare=False)
 
@@ -157,6 +156,7 @@ def test_it_stores_the_copies_of_a_package_image_at_import(tmp_path, settings):
     assert (small.image_width, small.image_height, small.image_variants) == (64, 48, [])
 
 
+@pytest.mark.django_db
 def test_it_refuses_an_image_whose_pixels_cannot_be_read_naming_the_artwork_and_writes_nothing(tmp_path, settings):
     # A JPEG cut short still passes the check of its header at validation; its copies cannot be made.
     folder = package_with_photo(tmp_path, content=photo((1200, 900))[:6000])
@@ -182,6 +182,7 @@ def photo_study(tmp_path):
     return study
 
 
+@pytest.mark.django_db
 def test_it_serves_each_copy_by_its_width_as_a_sandboxed_webp(client, photo_study):
     url = reverse("study:image", args=[photo_study.slug, "am1"])
 
@@ -197,6 +198,7 @@ def test_it_serves_each_copy_by_its_width_as_a_sandboxed_webp(client, photo_stud
     assert opened(b"".join(original.streaming_content)).size == (2400, 1600)  # as stored; EXIF turns it
 
 
+@pytest.mark.django_db
 @pytest.mark.parametrize("width", ["123", "480w", "../am2", "", "1600"])
 def test_it_serves_the_original_for_a_width_it_has_no_copy_of(client, photo_study, width):
     response = client.get(reverse("study:image", args=[photo_study.slug, "am1"]), {"w": width})
@@ -204,6 +206,7 @@ def test_it_serves_the_original_for_a_width_it_has_no_copy_of(client, photo_stud
     assert response.status_code == 200 and response["Content-Type"] == "image/jpeg"
 
 
+@pytest.mark.django_db
 def test_it_still_serves_an_artwork_stored_before_copies_were_made(client):
     study = make_study(package_dict(slug="old-study"), status=StudyStatus.LIVE)
 
@@ -212,6 +215,7 @@ def test_it_still_serves_an_artwork_stored_before_copies_were_made(client):
     assert response.status_code == 200 and response["Content-Type"] == "image/png"
 
 
+@pytest.mark.django_db
 def test_it_makes_the_copies_of_a_study_imported_before_them(tmp_path):
     study = make_study(package_dict(slug="backfill"), status=StudyStatus.LIVE)
     artwork = study.artworks.get(key="am1")
@@ -223,6 +227,7 @@ def test_it_makes_the_copies_of_a_study_imported_before_them(tmp_path):
     assert study_image_variants_make(study=study) == 0  # once
 
 
+@pytest.mark.django_db
 def test_it_names_the_artwork_whose_image_cannot_be_copied(tmp_path):
     study = make_study(package_dict(slug="broken-old"), status=StudyStatus.LIVE)
     study.artworks.get(key="am3").image.save("broken-old-am3.jpg", ContentFile(photo((1000, 500))[:3000]))
@@ -231,6 +236,7 @@ def test_it_names_the_artwork_whose_image_cannot_be_copied(tmp_path):
         study_image_variants_make(study=study)
 
 
+@pytest.mark.django_db
 def test_it_gives_the_artwork_a_srcset_of_its_copies_and_its_size(photo_study):
     artwork = photo_study.artworks.get(key="am1")
     html = render_to_string(
@@ -246,6 +252,7 @@ def test_it_gives_the_artwork_a_srcset_of_its_copies_and_its_size(photo_study):
     assert f'<a href="{url}" class="artwork-enlarge" data-enlarge' in html
 
 
+@pytest.mark.django_db
 def test_it_gives_an_artwork_without_copies_its_image_alone(db):
     study = make_study(package_dict(slug="plain-img"), status=StudyStatus.LIVE)
     html = render_to_string(
@@ -257,6 +264,7 @@ def test_it_gives_an_artwork_without_copies_its_image_alone(db):
     assert f'<img src="{reverse("study:image", args=[study.slug, "am1"])}" alt="Artwork: Cranes">' in html
 
 
+@pytest.mark.django_db
 def test_it_deletes_the_copies_with_a_draft_study(tmp_path, settings, django_capture_on_commit_callbacks):
     from study.services.studies import study_delete
 
@@ -269,6 +277,7 @@ def test_it_deletes_the_copies_with_a_draft_study(tmp_path, settings, django_cap
     assert media_files(settings) == []
 
 
+@pytest.mark.django_db
 def test_the_command_fills_in_the_copies_of_older_studies_and_names_a_broken_image():
     from django.core.management import CommandError, call_command
 
