@@ -187,9 +187,10 @@ def _hub_local_only() -> bool:
 def gguf_read_once():
     """transformers parses a GGUF's metadata three times for one conversion (the config, the tokenizer,
     the weights) and rebuilds gguf's tensor-name table for each of the model's ~400 modules: more than
-    half of the conversion's CPU (SmolLM2: 16.4 s to 7.2 s, the same bytes saved). Within the conversion one reader serves
-    every read of a file and one table every module; both are read-only. transformers imports both
-    names from ``gguf`` at each call, so the module's attributes are where they are swapped."""
+    half of the conversion's CPU (SmolLM2: 16.4 s to 7.2 s, the same bytes saved). Within the
+    conversion one reader serves every read of a file and one table every module; both are read-only,
+    so another thread reading a GGUF meanwhile only shares them. transformers imports both names from
+    ``gguf`` at each call, so the module's attributes are where they are swapped."""
     import gguf
 
     real_reader, real_name_map = gguf.GGUFReader, gguf.get_tensor_name_map
