@@ -91,7 +91,7 @@ class ArtworkQuestionType(models.TextChoices):
 DISTRACTORS = 5
 # The share of quality-control answers a participant must get right (the paper's 75%). Here, with
 # the models, and not in the services: a study's model reads it as a default, and a models module
-# that imports the services starts pandas, scipy and scikit-learn in every process (a second each).
+# that imports the services loads them (and what they import) in every process that starts Django.
 QC_THRESHOLD_DEFAULT = 0.75
 
 
