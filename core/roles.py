@@ -1,11 +1,20 @@
 """The three staff roles. Groups are created by a data migration."""
 
-from django.contrib.auth.models import AnonymousUser, User
+from django.contrib.auth.models import AnonymousUser, Group, User
+
+from .compiled_reads import CompiledRead
 
 ANNOTATOR = "Annotator"
 ADJUDICATOR = "Adjudicator"
 RESEARCHER = "Researcher"
 ALL_ROLES = (ANNOTATOR, ADJUDICATOR, RESEARCHER)
+
+
+# Every group's name, kept if it is a role: read on every request (a role taken away is refused on the
+# next one), so compiled once (core.compiled_reads).
+_GROUP_NAMES = CompiledRead(
+    lambda *, user_id: Group.objects.filter(user__id=user_id).order_by().values_list("name", flat=True)
+)
 
 
 def user_roles(user: User | AnonymousUser) -> set[str]:
@@ -18,12 +27,7 @@ def user_roles(user: User | AnonymousUser) -> set[str]:
         return set()
     cached = getattr(user, "_vivid_roles", None)
     if cached is None:
-        if user.is_superuser:
-            cached = set(ALL_ROLES)
-        else:
-            # Every group's name, kept if it is a role: cheaper to compile than the IN filter, read on
-            # every request (a role taken away is refused on the next one).
-            cached = set(user.groups.order_by().values_list("name", flat=True)) & set(ALL_ROLES)
+        cached = set(ALL_ROLES) if user.is_superuser else set(_GROUP_NAMES(user_id=user.pk)) & set(ALL_ROLES)
         user._vivid_roles = cached
     return cached
 

@@ -219,7 +219,9 @@ LOGOUT_REDIRECT_URL = "login"
 AUTHENTICATION_BACKENDS = [
     # First, so a locked-out client is refused before its password is even checked.
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    # Django's ModelBackend, its read of the session's user compiled once (sessions signed in under the
+    # plain ModelBackend's name sign in again).
+    "core.authentication.UserReadOnceBackend",
 ]
 AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5, minimum=1)
 # One address trying many accounts; higher, so colleagues behind one NAT do not lock each other out.

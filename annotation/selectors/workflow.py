@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from django.db.models import Case, Count, F, IntegerField, OuterRef, Q, QuerySet, Subquery, When
 from django.db.models.functions import Coalesce
 
+from core.compiled_reads import CompiledRead
 from core.roles import ADJUDICATOR, RESEARCHER, has_role
 from core.stamps import stamp_get
 
@@ -138,14 +139,20 @@ def annotator_queue(*, round: AnnotationRound, user) -> QuerySet[Assignment]:
     )
 
 
-def annotator_progress(*, round: AnnotationRound, user) -> dict:
-    counts = dict(
-        Assignment.objects.filter(round=round, annotator=user)
-        .order_by()  # counts need no order: none compiled (the review page reads them on every answer)
+# The review page reads these on every answer: compiled once (core.compiled_reads), and counts need no order.
+_PROGRESS_COUNTS = CompiledRead(
+    lambda *, round_id, user_id: (
+        Assignment.objects.filter(round_id=round_id, annotator_id=user_id)
+        .order_by()
         .values_list("status")
         .annotate(n=Count("id"))
         .values_list("status", "n")
     )
+)
+
+
+def annotator_progress(*, round: AnnotationRound, user) -> dict:
+    counts = dict(_PROGRESS_COUNTS(round_id=round.pk, user_id=user.pk))
     total = sum(counts.values())
     done = counts.get(AssignmentStatus.SUBMITTED, 0)
     return {
@@ -185,20 +192,35 @@ def annotator_next_two(
     return following, _next_among(rows, after=following)
 
 
+def _queue_rows(*, round_id: int, user_id: int) -> QuerySet[Assignment]:
+    return (
+        Assignment.objects.filter(round_id=round_id, annotator_id=user_id)
+        .select_related("item__expression")
+        .order_by("position")
+    )
+
+
+# The first read of every answer's next items: compiled once (core.compiled_reads).
+_OPEN_AFTER = CompiledRead(
+    lambda *, round_id, user_id, position: _queue_rows(round_id=round_id, user_id=user_id).filter(
+        status__in=OPEN_STATUSES, position__gt=position
+    )[:2]
+)
+
+
 def _next_candidates(*, round: AnnotationRound, user, after: Assignment) -> list[Assignment]:
     """Rows that hold the next two items after ``after``: the open ones after it and, at the end of
     the queue, the open ones before it (wrapping around) and the skipped ones, first by kind, then by
     position; three of those hold both answers, ``after`` itself among them or not. The rows come
     with their expression; their round is ``round`` itself (the caller's, not read again), and none
     has a theme to join: open and skipped items were never submitted."""
-    queue = (
-        Assignment.objects.filter(round=round, annotator=user).select_related("item__expression").order_by("position")
-    )
-    rows = list(queue.filter(status__in=OPEN_STATUSES, position__gt=after.position)[:2])
+    rows = _OPEN_AFTER(round_id=round.pk, user_id=user.pk, position=after.position)
     if len(rows) < 2:
-        rows += queue.filter(
-            Q(status__in=OPEN_STATUSES, position__lte=after.position) | Q(status=AssignmentStatus.SKIPPED)
-        ).order_by(Case(When(status=AssignmentStatus.SKIPPED, then=1), default=0), "position")[:3]
+        rows += (
+            _queue_rows(round_id=round.pk, user_id=user.pk)
+            .filter(Q(status__in=OPEN_STATUSES, position__lte=after.position) | Q(status=AssignmentStatus.SKIPPED))
+            .order_by(Case(When(status=AssignmentStatus.SKIPPED, then=1), default=0), "position")[:3]
+        )
     for row in rows:
         row.item.round = round
     return rows
@@ -220,16 +242,26 @@ def _next_among(rows: list[Assignment], *, after: Assignment) -> Assignment | No
 
 def assignment_get(*, pk: int, user) -> Assignment | None:
     """An annotator reads only their own assignments."""
-    try:
-        # get(), not first(): one row by its key needs no ORDER BY (and none compiled).
-        return (
-            Assignment.objects.filter(pk=pk, annotator=user)
-            # The round's suggestion set is needed only as its id (on the round): no join for it.
-            .select_related("item__round", "item__expression", "theme")
-            .get()
-        )
-    except Assignment.DoesNotExist:
-        return None
+    rows = _OWN_ASSIGNMENT(pk=pk, user_id=user.pk)
+    return rows[0] if rows else None
+
+
+# Read on every answer, and the widest of its statements: compiled once (core.compiled_reads). One row by
+# its key needs no ORDER BY; the round's suggestion set is needed only as its id (on the round): no join.
+_OWN_ASSIGNMENT = CompiledRead(
+    lambda *, pk, user_id: Assignment.objects.filter(pk=pk, annotator_id=user_id).select_related(
+        "item__round", "item__expression", "theme"
+    )
+)
+
+
+# Read on every answer that may decide an item: compiled once (core.compiled_reads).
+_ITEM_ASSIGNMENTS = CompiledRead(lambda *, item_id: Assignment.objects.filter(item_id=item_id).order_by())
+
+
+def item_assignments(*, item_id: int) -> list[Assignment]:
+    """Every assignment of an item, unordered and without the theme (its code comes from the process's map)."""
+    return _ITEM_ASSIGNMENTS(item_id=item_id)
 
 
 def can_see_all_labels(*, user, round: AnnotationRound) -> bool:

@@ -14,6 +14,8 @@ from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from core.compiled_reads import CompiledRead
+
 from ..models import (
     UNDECIDED_STATUSES,
     AnnotationRound,
@@ -30,7 +32,7 @@ from ..models import (
     TraitDecision,
 )
 from ..selectors.corpus import present_traits_mask, theme_codes, theme_ids, trait_codes
-from ..selectors.workflow import assignment_labels
+from ..selectors.workflow import assignment_labels, item_assignments
 from .changes import round_changed
 
 MAX_ANSWER_SECONDS = 1800.0
@@ -139,17 +141,10 @@ def assignment_submit(
     # leave the item pending; the second now waits and then reads the first.
     # The statement reads only what may have changed since the caller's copy of the item (its status,
     # its round's status, whether a researcher paused this annotator's queue); the rest is that copy's.
-    item_status, final_theme_id, control_id, round_status, per_item, queue_paused = (
-        RoundItem.objects.select_for_update(of=("self",))
-        .filter(pk=assignment.item_id)
-        .annotate(
-            queue_paused=Exists(AnnotatorPause.objects.filter(round_id=OuterRef("round_id"), annotator_id=user.pk))
-        )
-        .values_list(
-            "status", "final_theme_id", "control_id", "round__status", "round__annotators_per_item", "queue_paused"
-        )
-        .get()
-    )
+    locked_rows = _ITEM_LOCKED_FOR_ANSWER(item_id=assignment.item_id, user_id=user.pk)
+    if not locked_rows:
+        raise RoundItem.DoesNotExist("RoundItem matching query does not exist.")
+    item_status, final_theme_id, control_id, round_status, per_item, queue_paused = locked_rows[0]
     item = assignment.item
     item.status, item.final_theme_id, item.control_id = item_status, final_theme_id, control_id
     if assignment.annotator_id != user.pk:
@@ -257,6 +252,21 @@ def assignment_submit(
     return assignment
 
 
+# Run on every answer: compiled once (core.compiled_reads).
+_ITEM_LOCKED_FOR_ANSWER = CompiledRead(
+    lambda *, item_id, user_id: (
+        RoundItem.objects.select_for_update(of=("self",))
+        .filter(pk=item_id)
+        .annotate(
+            queue_paused=Exists(AnnotatorPause.objects.filter(round_id=OuterRef("round_id"), annotator_id=user_id))
+        )
+        .values_list(
+            "status", "final_theme_id", "control_id", "round__status", "round__annotators_per_item", "queue_paused"
+        )
+    )
+)
+
+
 def _saved_elsewhere(current: Assignment) -> ConflictError:
     return ConflictError(
         _("This item was saved from another tab or window; reload it to see the saved answer."), current=current
@@ -294,8 +304,7 @@ def _item_status_derive(item: RoundItem, *, annotators_per_item: int) -> RoundIt
     """The status update itself; the caller holds the item's row lock."""
     if item.status in (ItemStatus.ADJUDICATED, ItemStatus.REMOVED):
         return item
-    # Unordered and without the theme (its code comes from the process's map): all that is compared.
-    assignments = list(item.assignments.order_by())
+    assignments = item_assignments(item_id=item.pk)
     # One annotator agrees with themselves: an item needs the round's full
     # number of reviews (imports may bring fewer) before it can be unanimous.
     if len(assignments) < annotators_per_item or any(a.status != AssignmentStatus.SUBMITTED for a in assignments):
