@@ -23,10 +23,12 @@ from django.db import connections
 from django.db.models import QuerySet
 from django.db.transaction import TransactionManagementError
 
-# Stand-ins far from any id or count this app meets, inside every integer column's range (an out-of-range
-# integer would make Django's lookup compile to no SQL at all). The two sets are spaced differently, so an
-# argument the build transforms (``pk=n + 1``) cannot land on another argument's stand-in in both.
-STAND_IN_INT = {"a": (2_000_000_011, 1_009), "b": (2_000_100_017, 7_919)}
+# Stand-ins inside every integer column's range, a small integer's too (0-32767 on PostgreSQL: an
+# out-of-range value makes Django's lookup compile to no SQL at all). They are only compiled, never run,
+# so the rows they might name do not matter. The two sets are spaced differently, so an argument the
+# build transforms (``pk=n + 1``) cannot land on another argument's stand-in in both.
+STAND_IN_INT = {"a": (20_011, 1_009), "b": (21_013, 1_409)}
+MAX_INT_ARGUMENTS = 8  # the last stand-ins: 27,074 and 30,876
 
 
 class CompiledReadError(TypeError):
@@ -61,7 +63,10 @@ class CompiledRead:
         for name, value in arguments.items():
             if type(value) not in (int, str):
                 raise CompiledReadError(f"{name}={value!r}: a compiled read takes int or str arguments only")
-        statement = self._statement(tuple(sorted((name, type(value)) for name, value in arguments.items())))
+        signature = tuple(sorted((name, type(value)) for name, value in arguments.items()))
+        if sum(kind is int for _, kind in signature) > MAX_INT_ARGUMENTS:
+            raise CompiledReadError(f"a compiled read takes at most {MAX_INT_ARGUMENTS} int arguments")
+        statement = self._statement(signature)
         params = list(statement.params)
         for name, places in statement.places.items():
             for place in places:
@@ -95,11 +100,11 @@ class CompiledRead:
     def _compile(self, signature: tuple) -> _Statement:
         compiled = []
         for label in ("a", "b"):
+            base, step = STAND_IN_INT[label]
+            ints = [name for name, kind in signature if kind is int]
             stand_ins = {
-                name: STAND_IN_INT[label][0] + index * STAND_IN_INT[label][1]
-                if kind is int
-                else f"compiled-read-{label}-{index}"
-                for index, (name, kind) in enumerate(signature)
+                name: base + ints.index(name) * step if kind is int else f"compiled-read-{label}-{name}"
+                for name, kind in signature
             }
             queryset = self._build(**stand_ins)
             compiler = queryset.query.get_compiler(using=queryset.db)

@@ -11,6 +11,8 @@ from functools import lru_cache
 
 from django.db.models import Count, FilteredRelation, Q
 
+from core.compiled_reads import CompiledRead
+
 from ..models import (
     Answer,
     Artwork,
@@ -46,21 +48,31 @@ def participant_current(*, slug: str, pk: int, orders: tuple[int, ...] = ()) -> 
     shows next), read in the same query for assignment_for_step; an order that is stale or
     out of range simply finds none.
     """
-    participants = Participant.objects.select_related("study").defer("study__package")
-    for order in orders:
-        participants = participants.annotate(
-            **{f"assignment_{order}": FilteredRelation("assignments", condition=Q(assignments__order=order))}
-        ).select_related(f"assignment_{order}")
-    # get(), not first(): no ORDER BY to build on every page.
-    try:
-        participant = participants.get(pk=pk, study__slug=slug)
-    except Participant.DoesNotExist:
+    found = _PARTICIPANT_CURRENT(slug=slug, pk=pk, **{f"order_{index}": order for index, order in enumerate(orders)})
+    if not found:
         return None
-    for order in orders:
-        assignment = participant.__dict__.pop(f"assignment_{order}", None)
+    participant = found[0]
+    for index in range(len(orders)):
+        assignment = participant.__dict__.pop(f"assignment_{index}", None)
         if assignment is not None:
             _assignment_remember(participant, assignment)
     return participant
+
+
+def _participant_with_assignments(*, slug: str, pk: int, **orders: int):
+    """The query of participant_current: ``order_0``, ``order_1``... are the artworks' orders whose
+    assignments come along as ``assignment_0``, ``assignment_1``... No ORDER BY: one row by its key."""
+    participants = Participant.objects.select_related("study").defer("study__package").filter(pk=pk, study__slug=slug)
+    for index in range(len(orders)):
+        condition = Q(assignments__order=orders[f"order_{index}"])
+        participants = participants.annotate(
+            **{f"assignment_{index}": FilteredRelation("assignments", condition=condition)}
+        ).select_related(f"assignment_{index}")
+    return participants
+
+
+# Read on every page, with none, one or two artworks' assignments: each shape compiled once.
+_PARTICIPANT_CURRENT = CompiledRead(_participant_with_assignments)
 
 
 # -- what a study shows, read once per process ----------------------------------------------------
@@ -203,7 +215,16 @@ def assignment_for_step(*, participant: Participant, order: int) -> Assignment:
     read = participant.__dict__.get("_assignments_read", {})
     if order in read:
         return read[order]
-    return _assignment_remember(participant, Assignment.objects.get(participant=participant, order=order))
+    found = _ASSIGNMENT_AT(participant_id=participant.pk, order=order)
+    if not found:
+        raise Assignment.DoesNotExist(f"Participant {participant.pk} has no artwork {order}.")
+    return _assignment_remember(participant, found[0])
+
+
+# The next artwork's row on the page that moves on to it: compiled once (core.compiled_reads).
+_ASSIGNMENT_AT = CompiledRead(
+    lambda *, participant_id, order: Assignment.objects.filter(participant_id=participant_id, order=order)
+)
 
 
 def _assignment_remember(participant: Participant, assignment: Assignment) -> Assignment:

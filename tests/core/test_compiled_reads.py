@@ -11,6 +11,7 @@ from django.test.utils import CaptureQueriesContext
 
 from annotation.models import Assignment, AssignmentStatus, RoundItem
 from core.compiled_reads import CompiledRead, CompiledReadError
+from study.models import Assignment as StudyAssignment
 from tests.annotation.factories import (
     alternating_traits,
     make_dataset,
@@ -152,7 +153,7 @@ def test_it_runs_on_the_calling_threads_own_connection(review_round, annotator_a
 
 def test_it_refuses_a_build_whose_statement_depends_on_the_values():
     def branching(*, pk):
-        return Assignment.objects.filter(pk=pk) if pk < 2_000_050_000 else Assignment.objects.filter(pk__gte=pk)
+        return Assignment.objects.filter(pk=pk) if pk < 20_500 else Assignment.objects.filter(pk__gte=pk)
 
     with pytest.raises(CompiledReadError, match="depends on the arguments' values"):
         CompiledRead(branching)(pk=1)
@@ -164,8 +165,9 @@ def test_it_refuses_a_build_whose_statement_depends_on_the_values():
         lambda *, pk, position: Assignment.objects.filter(pk=pk),
         lambda *, pk, position: Assignment.objects.filter(pk=pk + 1, position=position),
         lambda *, pk, position: Assignment.objects.filter(pk=pk, position=position + 1_009),
+        lambda *, pk, position: Assignment.objects.filter(pk=pk + 1_009, position=position),
     ],
-    ids=["unused", "transformed", "transformed-onto-another-stand-in"],
+    ids=["unused", "transformed", "transformed-onto-another-stand-in", "transformed-onto-another-stand-in-too"],
 )
 def test_it_refuses_an_argument_that_is_not_a_parameter_as_given(build):
     with pytest.raises(CompiledReadError):
@@ -210,3 +212,20 @@ def test_it_puts_an_argument_used_twice_in_both_places(review_round, annotator_a
             assert read(user_id=user.pk, position=position) == list(either(user_id=user.pk, position=position))
     assert read(user_id=annotator_a.pk, position=1)
     assert read(user_id=review_round.created_by_id, position=1) == []
+
+
+def test_it_reads_small_integer_columns_and_many_arguments(review_round):
+    def step_of(*, order, confidence, a, b, c, d, e, f, text):
+        return (
+            StudyAssignment.objects.filter(order=order, answers__confidence=confidence)
+            .filter(pk__in=[a, b, c, d, e, f])
+            .exclude(participant__study__slug=text)
+        )
+
+    read = CompiledRead(step_of)
+    arguments = dict(order=1, confidence=3, a=1, b=2, c=3, d=4, e=5, f=6, text="x")
+    assert read(**arguments) == list(step_of(**arguments)) == []
+    with pytest.raises(CompiledReadError, match="at most 8"):
+        CompiledRead(lambda **ids: StudyAssignment.objects.filter(pk__in=list(ids.values())))(
+            **{f"pk_{n}": n for n in range(9)}
+        )
