@@ -21,8 +21,8 @@ class UserReadOnceBackend(ModelBackend):
     def get_user(self, user_id):
         if type(user_id) is not int:  # not the integer key the read is compiled for: the plain read
             return super().get_user(user_id)
-        users = _USER_BY_ID(pk=user_id)
-        return users[0] if users and self.user_can_authenticate(users[0]) else None
+        user = _USER_BY_ID.one(pk=user_id)
+        return user if user is not None and self.user_can_authenticate(user) else None
 
 
 class ExpiringTokenAuthentication(TokenAuthentication):

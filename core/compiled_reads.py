@@ -18,6 +18,7 @@ released since Django 1.11.
 import copy
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from django.db import connections
 from django.db.models import QuerySet
@@ -35,16 +36,19 @@ class CompiledReadError(TypeError):
     pass
 
 
+@dataclass(frozen=True, slots=True)
 class _Statement:
-    """The compiled statement: the SQL, its parameters with the arguments' places, and the compiler that
-    compiled it (its select list and related-object layout, which reading the rows follows)."""
+    """A compilation of the build with one set of stand-ins: the SQL, its parameters with the arguments'
+    places, the compiler that compiled it (its select list and related-object layout, which reading the
+    rows follows) and the database it was compiled for."""
 
-    def __init__(self, *, queryset: QuerySet, compiler, sql: str, params: tuple, places: dict[str, list[int]]):
-        self.queryset = queryset
-        self.compiler = compiler
-        self.sql = sql
-        self.params = params
-        self.places = places
+    queryset: QuerySet
+    compiler: object
+    sql: str
+    params: tuple
+    places: dict[str, list[int]]  # each argument's positions among the parameters
+    constants: list  # the parameters that are no argument's
+    alias: str
 
 
 class CompiledRead:
@@ -58,6 +62,11 @@ class CompiledRead:
         self._build = build
         self._statements: dict[tuple, _Statement] = {}
         self._lock = threading.Lock()
+
+    def one(self, **arguments):
+        """The first row of the read, or None when it finds none (a read by a unique key)."""
+        rows = self(**arguments)
+        return rows[0] if rows else None
 
     def __call__(self, **arguments) -> list:
         for name, value in arguments.items():
@@ -74,7 +83,7 @@ class CompiledRead:
         queryset = statement.queryset._chain()
         # The compiling thread's compiler holds that thread's connection: each call takes its own.
         compiler = copy.copy(statement.compiler)
-        compiler.connection = connections[queryset.db]
+        compiler.connection = connections[statement.alias]
         features = compiler.connection.features
         if (
             compiler.query.select_for_update
@@ -98,30 +107,36 @@ class CompiledRead:
         return statement
 
     def _compile(self, signature: tuple) -> _Statement:
-        compiled = []
-        for label in ("a", "b"):
-            base, step = STAND_IN_INT[label]
-            ints = [name for name, kind in signature if kind is int]
-            stand_ins = {
-                name: base + ints.index(name) * step if kind is int else f"compiled-read-{label}-{name}"
-                for name, kind in signature
-            }
-            queryset = self._build(**stand_ins)
-            compiler = queryset.query.get_compiler(using=queryset.db)
-            sql, params = compiler.as_sql()
-            places = {
-                name: [i for i, param in enumerate(params) if param == value] for name, value in stand_ins.items()
-            }
-            taken = {i for found in places.values() for i in found}
-            constants = [param for i, param in enumerate(params) if i not in taken]
-            compiled.append((queryset, compiler, sql, tuple(params), places, constants))
-        (queryset, compiler, sql, params, places, constants), other = compiled
-        if (sql, places, constants) != (other[2], other[4], other[5]):
+        ints = [name for name, kind in signature if kind is int]
+        first, second = (self._compile_with(signature, ints, label) for label in ("a", "b"))
+        if (first.sql, first.places, first.constants) != (second.sql, second.places, second.constants):
             raise CompiledReadError("the statement depends on the arguments' values: it cannot be compiled once")
-        for name, found in places.items():
+        for name, found in first.places.items():
             if not found:
                 raise CompiledReadError(f"{name} is not a parameter of the statement as given (unused or transformed)")
-        return _Statement(queryset=queryset, compiler=compiler, sql=sql, params=params, places=places)
+        return first
+
+    def _compile_with(self, signature: tuple, ints: list[str], label: str) -> _Statement:
+        base, step = STAND_IN_INT[label]
+        stand_ins = {
+            name: base + ints.index(name) * step if kind is int else f"compiled-read-{label}-{name}"
+            for name, kind in signature
+        }
+        queryset = self._build(**stand_ins)
+        compiler = queryset.query.get_compiler(using=queryset.db)
+        sql, params = compiler.as_sql()
+        places = {name: [i for i, param in enumerate(params) if param == value] for name, value in stand_ins.items()}
+        taken = {i for found in places.values() for i in found}
+        constants = [param for i, param in enumerate(params) if i not in taken]
+        return _Statement(
+            queryset=queryset,
+            compiler=compiler,
+            sql=sql,
+            params=tuple(params),
+            places=places,
+            constants=constants,
+            alias=queryset.db,
+        )
 
 
 __all__ = ["CompiledRead", "CompiledReadError"]

@@ -242,8 +242,7 @@ def _next_among(rows: list[Assignment], *, after: Assignment) -> Assignment | No
 
 def assignment_get(*, pk: int, user) -> Assignment | None:
     """An annotator reads only their own assignments."""
-    rows = _OWN_ASSIGNMENT(pk=pk, user_id=user.pk)
-    return rows[0] if rows else None
+    return _OWN_ASSIGNMENT.one(pk=pk, user_id=user.pk)
 
 
 # Read on every answer, and the widest of its statements: compiled once (core.compiled_reads). One row by

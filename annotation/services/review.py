@@ -141,10 +141,10 @@ def assignment_submit(
     # leave the item pending; the second now waits and then reads the first.
     # The statement reads only what may have changed since the caller's copy of the item (its status,
     # its round's status, whether a researcher paused this annotator's queue); the rest is that copy's.
-    locked_rows = _ITEM_LOCKED_FOR_ANSWER(item_id=assignment.item_id, user_id=user.pk)
-    if not locked_rows:
+    locked = _ITEM_LOCKED_FOR_ANSWER.one(item_id=assignment.item_id, user_id=user.pk)
+    if locked is None:
         raise RoundItem.DoesNotExist("RoundItem matching query does not exist.")
-    item_status, final_theme_id, control_id, round_status, per_item, queue_paused = locked_rows[0]
+    item_status, final_theme_id, control_id, round_status, per_item, queue_paused = locked
     item = assignment.item
     item.status, item.final_theme_id, item.control_id = item_status, final_theme_id, control_id
     if assignment.annotator_id != user.pk:

@@ -48,10 +48,11 @@ def participant_current(*, slug: str, pk: int, orders: tuple[int, ...] = ()) -> 
     shows next), read in the same query for assignment_for_step; an order that is stale or
     out of range simply finds none.
     """
-    found = _PARTICIPANT_CURRENT(slug=slug, pk=pk, **{f"order_{index}": order for index, order in enumerate(orders)})
-    if not found:
+    participant = _PARTICIPANT_CURRENT.one(
+        slug=slug, pk=pk, **{f"order_{index}": order for index, order in enumerate(orders)}
+    )
+    if participant is None:
         return None
-    participant = found[0]
     for index in range(len(orders)):
         assignment = participant.__dict__.pop(f"assignment_{index}", None)
         if assignment is not None:
@@ -215,10 +216,10 @@ def assignment_for_step(*, participant: Participant, order: int) -> Assignment:
     read = participant.__dict__.get("_assignments_read", {})
     if order in read:
         return read[order]
-    found = _ASSIGNMENT_AT(participant_id=participant.pk, order=order)
-    if not found:
+    assignment = _ASSIGNMENT_AT.one(participant_id=participant.pk, order=order)
+    if assignment is None:
         raise Assignment.DoesNotExist(f"Participant {participant.pk} has no artwork {order}.")
-    return _assignment_remember(participant, found[0])
+    return _assignment_remember(participant, assignment)
 
 
 # The next artwork's row on the page that moves on to it: compiled once (core.compiled_reads).

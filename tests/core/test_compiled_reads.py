@@ -229,3 +229,11 @@ def test_it_reads_small_integer_columns_and_many_arguments(review_round):
         CompiledRead(lambda **ids: StudyAssignment.objects.filter(pk__in=list(ids.values())))(
             **{f"pk_{n}": n for n in range(9)}
         )
+
+
+def test_it_reads_one_row_or_none_by_a_unique_key(review_round, annotator_a, annotator_b):
+    read = CompiledRead(lambda *, pk, user_id: Assignment.objects.filter(pk=pk, annotator_id=user_id))
+    own = Assignment.objects.filter(round=review_round, annotator=annotator_a).first()
+
+    assert read.one(pk=own.pk, user_id=annotator_a.pk) == own
+    assert read.one(pk=own.pk, user_id=annotator_b.pk) is None
