@@ -13,7 +13,10 @@ from django.contrib.auth.models import Group, User
 from django.test import Client
 
 from core.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER
+from tests import database_reset
 from vivid_site.celery import app as celery_app
+
+database_reset.install()
 
 PASSWORD = "correct-horse-battery-staple"
 

@@ -1,0 +1,40 @@
+"""The suite's reset between transactional tests (tests/database_reset.py) leaves what Django's leaves:
+every table empty after the flush, then the migrations' rows back with the same keys and values."""
+
+import json
+
+import pytest
+from django.contrib.auth.models import Group, Permission
+from django.core.management import call_command
+from django.db import connection
+from django.db.models.signals import post_save
+
+from annotation.models import Theme, Trait
+
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+
+
+def rows(serialized: str) -> list:
+    return sorted(json.dumps(row, sort_keys=True) for row in json.loads(serialized))
+
+
+def test_it_empties_every_table_and_writes_back_the_migrations_rows():
+    snapshot = connection._test_serialized_contents
+    Trait.objects.filter(code="pragmatic").update(name_en="renamed by a test")
+    Group.objects.create(name="made by a test")
+
+    call_command("flush", verbosity=0, interactive=False, inhibit_post_migrate=True)
+    assert not Trait.objects.exists() and not Theme.objects.exists()
+    assert not Group.objects.exists() and not Permission.objects.exists()
+
+    saved = []
+    post_save.connect(lambda sender, raw, **kwargs: saved.append(raw), weak=False, dispatch_uid="reset-test")
+    try:
+        connection.creation.deserialize_db_from_string(snapshot)
+    finally:
+        post_save.disconnect(dispatch_uid="reset-test")
+    assert rows(connection.creation.serialize_db_to_string()) == rows(snapshot)
+    assert saved == [True] * len(json.loads(snapshot))
+    # Twice in a row (a table not emptied in between): Django's update-or-insert, the same rows.
+    connection.creation.deserialize_db_from_string(snapshot)
+    assert rows(connection.creation.serialize_db_to_string()) == rows(snapshot)
