@@ -6,7 +6,7 @@ types, permissions: about 370 rows). Measured on PostgreSQL, the flush was a TRU
 tables, which makes new files for each: 0.35 s of the server's time a test; and the rows came back by
 two statements each (an UPDATE that finds nothing, then an INSERT) from JSON parsed again: 0.18 s of
 CPU. Here the flush deletes the rows, and the rows come back by one INSERT per table (in batches the
-database accepts) from objects parsed once per process. What the next test sees is the same: the same
+database accepts). What the next test sees is the same: the same
 rows with the same keys, sequences not reset (Django's flush resets none either), the save signals
 sent as a raw save sends them (per-process caches of the taxonomy listen to them). A table that was
 not emptied (no transactional test has run since the migrations) gets Django's own row-by-row restore.
@@ -17,8 +17,6 @@ from django.db import transaction
 from django.db.backends.base.creation import BaseDatabaseCreation
 from django.db.backends.postgresql.operations import DatabaseOperations as PostgreSQLOperations
 from django.db.models import signals
-
-_parsed: dict[str, list] = {}
 
 
 def _sql_flush_by_delete(self, style, tables, *, reset_sequences=False, allow_cascade=False):
@@ -31,10 +29,10 @@ def _sql_flush_by_delete(self, style, tables, *, reset_sequences=False, allow_ca
 
 def _restore_in_bulk(self, data):
     alias = self.connection.alias
-    if data not in _parsed:
-        _parsed[data] = list(serializers.deserialize("json", data, using=alias))
     by_model: dict[type, list] = {}
-    for deserialized in _parsed[data]:
+    # Fresh instances each time: an instance handed to a test's code (a signal's receiver) is never
+    # written back a second time.
+    for deserialized in serializers.deserialize("json", data, using=alias):
         by_model.setdefault(type(deserialized.object), []).append(deserialized)
     with transaction.atomic(using=alias), self.connection.constraint_checks_disabled():
         for model, rows in by_model.items():
