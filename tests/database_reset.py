@@ -6,10 +6,10 @@ types, permissions: about 370 rows). Measured on PostgreSQL, the flush was a TRU
 tables, which makes new files for each: 0.35 s of the server's time a test; and the rows came back by
 two statements each (an UPDATE that finds nothing, then an INSERT) from JSON parsed again: 0.18 s of
 CPU. Here the flush deletes the rows, and the rows come back by one INSERT per table (in batches the
-database accepts). What the next test sees is the same: the same
-rows with the same keys, sequences not reset (Django's flush resets none either), the save signals
-sent as a raw save sends them (per-process caches of the taxonomy listen to them). A table that was
-not emptied (no transactional test has run since the migrations) gets Django's own row-by-row restore.
+database accepts). What the next test sees is the same: the same rows with the same keys, the
+sequences going on (a transactional test's flush resets none), the save signals sent as a raw save
+sends them (per-process caches of the taxonomy listen to them). A table not emptied since the
+migrations wrote it (no transactional test before this one) gets Django's own row-by-row restore.
 """
 
 from django.core import serializers
@@ -22,7 +22,9 @@ from django.db.models import signals
 def _sql_flush_by_delete(self, style, tables, *, reset_sequences=False, allow_cascade=False):
     # Django creates PostgreSQL's foreign keys DEFERRABLE INITIALLY DEFERRED, and the flush runs in one
     # transaction: they are checked at its commit, once every table is empty, whatever the order.
-    if reset_sequences:
+    if reset_sequences or allow_cascade:
+        # A test that asks for its sequences back, or one with available_apps (whose flush leaves other
+        # apps' tables that may point at these): Django's TRUNCATE, which does both.
         return _truncate(self, style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade)
     return [f"{style.SQL_KEYWORD('DELETE FROM')} {style.SQL_FIELD(self.quote_name(table))};" for table in tables]
 
