@@ -399,6 +399,11 @@ def worker_settle(*, quiet_for: float = 3.0, limit: float = 150.0) -> float:
     return time.monotonic() - started
 
 
+def _error_sample(result: dict) -> str:
+    """What the first errors were, so a run's errors can be told apart (a refused request, a dropped connection)."""
+    return f" (first: {'; '.join(result['error_sample'])})" if result.get("error_sample") else ""
+
+
 def open_loop_row(name: str, result: dict) -> str:
     return (
         f"{name:<10} offered {result['offered_rate']:>5.1f}/s  served {result['rate']:>5.1f}/s"
@@ -803,13 +808,13 @@ def main() -> None:
             f" save p50 {open_result['p50'] * 1000:.0f} ms, p95 {open_result['p95'] * 1000:.0f} ms,"
             f" max {open_result['max'] * 1000:.0f} ms, CPU {open_result['cpu_ms']:.1f} ms per answer;"
             f" {open_result['lost']} lost, {open_result['wrong']} wrong, {open_result['twice']} twice,"
-            f" {open_result['errors']} errors"
+            f" {open_result['errors']} errors" + _error_sample(open_result)
         )
     if burst:
         print(
             f"burst: {args.burst} annotators entering a fresh round within 1 s: queue entry p95"
             f" {burst['p95'] * 1000:.0f} ms, the last sees an item {burst['last_in']:.2f} s after the first arrives,"
-            f" {burst['errors']} errors"
+            f" {burst['errors']} errors" + _error_sample(burst)
         )
 
 

@@ -18,6 +18,9 @@ from django.db.backends.base.creation import BaseDatabaseCreation
 from django.db.backends.postgresql.operations import DatabaseOperations as PostgreSQLOperations
 from django.db.models import signals
 
+# Django's own flush on PostgreSQL, kept for the flushes this module does not take over.
+_truncate = PostgreSQLOperations.sql_flush
+
 
 def _sql_flush_by_delete(self, style, tables, *, reset_sequences=False, allow_cascade=False):
     # Django creates PostgreSQL's foreign keys DEFERRABLE INITIALLY DEFERRED, and the flush runs in one
@@ -60,9 +63,6 @@ def _restore_in_bulk(self, data):
                     sender=model, instance=row.object, created=True, update_fields=None, raw=True, using=alias
                 )
         self.connection.check_constraints(table_names=[model._meta.db_table for model in by_model])
-
-
-_truncate = PostgreSQLOperations.sql_flush
 
 
 def install() -> None:
