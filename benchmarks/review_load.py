@@ -355,17 +355,20 @@ def open_loop_scenario(server, corpus, sessions, *, n, rate, duration, seed, lab
     idle: queue.Queue = queue.Queue()
     with ThreadPoolExecutor(max_workers=8) as pool:
         for client in pool.map(enter, range(n)):
-            idle.put(client)
+            if FORM_ACTION.search(client[1]):
+                idle.put(client)
 
     def send(client):
         i, panel, rng = client
-        if FORM_ACTION.search(panel) is None:
-            return False, "an annotator's queue ran out", None
         response, assignment, expected, path = vivid_post(server.base, sessions[i], panel, rng, corpus.themes)
         if response.status_code == 200 and response.headers.get("HX-Push-Url"):
             with lock:
                 tally.sent[assignment] = expected
-            return True, "", (i, response.text, rng)
+            # The round's pairs are drawn at random, so a few annotators hold fewer items than the
+            # window asks of them: one whose queue is done leaves the team (its answer counted),
+            # as a participant who reaches Prolific does in the survey's open loop.
+            following = (i, response.text, rng) if FORM_ACTION.search(response.text) else None
+            return True, "", following
         return False, f"{response.status_code} on {path}", None
 
     cpu, worker_cpu = server.cpu(), (WORKER.cpu() if WORKER else 0.0)

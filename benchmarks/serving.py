@@ -41,7 +41,12 @@ def open_loop(*, rate: float, duration: float, seed: int, clients: "queue.Queue"
     by_arrival = []  # (seconds into the window, latency): shows whether the slow answers come together
 
     def arrive(scheduled: float) -> None:
-        client = clients.get()
+        try:
+            client = clients.get(timeout=max(duration, 30.0))
+        except queue.Empty:
+            with lock:
+                errors.append("no client left with a page open (every queue ran out)")
+            return
         try:
             ok, error, client = send(client)
         except Exception as exc:  # a dropped connection is an error of this arrival, not the run's end
