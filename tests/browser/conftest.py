@@ -2,11 +2,18 @@
 
 import os
 import shutil
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.conftest import skip_or_fail
 from tests.evaluation.factories import labelled_csv, make_dataset
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Playwright
+
+    from tests.browser.study_helpers import FakeProlific
 
 CHROMIUM = "/usr/bin/chromium"
 # Quiet, sandbox-free flags: tests run as root in containers and must not reach the network.
@@ -67,19 +74,83 @@ def dataset(db):
     return make_dataset(name="Browser corpus", csv=labelled_csv(3))
 
 
-@pytest.fixture
-def browser(monkeypatch):
+@dataclass
+class SharedChromium:
+    playwright: "Playwright"
+    browser: "Browser"
+    prolific: "FakeProlific"
+
+
+@pytest.fixture(scope="package")
+def chromium():
+    """One Playwright driver and one Chromium for the browser tests in a row; every test opens its
+    own contexts (own cookies, storage, cache and connections) and has them closed after it.
+
+    Starting the driver and Chromium cost about half a second of the machine's two cores per test.
+    Chromium resolves app.prolific.com to the fake Prolific (study_helpers), one for the package:
+    the resolver rule is a launch flag, so the server outlives the tests and each test reads only
+    its own visits (the ``prolific`` fixture clears them).
+    """
     if not (os.path.exists(CHROMIUM) and shutil.which(CHROMIUM)):
         skip_or_fail(f"{CHROMIUM} is missing (apt-get install chromium)")
-    # Playwright's sync API keeps an event loop in the main thread; the test's
-    # own ORM calls are still synchronous, so Django's guard would misfire.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    from django.db import connections
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
+    from tests.browser.study_helpers import fake_prolific
+
+    # Playwright's sync API keeps an event loop running in the main thread for as long as it is
+    # open; the tests' own ORM calls are still synchronous, so Django's guard would misfire.
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    # While that loop runs, asgiref keeps Django's connections in a context variable instead of the
+    # thread: the package's tests get other connection objects, which lack the snapshot of the
+    # migrations' rows that serialized_rollback writes back after each flush. They are given it.
+    snapshots = {
+        alias: connections[alias]._test_serialized_contents
+        for alias in connections
+        if hasattr(connections[alias], "_test_serialized_contents")
+    }
+    try:
+        with fake_prolific() as prolific, sync_playwright() as playwright:
+            for alias, snapshot in snapshots.items():
+                connections[alias]._test_serialized_contents = snapshot
+            browser = playwright.chromium.launch(
+                executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, prolific.resolver_rule]
+            )
+            try:
+                yield SharedChromium(playwright=playwright, browser=browser, prolific=prolific)
+            finally:
+                browser.close()
+                # Those connections are unreachable once the loop stops: closed now, not left open.
+                connections.close_all()
+    finally:
+        if previous is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+
+
+@pytest.fixture
+def browser(chromium):
+    yield chromium.browser
+    # What a test left open goes with it: the next test starts from a browser with no context.
+    for context in list(chromium.browser.contexts):
+        context.close()
+
+
+@pytest.fixture
+def prolific(chromium):
+    """The fake Prolific (study_helpers.FakeProlific), its visits this test's only."""
+    chromium.prolific.visits.clear()
+    return chromium.prolific
+
+
+@pytest.fixture
+def open_page(browser, prolific):
+    """``open_page(locale, **context_options)``: a participant's page in a fresh browser context."""
+    from tests.browser.study_helpers import participant_pages
+
+    return participant_pages(browser)
 
 
 @pytest.fixture

@@ -99,31 +99,23 @@ def fake_prolific():
         thread.join(timeout=5)
 
 
-@contextmanager
-def participant_browser(prolific: FakeProlific):
-    """Chromium that resolves app.prolific.com to ``prolific``; yields ``open_page(locale)``, one fresh
-    browser context (own cookies, own localStorage) per call."""
-    from playwright.sync_api import sync_playwright
+def participant_pages(browser):
+    """``open_page(locale, **context_options)``: a page in a fresh browser context (own cookies, own
+    localStorage) per call, on ``browser`` (tests/browser/conftest.py's, where app.prolific.com is the
+    fake Prolific) with the fake's self-signed certificate accepted."""
+    from tests.browser.conftest import watch_csp
 
-    from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, watch_csp
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, prolific.resolver_rule])
-
-        def open_page(locale: str = "en-US", **options):
-            context = watch_csp(
-                browser.new_context(
-                    locale=locale, viewport={"width": 1280, "height": 900}, ignore_https_errors=True, **options
-                )
+    def open_page(locale: str = "en-US", **options):
+        context = watch_csp(
+            browser.new_context(
+                locale=locale, viewport={"width": 1280, "height": 900}, ignore_https_errors=True, **options
             )
-            page = context.new_page()
-            page.set_default_timeout(15_000)
-            return page
+        )
+        page = context.new_page()
+        page.set_default_timeout(15_000)
+        return page
 
-        try:
-            yield open_page
-        finally:
-            browser.close()
+    return open_page
 
 
 def entry_link(base: str, slug: str, *, pid: str, group: str) -> str:

@@ -22,7 +22,7 @@ from tests.conftest import PASSWORD, make_user
 from .axe import require_axe, serious_violations
 from .conftest import sign_in
 from .study_helpers import PROLIFIC_URL, choice_for, current_step, entry_link, radio_groups, take_session
-from .test_study_browser import COMPLETE, N_QC, open_page, prolific, study  # noqa: F401 (fixtures)
+from .test_study_browser import COMPLETE, N_QC, study  # noqa: F401 (a fixture)
 
 HEADING_FOCUSED = (
     "() => { const e = document.activeElement; return !!e && /^H[12]$/.test(e.tagName) && !!e.closest('main'); }"
@@ -37,8 +37,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, seria
     ids=["english", "chinese"],
 )
 def test_it_finds_no_serious_accessibility_violation_on_any_participant_page(
-    open_page,  # noqa: F811
-    prolific,  # noqa: F811
+    open_page,
+    prolific,
     live_server,
     study,  # noqa: F811
     locale,
@@ -220,7 +220,7 @@ def _answer_with_keys(page, step: str, unfocused: list[str]) -> None:
     raise AssertionError(f"no button to send {step} was reached with Tab")
 
 
-def test_it_completes_a_study_with_the_keyboard_alone(open_page, prolific, live_server, study):  # noqa: F811
+def test_it_completes_a_study_with_the_keyboard_alone(open_page, prolific, live_server, study):  # noqa: F811 (study)
     page = open_page()
     page.goto(entry_link(live_server.url, study.slug, pid="KEYBOARD1", group="american"))
     steps: list[str] = []

@@ -9,10 +9,8 @@ the browser cache off (a first visit). A screenshot of each step is kept in
 var/artifacts/mobile/<viewport>/<nn>-<step>.png.
 """
 
-import os
 import re
 import shutil
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -23,18 +21,16 @@ from playwright.sync_api import expect
 from study.models import Participant, ParticipantStatus
 from study.services.images import study_image_variants_make
 from study.services.participants import prolific_id_for
-from tests.conftest import skip_or_fail
 from tests.study.factories import make_study, package_dict
 from tests.study.test_image_variants import photo
 
-from .conftest import CHROMIUM, CHROMIUM_ARGS, watch_csp
+from .conftest import watch_csp
 from .page_weight import PAGE_BUDGET_BYTES, TransferLog, cold_cache, weights_table
 from .study_helpers import (
     PROLIFIC_URL,
     choice_for,
     current_step,
     entry_link,
-    fake_prolific,
     radio_groups,
     send_and_wait,
 )
@@ -82,47 +78,25 @@ def study(settings, tmp_path):
 
 
 @pytest.fixture
-def prolific():
-    with fake_prolific() as server:
-        yield server
-
-
-@pytest.fixture
-def phone(monkeypatch, prolific):
+def phone(browser, prolific):
     """``open_phone(width, height, scale)``: a page in a fresh touch-screen context of that size."""
-    if not (os.path.exists(CHROMIUM) and shutil.which(CHROMIUM)):
-        skip_or_fail(f"{CHROMIUM} is missing (apt-get install chromium)")
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with _phone_browser(prolific) as open_phone:
-        yield open_phone
 
-
-@contextmanager
-def _phone_browser(prolific):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, prolific.resolver_rule])
-
-        def open_phone(width: int, height: int, scale: float):
-            context = watch_csp(
-                browser.new_context(
-                    viewport={"width": width, "height": height},
-                    device_scale_factor=scale,
-                    is_mobile=True,
-                    has_touch=True,
-                    locale="en-US",
-                    ignore_https_errors=True,
-                )
+    def open_phone(width: int, height: int, scale: float):
+        context = watch_csp(
+            browser.new_context(
+                viewport={"width": width, "height": height},
+                device_scale_factor=scale,
+                is_mobile=True,
+                has_touch=True,
+                locale="en-US",
+                ignore_https_errors=True,
             )
-            page = context.new_page()
-            page.set_default_timeout(20_000)
-            return page
+        )
+        page = context.new_page()
+        page.set_default_timeout(20_000)
+        return page
 
-        try:
-            yield open_phone
-        finally:
-            browser.close()
+    return open_phone
 
 
 # Measured in the page: sideways scroll, controls under 44 px, the artwork image, the stacked descriptions.

@@ -5,8 +5,6 @@ The connection is made poor in Chromium itself: its network conditions (CDP), re
 by Playwright's routing before or after they reached the server, and the browser taken offline.
 """
 
-import os
-import shutil
 import time
 
 import pytest
@@ -15,17 +13,13 @@ from playwright.sync_api import expect
 
 from study.models import Answer, Assignment, Participant, Phase
 from study.services.participants import prolific_id_for
-from tests.conftest import skip_or_fail
 from tests.study.factories import make_study, package_dict
 
-from .conftest import CHROMIUM
 from .study_helpers import (
     click_next,
     current_step,
     entry_link,
-    fake_prolific,
     fill_page,
-    participant_browser,
     send_and_wait,
     wait_for_next_page,
 )
@@ -51,15 +45,6 @@ def study(settings, tmp_path):
             slug="browser-network", n_american=2, n_chinese=2, n_qc=1, artworks_per_participant=3, qc_per_participant=1
         )
     )
-
-
-@pytest.fixture
-def open_page(monkeypatch):
-    if not (os.path.exists(CHROMIUM) and shutil.which(CHROMIUM)):
-        skip_or_fail(f"{CHROMIUM} is missing (apt-get install chromium)")
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with fake_prolific() as prolific, participant_browser(prolific) as open_page:
-        yield open_page
 
 
 def _start(open_page, live_server, study, pid):

@@ -1,20 +1,15 @@
 """Issue 12, items 4–6 in Chromium: the consent page's details and text, no knew-before question without
 a symbol, and a Chinese participant reading the package's translated title, question and options."""
 
-import os
-import shutil
-
 import pytest
 from playwright.sync_api import expect
 
 from study.models import Artwork, Question, Study, StudyStatus
 from study.services.imports import study_import
-from tests.conftest import skip_or_fail
 from tests.study.factories import write_package
 from tests.study.test_package_consent import CONSENT_FIELDS, translated_package
 
-from .conftest import CHROMIUM
-from .study_helpers import click_next, current_step, entry_link, fake_prolific, fill_page, participant_browser
+from .study_helpers import click_next, current_step, entry_link, fill_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
@@ -31,15 +26,6 @@ def study(settings, tmp_path):
     )
     Study.objects.filter(pk=imported.pk).update(status=StudyStatus.LIVE, highlight_status="ready", terms_status="ready")
     return imported
-
-
-@pytest.fixture
-def open_page(monkeypatch):
-    if not (os.path.exists(CHROMIUM) and shutil.which(CHROMIUM)):
-        skip_or_fail(f"{CHROMIUM} is missing (apt-get install chromium)")
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with fake_prolific() as prolific, participant_browser(prolific) as open_page:
-        yield open_page
 
 
 def test_it_shows_the_consent_details_and_the_markdown_without_running_a_script(open_page, live_server, study):

@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from artworks.models import ArtworkPipelineRun
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, sign_in, watch_csp
-from tests.conftest import PASSWORD, skip_or_fail
+from tests.conftest import PASSWORD
 from tests.site.demo_world import ROLES, build_demo_world, crawl, signed_in
 
 pytestmark = [
@@ -49,29 +49,20 @@ TABLES = """() => {
 }"""
 
 
-@pytest.fixture
-def drawn_scrollbars_browser():
-    """Chromium as a person runs it: scrollbars drawn (Playwright's headless default hides them)."""
-    import os
-    import shutil
-
-    if not (os.path.exists(CHROMIUM) and shutil.which(CHROMIUM)):
-        skip_or_fail(f"{CHROMIUM} is missing (apt-get install chromium)")
-    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM, args=CHROMIUM_ARGS, ignore_default_args=["--hide-scrollbars"]
-        )
-        yield browser
-        browser.close()
+@pytest.fixture(scope="module")
+def drawn_scrollbars_browser(chromium):
+    """Chromium as a person runs it: scrollbars drawn (Playwright's headless default hides them, and
+    the flag is the browser's, not a context's: a second Chromium, on the package's driver)."""
+    browser = chromium.playwright.chromium.launch(
+        executable_path=CHROMIUM, args=CHROMIUM_ARGS, ignore_default_args=["--hide-scrollbars"]
+    )
+    yield browser
+    browser.close()
 
 
 def test_it_fits_or_scrolls_every_table_inside_its_card_for_every_role(
-    drawn_scrollbars_browser, live_server, monkeypatch, settings, tmp_path
+    drawn_scrollbars_browser, live_server, settings, tmp_path
 ):
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     settings.MEDIA_ROOT = tmp_path / "media"
     world = build_demo_world()
     for user in world.users.values():

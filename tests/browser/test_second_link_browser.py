@@ -1,19 +1,15 @@
 """A participant who opens a second link of the same PROLIFIC_PID with another SESSION_ID, in a
 second tab of the same browser: the second tab is refused, and the first one goes on to the end."""
 
-import os
-import shutil
 from urllib.parse import urlencode
 
 import pytest
 
 from study.models import Participant, ParticipantStatus
 from study.services.participants import prolific_id_for
-from tests.conftest import skip_or_fail
 from tests.study.factories import make_study, package_dict
 
-from .conftest import CHROMIUM
-from .study_helpers import click_next, current_step, entry_link, fake_prolific, participant_browser, take_session
+from .study_helpers import click_next, current_step, entry_link, take_session
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
@@ -28,21 +24,6 @@ def study(settings, tmp_path):
             slug="second-link", n_american=1, n_chinese=1, n_qc=2, artworks_per_participant=3, qc_per_participant=1
         )
     )
-
-
-@pytest.fixture
-def prolific():
-    with fake_prolific() as server:
-        yield server
-
-
-@pytest.fixture
-def open_page(monkeypatch, prolific):
-    if not (os.path.exists(CHROMIUM) and shutil.which(CHROMIUM)):
-        skip_or_fail(f"{CHROMIUM} is missing (apt-get install chromium)")
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with participant_browser(prolific) as open_page:
-        yield open_page
 
 
 def test_the_first_tab_goes_on_after_a_second_link_with_another_session_id_is_refused(

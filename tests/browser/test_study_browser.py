@@ -6,8 +6,6 @@ Prolific is never reached: app.prolific.com resolves to a small HTTPS server on 
 """
 
 import json
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -17,18 +15,14 @@ from playwright.sync_api import expect
 
 from study.models import Answer, Assignment, Participant, ParticipantStatus, Phase, Preference
 from study.services.participants import prolific_id_for
-from tests.conftest import skip_or_fail
 from tests.study.factories import make_study, package_dict
 
-from .conftest import CHROMIUM
 from .study_helpers import (
     PROLIFIC_URL,
     click_next,
     current_step,
     entry_link,
-    fake_prolific,
     fill_page,
-    participant_browser,
     radio_groups,
     send_and_wait,
     take_session,
@@ -60,22 +54,6 @@ def study(settings, tmp_path):
             qc_per_participant=N_QC,
         )
     )
-
-
-@pytest.fixture
-def prolific():
-    with fake_prolific() as server:
-        yield server
-
-
-@pytest.fixture
-def open_page(monkeypatch, prolific):
-    if not (os.path.exists(CHROMIUM) and shutil.which(CHROMIUM)):
-        skip_or_fail(f"{CHROMIUM} is missing (apt-get install chromium)")
-    # Playwright's sync API keeps an event loop in this thread; the test's ORM calls stay synchronous.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with participant_browser(prolific) as open_page:
-        yield open_page
 
 
 def _assert_stored_once(participant: Participant) -> None:
