@@ -16,8 +16,10 @@ from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, sign_in, watch_csp
 from tests.conftest import PASSWORD
 from tests.site.demo_world import ROLES, build_demo_world, crawl, signed_in
 
+# In the PostgreSQL pass of `make test` (pg_pass), so that the two passes take about as long.
 pytestmark = [
     pytest.mark.browser,
+    pytest.mark.pg_pass,
     pytest.mark.django_db(transaction=True, serialized_rollback=True),
     pytest.mark.filterwarnings("ignore::sklearn.exceptions.UndefinedMetricWarning"),
 ]
