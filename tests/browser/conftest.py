@@ -82,7 +82,7 @@ class SharedChromium:
 
 
 @pytest.fixture(scope="package")
-def chromium():
+def chromium(django_db_setup):
     """One Playwright driver and one Chromium for the browser tests in a row; every test opens its
     own contexts (own cookies, storage, cache and connections) and has them closed after it.
 
@@ -104,7 +104,8 @@ def chromium():
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
     # While that loop runs, asgiref keeps Django's connections in a context variable instead of the
     # thread: the package's tests get other connection objects, which lack the snapshot of the
-    # migrations' rows that serialized_rollback writes back after each flush. They are given it.
+    # migrations' rows that serialized_rollback writes back after each flush. They are given it
+    # (the test database, and so the snapshot, exists first: django_db_setup above).
     snapshots = {
         alias: connections[alias]._test_serialized_contents
         for alias in connections
