@@ -73,8 +73,6 @@ class CompiledRead:
             if type(value) not in (int, str):
                 raise CompiledReadError(f"{name}={value!r}: a compiled read takes int or str arguments only")
         signature = tuple(sorted((name, type(value)) for name, value in arguments.items()))
-        if sum(kind is int for _, kind in signature) > MAX_INT_ARGUMENTS:
-            raise CompiledReadError(f"a compiled read takes at most {MAX_INT_ARGUMENTS} int arguments")
         statement = self._statement(signature)
         params = list(statement.params)
         for name, places in statement.places.items():
@@ -108,6 +106,9 @@ class CompiledRead:
 
     def _compile(self, signature: tuple) -> _Statement:
         ints = [name for name, kind in signature if kind is int]
+        # The stand-ins run out here; a signature refused is never stored, so each such call is refused.
+        if len(ints) > MAX_INT_ARGUMENTS:
+            raise CompiledReadError(f"a compiled read takes at most {MAX_INT_ARGUMENTS} int arguments")
         first, second = (self._compile_with(signature, ints, label) for label in ("a", "b"))
         if (first.sql, first.places, first.constants) != (second.sql, second.places, second.constants):
             raise CompiledReadError("the statement depends on the arguments' values: it cannot be compiled once")
