@@ -108,7 +108,7 @@ def participant_pages(browser):
     def open_page(locale: str = "en-US", **options):
         context = watch_csp(
             browser.new_context(
-                locale=locale, viewport={"width": 1280, "height": 900}, ignore_https_errors=True, **options
+                **{"locale": locale, "viewport": {"width": 1280, "height": 900}, "ignore_https_errors": True, **options}
             )
         )
         page = context.new_page()

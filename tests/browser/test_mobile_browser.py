@@ -24,13 +24,13 @@ from study.services.participants import prolific_id_for
 from tests.study.factories import make_study, package_dict
 from tests.study.test_image_variants import photo
 
-from .conftest import watch_csp
 from .page_weight import PAGE_BUDGET_BYTES, TransferLog, cold_cache, weights_table
 from .study_helpers import (
     PROLIFIC_URL,
     choice_for,
     current_step,
     entry_link,
+    participant_pages,
     radio_groups,
     send_and_wait,
 )
@@ -81,18 +81,12 @@ def study(settings, tmp_path):
 def phone(browser, prolific):
     """``open_phone(width, height, scale)``: a page in a fresh touch-screen context of that size."""
 
+    open_page = participant_pages(browser)
+
     def open_phone(width: int, height: int, scale: float):
-        context = watch_csp(
-            browser.new_context(
-                viewport={"width": width, "height": height},
-                device_scale_factor=scale,
-                is_mobile=True,
-                has_touch=True,
-                locale="en-US",
-                ignore_https_errors=True,
-            )
+        page = open_page(
+            viewport={"width": width, "height": height}, device_scale_factor=scale, is_mobile=True, has_touch=True
         )
-        page = context.new_page()
         page.set_default_timeout(20_000)
         return page
 
