@@ -7,7 +7,8 @@ submit's answers (``values``, the POST data as sent) are shown again as they wer
 
 from functools import lru_cache
 
-from django.utils.safestring import mark_safe
+from django.utils.html import conditional_escape
+from django.utils.safestring import SafeString, mark_safe
 
 from ..content import CONFIDENCE_SCALE, CRITERIA
 from ..forms import form_value, form_values
@@ -129,6 +130,24 @@ def _option_labels(question, language: str | None) -> dict[str, str]:
     )
 
 
+def option_inputs(kind: str, name: str, options, *, selected: list[str]) -> list[SafeString]:
+    """Each option's ``<label><input> label</label>``, written here rather than by a template loop.
+
+    A questions page has some 40 of them, and the template language's lookups and escaping per option
+    were most of its template time. The markup is what the loops wrote (tests/study/test_page_markup.py).
+    """
+    name = conditional_escape(name)
+    # A radio button is required (one answer per question); a symbol checkbox is not.
+    required = " required" if kind == "radio" else ""
+    return [
+        mark_safe(
+            f'<label><input type="{kind}" name="{name}" value="{conditional_escape(value)}"{required}'
+            f"{' checked' if value in selected else ''}> {conditional_escape(label)}</label>"
+        )
+        for value, label in options
+    ]
+
+
 def _sent(values, name: str) -> str:
     """The first value a rejected submit sent under ``name``, or "" on a page shown afresh."""
     return "" if values is None else form_value(values, name)
@@ -151,13 +170,17 @@ def step_context(participant: Participant, step: Step, *, values=None, errors=No
         "artwork": artwork,
         "artwork_title": artwork_text.get("title") or artwork.title,
         "artwork_alt": artwork_text.get("alt") or artwork.alt,
-        "elements": [
-            (name, element_labels.get(name, name)) for name in element_order(participant=participant, artwork=artwork)
-        ],
+        "element_inputs": option_inputs(
+            "checkbox",
+            "symbols",
+            [
+                (name, element_labels.get(name, name))
+                for name in element_order(participant=participant, artwork=artwork)
+            ],
+            selected=[] if values is None else form_values(values, "symbols"),
+        ),
         "locked_symbols": [element_labels.get(name, name) for name in locked] if locked is not None else None,
-        "selected_symbols": [] if values is None else form_values(values, "symbols"),
         "selected_none": _sent(values, "none") == "1",
-        "confidence_scale": CONFIDENCE_SCALE,
     }
     if step.kind in ("qa", "post_qa"):
         pre = {}
@@ -170,20 +193,25 @@ def step_context(participant: Participant, step: Step, *, values=None, errors=No
             names = {part: f"q{question.pk}-{part}" for part in parts}
             labels = _option_labels(question, language)
             locked_answer = pre.get(question.pk)
+            selected = {part: _sent(values, name) for part, name in names.items()}
+            options = [
+                (option, labels.get(option, option))
+                for option in question_options(participant=participant, question=question)
+            ]
             context["questions"].append(
                 {
                     "question": question,
                     "text": _translated(question.translations, language).get("question") or question.question,
                     "symbol": element_labels.get(question.symbol, question.symbol),
                     "asks_knew": bool(question.symbol),
-                    "options": [
-                        (option, labels.get(option, option))
-                        for option in question_options(participant=participant, question=question)
-                    ],
+                    "choice_inputs": option_inputs("radio", names["choice"], options, selected=[selected["choice"]]),
+                    "confidence_inputs": option_inputs(
+                        "radio", names["confidence"], CONFIDENCE_SCALE, selected=[selected["confidence"]]
+                    ),
                     "locked": locked_answer,
                     "locked_label": labels.get(locked_answer.choice, locked_answer.choice) if locked_answer else "",
                     "names": names,
-                    "selected": {part: _sent(values, name) for part, name in names.items()},
+                    "selected": selected,
                     "has_error": any(name in errors for name in names.values()),
                 }
             )
