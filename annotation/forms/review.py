@@ -64,7 +64,7 @@ class ReviewForm(forms.Form):
 
     # --- Rows for the template: each option beside its taxonomy entry -------------
     # Each option's label is written here, not in a template loop: the panel has some 25 of them, and
-    # the template language's lookups and escaping per option were a quarter of an answer's CPU.
+    # the template language's lookups and escaping per option were a third of the panel's template time.
     # The markup is what the loops wrote before, with the same escaping (tests/annotation/test_review_markup.py).
 
     def decision_rows(self) -> list[dict]:

@@ -134,7 +134,7 @@ def option_inputs(kind: str, name: str, options, *, selected: list[str]) -> list
     """Each option's ``<label><input> label</label>``, written here rather than by a template loop.
 
     A questions page has some 40 of them, and the template language's lookups and escaping per option
-    were most of its template time. The markup is what the loops wrote (tests/study/test_page_markup.py).
+    were a sixth of its template time. The markup is what the loops wrote (tests/study/test_page_markup.py).
     """
     name = conditional_escape(name)
     # A radio button is required (one answer per question); a symbol checkbox is not.
