@@ -157,20 +157,18 @@ def _running(pid: int) -> bool:
 def _start(root: Path, port: int, *, command: str | None = None, **env) -> subprocess.Popen:
     # Started as from a terminal, where Ctrl-C's SIGINT has its default action. A suite run in the
     # background (nohup, `make test &` in a script) has SIGINT ignored, which a child inherits and
-    # bash can then neither trap nor reset: the script would never see the Ctrl-C.
-    previous = signal.signal(signal.SIGINT, signal.SIG_DFL)
-    try:
-        return subprocess.Popen(
-            ["bash", "-c", command or f"exec bash {root / 'scripts' / 'demo.sh'}"],
-            cwd=root,
-            env={**os.environ, "VIVID_DEMO_PORT": str(port), **env},
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            start_new_session=True,
-        )
-    finally:
-        signal.signal(signal.SIGINT, previous)
+    # bash can then neither trap nor reset: the script would never see the Ctrl-C. The default is
+    # set in the child alone, so the test process's own handler is never swapped.
+    return subprocess.Popen(
+        ["bash", "-c", command or f"exec bash {root / 'scripts' / 'demo.sh'}"],
+        cwd=root,
+        env={**os.environ, "VIVID_DEMO_PORT": str(port), **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
 
 
 def _read_until(process: subprocess.Popen, prefix: str) -> list[str]:
