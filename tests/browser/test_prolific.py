@@ -27,7 +27,12 @@ from .conftest import CHROMIUM
 # tests/prolific/conftest.py is not this package's: its fixture comes in here under another name.
 prolific_api = fake_module.fake_prolific
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
+# In the PostgreSQL pass of `make test` (pg_pass), so that the two passes take about as long.
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.pg_pass,
+    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+]
 
 
 @pytest.fixture

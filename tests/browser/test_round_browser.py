@@ -23,7 +23,12 @@ from tests.conftest import make_user
 # The live server reads the database from another thread, so the test cannot
 # hide inside a transaction; serialized_rollback restores the taxonomy and role
 # groups of the data migration that the flush of a transactional test removes.
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
+# In the PostgreSQL pass of `make test` (pg_pass), so that the two passes take about as long.
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.pg_pass,
+    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+]
 
 UNANIMOUS_1 = "Nước chảy đá mòn"
 UNANIMOUS_2 = "Cấy thưa thừa thóc, cấy mau dốc bồ"
