@@ -55,6 +55,24 @@ def watch_csp(context):
     return context
 
 
+def poll_now(page, interval_ms: int = 1000) -> None:
+    """Fire the page's htmx polls now rather than waiting out their interval in real time: the page's
+    clock (``page.clock.install()`` before it loaded) jumps one interval ahead. Time still flows, so a
+    poll that answered just before the database changed is followed by the next at the usual
+    interval: an ``expect`` after this never misses a change, it only waits less for it."""
+    page.clock.fast_forward(interval_ms)
+
+
+def assert_polling_stopped(page, polls: list, interval_ms: int = 1000) -> None:
+    """A page that has stopped polling sends nothing while its clock jumps over three intervals
+    (``polls``: the poll requests the test has seen the page send)."""
+    before = len(polls)
+    page.clock.fast_forward(3 * interval_ms)
+    # What the jump sent reaches this process through the browser and the driver a moment later.
+    page.wait_for_timeout(500)
+    assert len(polls) == before, polls[before:]
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
     CSP_VIOLATIONS.clear()

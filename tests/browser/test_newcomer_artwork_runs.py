@@ -17,6 +17,7 @@ from evaluation.models import ItemStatus, RunStatus
 from llm.models import ModelConfig, Provider
 from llm.selectors.runs import WORKER_COMMAND
 from tests.artworks.test_pipeline import collection, media  # noqa: F401 - fixtures
+from tests.browser.conftest import assert_polling_stopped, poll_now
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
@@ -35,6 +36,7 @@ def test_it_moves_every_part_of_the_artwork_run_page_and_stops_polling_when_the_
     )
     run = artwork_run_start(collection=collection, speaker=model, listener=model, samples=1, enqueue=False)
     page = context_for(researcher)
+    page.clock.install()
     polls = []
     page.on("request", lambda request: polls.append(request.url) if request.headers.get("hx-request") else None)
     page.goto(f"{live_server.url}/artworks/runs/{run.pk}/")
@@ -54,6 +56,7 @@ def test_it_moves_every_part_of_the_artwork_run_page_and_stops_polling_when_the_
         response="not json at all",
         finished_at=timezone.now(),
     )
+    poll_now(page)
     expect(hint).to_have_count(0)
     failed = page.locator(f'#artwork-run-failed details[data-item="{first.pk}"]')
     expect(failed).to_contain_text("no valid JSON in the reply")
@@ -65,6 +68,7 @@ def test_it_moves_every_part_of_the_artwork_run_page_and_stops_polling_when_the_
     # It finishes the rest.
     run.items.exclude(pk=first.pk).update(status=ItemStatus.DONE, finished_at=timezone.now())
     ArtworkPipelineRun.objects.filter(pk=run.pk).update(status=RunStatus.DONE, finished_at=timezone.now())
+    poll_now(page)
     progress = page.locator("#artwork-run-progress")
     expect(progress).to_contain_text("The run has finished.")
     expect(progress).to_contain_text("100%")
@@ -73,7 +77,4 @@ def test_it_moves_every_part_of_the_artwork_run_page_and_stops_polling_when_the_
     expect(page.locator("#artwork-run-progress[hx-trigger]")).to_have_count(0)
     expect(page.get_by_role("button", name="Retry the failed items")).to_be_visible()
 
-    after_done = len(polls)
-    # Longer than the 1 s poll interval: a page still polling would ask again in this time.
-    page.wait_for_timeout(1500)
-    assert len(polls) == after_done, polls[after_done:]
+    assert_polling_stopped(page, polls)

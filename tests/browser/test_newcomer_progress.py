@@ -8,17 +8,19 @@ are numbered 1..n within the run, not by their id across every run.
 import queue
 import re
 import threading
+import time
 import types
 
 import pytest
 from django.db import connections
 from playwright.sync_api import expect
 
-from evaluation.models import RunStatus
+from evaluation.models import ItemStatus, RunItem, RunStatus
 from evaluation.services import run_execute, run_start
 from evaluation.services.runs import execution as runs_execution
 from evaluation.services.runs import lifecycle as runs_lifecycle
 from llm.providers import Completion
+from tests.browser.conftest import poll_now
 from tests.evaluation.factories import labelled_csv, make_dataset, make_generation_run, make_model
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
@@ -52,6 +54,16 @@ class LocalBatches:
         return {"provider": "local-batches"}
 
 
+def _wait_until_stored(run, finished: int, worker: threading.Thread) -> None:
+    """Until the engine (in ``worker``) has stored ``finished`` replies: the page's next poll shows them."""
+    deadline = time.monotonic() + 30
+    while (stored := RunItem.objects.filter(run=run, status=ItemStatus.DONE).count()) < finished:
+        if not worker.is_alive() or time.monotonic() > deadline:
+            statuses = list(RunItem.objects.filter(run=run).values_list("status", "error"))
+            pytest.fail(f"{stored} of {finished} replies stored, the engine alive: {worker.is_alive()}; {statuses}")
+        time.sleep(0.02)
+
+
 def test_it_counts_each_reply_of_a_batch_with_its_own_latency_and_numbers_items_from_one(
     context_for, live_server, researcher, eager, monkeypatch, settings
 ):
@@ -68,6 +80,7 @@ def test_it_counts_each_reply_of_a_batch_with_its_own_latency_and_numbers_items_
     assert [item.pk for item in items] != [1, 2, 3, 4, 5]
 
     page = context_for(researcher)
+    page.clock.install()
     page.goto(f"{live_server.url}/evaluation/runs/{judge.pk}/")
     numbers = page.locator("#run-items tbody td[data-number]")
     expect(numbers).to_have_text(["1", "2", "3", "4", "5"])
@@ -85,6 +98,8 @@ def test_it_counts_each_reply_of_a_batch_with_its_own_latency_and_numbers_items_
         expect(page.get_by_test_id("run-phase")).to_have_text("Waiting for the first replies.")
         for finished in range(1, 6):
             local.release.put(True)
+            _wait_until_stored(judge, finished, worker)
+            poll_now(page)
             expect(status).to_contain_text(f"{finished} of 5 items finished")
             row = page.locator(f'#run-items tr[data-item="{items[finished - 1].pk}"]')
             expect(row).to_contain_text("Done")

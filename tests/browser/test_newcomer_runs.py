@@ -15,6 +15,7 @@ from evaluation.models import ItemStatus, Run, RunItem, RunPhase, RunStatus
 from evaluation.services import run_execute
 from evaluation.services.runs import lifecycle as runs_lifecycle
 from llm.selectors.runs import WORKER_COMMAND
+from tests.browser.conftest import assert_polling_stopped, poll_now
 from tests.evaluation.factories import NOWHERE, make_model, make_run
 from tests.evaluation.fake_openai import FakeOpenAI
 
@@ -37,6 +38,7 @@ def test_it_updates_every_part_of_the_run_page_and_stops_polling_when_the_run_en
     with FakeOpenAI(latency_ms=20) as server:
         run = _queued_run(dataset, server.base_url)
         page = context_for(researcher)
+        page.clock.install()
         polls = []
         page.on("request", lambda request: polls.append(request.url) if "/progress/" in request.url else None)
         page.goto(f"{live_server.url}/evaluation/runs/{run.pk}/")
@@ -46,13 +48,14 @@ def test_it_updates_every_part_of_the_run_page_and_stops_polling_when_the_run_en
             expect(row).to_contain_text("Pending")
         expect(page.get_by_test_id("started")).to_have_text("—")
         with page.expect_request(re.compile(r"/progress/")):
-            pass  # the page polls while the run is queued
+            poll_now(page)  # the page polls while the run is queued
 
         # The worker's work, done in this thread while the page keeps polling.
         run_execute(run_id=run.pk)
         run.refresh_from_db()
         assert run.status == RunStatus.DONE and server.count == 3
 
+    poll_now(page)
     expect(page.locator("#run-progress")).to_contain_text("The run has finished.")
     expect(page.locator("#run-progress")).to_contain_text("100%")
     for item in run.items.all():
@@ -66,10 +69,7 @@ def test_it_updates_every_part_of_the_run_page_and_stops_polling_when_the_run_en
     expect(page.locator("#run-report")).to_contain_text("A generation run has no score of its own")
     expect(page.locator("#run-progress[hx-trigger]")).to_have_count(0)
 
-    after_done = len(polls)
-    # Longer than the 1 s poll interval: a page still polling would ask again in this time.
-    page.wait_for_timeout(1500)
-    assert len(polls) == after_done, polls[after_done:]
+    assert_polling_stopped(page, polls)
 
 
 def test_it_says_no_worker_has_picked_a_queued_run_up_and_when_the_model_loads(
@@ -78,6 +78,7 @@ def test_it_says_no_worker_has_picked_a_queued_run_up_and_when_the_model_loads(
     settings.EVAL_NO_WORKER_SECONDS = 1
     run = _queued_run(dataset, NOWHERE)
     page = context_for(researcher)
+    page.clock.install()
     page.goto(f"{live_server.url}/evaluation/runs/{run.pk}/")
     hint = page.get_by_test_id("no-worker")
     # Shown by a poll, without a reload, once the run has waited longer than the setting.
@@ -85,9 +86,11 @@ def test_it_says_no_worker_has_picked_a_queued_run_up_and_when_the_model_loads(
     expect(hint.locator("code")).to_have_text(WORKER_COMMAND)
 
     Run.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING, phase=RunPhase.LOADING_MODEL)
+    poll_now(page)
     expect(page.get_by_test_id("run-phase")).to_contain_text("Loading the model: the first time it is converted, ~20 s")
     expect(hint).to_have_count(0)
     Run.objects.filter(pk=run.pk).update(phase=RunPhase.NONE)
+    poll_now(page)
     expect(page.get_by_test_id("run-phase")).to_contain_text("Waiting for the first replies.")
 
 
