@@ -22,7 +22,7 @@ from study.services.simulation import HttpTransport, SyntheticParticipant, answe
 from tests.conftest import skip_or_fail
 from tests.prolific import fake_prolific as fake_module
 
-from .conftest import CHROMIUM
+from .conftest import CHROMIUM, poll_now
 
 # tests/prolific/conftest.py is not this package's: its fixture comes in here under another name.
 prolific_api = fake_module.fake_prolific
@@ -53,6 +53,7 @@ def researcher_page(context_for, researcher, monkeypatch):
     # page load's timeout on a busy machine; the live server shares this process, so import it here.
     reverse("login")
     page = context_for(researcher)
+    page.clock.install()
     # The approve button asks "Approve every submission ...?" first (static/js/site.js).
     page.on("dialog", lambda dialog: dialog.accept())
     return page
@@ -149,6 +150,7 @@ def test_it_publishes_the_demo_study_follows_the_participants_approves_and_pays_
     expect(row).to_have_attribute("data-state", "queued")
     assert queued == [batch.pk] and fake_prolific.pay_counts[batch.prolific_id] == 0
     prolific_bonus_pay_task(batch.pk)  # the worker
+    poll_now(page, 2000)
     expect(row).to_have_attribute("data-status", "SENT")  # the row polls until Prolific has answered
     expect(page.get_by_test_id("pay-form")).to_have_count(0)
     batch.refresh_from_db()
