@@ -179,7 +179,12 @@ def step_context(participant: Participant, step: Step, *, values=None, errors=No
         "artwork": artwork,
         "artwork_title": artwork_text.get("title") or artwork.title,
         "artwork_alt": artwork_text.get("alt") or artwork.alt,
-        "element_inputs": option_inputs(
+        "locked_symbols": [element_labels.get(name, name) for name in locked] if locked is not None else None,
+        "selected_none": _sent(values, "none") == "1",
+    }
+    if step.kind in ("symbols", "post_symbols"):
+        # Only the symbols pages have the checkboxes: the questions pages would write them for nothing.
+        context["element_inputs"] = option_inputs(
             "checkbox",
             "symbols",
             [
@@ -187,10 +192,7 @@ def step_context(participant: Participant, step: Step, *, values=None, errors=No
                 for name in element_order(participant=participant, artwork=artwork)
             ],
             selected=[] if values is None else form_values(values, "symbols"),
-        ),
-        "locked_symbols": [element_labels.get(name, name) for name in locked] if locked is not None else None,
-        "selected_none": _sent(values, "none") == "1",
-    }
+        )
     if step.kind in ("qa", "post_qa"):
         pre = {}
         if step.kind == "post_qa":
