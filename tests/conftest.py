@@ -103,6 +103,16 @@ def _fresh_cache():
     cache.clear()
 
 
+@pytest.fixture(autouse=True)
+def _taxonomy_rows_kept(monkeypatch):
+    # The review pages re-read the taxonomy once their copy is 30 s old: on a slow machine that
+    # happened in the middle of a test that counts queries, and it counted 2 more (CI, stop 43).
+    # The test of the expiry itself sets its own lifetime.
+    from annotation.selectors import corpus
+
+    monkeypatch.setattr(corpus, "TAXONOMY_ROWS_SECONDS", float("inf"))
+
+
 def make_user(username: str, *roles: str, **extra) -> User:
     user = User.objects.create_user(username=username, password=PASSWORD, email=f"{username}@example.org", **extra)
     for role in roles:
