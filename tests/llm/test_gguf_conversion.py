@@ -3,12 +3,18 @@
 import gguf
 import numpy as np
 import pytest
-from transformers.modeling_gguf_pytorch_utils import load_gguf_checkpoint
 
 from llm.providers.transformers_provider import gguf_read_once
 
-# transformers is imported here as it is by the built-in model's tests: this pass imports it anyway.
 pytestmark = pytest.mark.model
+
+
+def load_gguf_checkpoint(*args, **kwargs):
+    # Imported when called: every pass of `make test` collects this module, and transformers (torch
+    # with it) costs 3.5 s to import in the PostgreSQL pass, which runs no model test.
+    from transformers.modeling_gguf_pytorch_utils import load_gguf_checkpoint as read
+
+    return read(*args, **kwargs)
 
 
 @pytest.fixture
