@@ -1,7 +1,9 @@
 """Where a pass's CPU goes: ``pytest -p tests.cpu_report`` prints the CPU (this process, its threads and
-the subprocesses it has waited for: Celery workers, Chromium through Playwright's driver, manage.py
-commands) and the wall time of each module, heaviest first, and of the session outside any test
-(collection, the test database's creation). PostgreSQL's own processes are not counted.
+the subprocesses it has waited for: Celery workers, Playwright's driver and Chromium's browser
+process, manage.py commands) and the wall time of each module, heaviest first, and of the session
+outside any test (collection, the test database's creation). PostgreSQL's own processes are not
+counted, nor are Chromium's renderers: their parent, Chromium's zygote, outlives the browser by a
+moment and is reaped by init.
 
 ``VIVID_CPU_REPORT=prefix`` also writes each test's CPU and wall seconds as tab-separated values to
 ``<prefix>.<pid>.tsv`` (the two passes of ``make test`` are two processes).
