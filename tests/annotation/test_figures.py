@@ -9,16 +9,9 @@ from annotation.selectors.quality import round_quality
 from annotation.selectors.stats import round_agreement_stats
 from annotation.services import round_lock
 from core.roles import ADJUDICATOR, RESEARCHER
+from tests import figures
 from tests.annotation.test_agreement import build_round
-from tests.figures import (
-    FORMATS,
-    assert_figure_file,
-    assert_pdf_embeds,
-    assert_pdf_has,
-    assert_svg_has,
-    fetch,
-    glyph_warnings,
-)
+from tests.figures import assert_figure_file, assert_pdf_embeds, assert_pdf_has, assert_svg_has, fetch, glyph_warnings
 
 from .factories import add_role, client_for, make_annotator
 
@@ -40,7 +33,7 @@ def url(round_, name: str, fmt: str) -> str:
     return reverse("annotation:round_stats_figure", args=[round_.pk, name, fmt])
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fmt", figures.FORMATS)
 @pytest.mark.parametrize("name", ["traits", "themes"])
 def test_it_draws_each_distribution_as_a_file(figure_round, researcher_client, name, fmt):
     response, caught = fetch(researcher_client, url(figure_round, name, fmt))
@@ -95,7 +88,7 @@ def test_it_answers_404_for_an_unknown_figure_or_format(figure_round, researcher
     )
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fmt", figures.FORMATS)
 def test_it_draws_the_curation_funnel_as_a_file(figure_round, researcher_client, fmt):
     response, caught = fetch(researcher_client, url(figure_round, "funnel", fmt))
     body = assert_figure_file(response, fmt, filename_end="vòng-một-funnel")
@@ -116,7 +109,7 @@ def test_it_refuses_the_funnel_to_whoever_annotates_the_open_round(figure_round,
     assert client_for(annotator_a).get(url(figure_round, "funnel", "svg")).status_code == 403
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fmt", figures.FORMATS)
 def test_it_draws_the_drift_charts_of_the_quality_tab(figure_round, researcher_client, fmt):
     report = round_quality(round=figure_round)
     pair = report["pairs"][0]

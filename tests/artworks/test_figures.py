@@ -4,16 +4,9 @@ import pytest
 from django.urls import reverse
 
 from artworks.selectors.report import artwork_report
+from tests import figures
 from tests.artworks.report_factories import make_pipeline_run
-from tests.figures import (
-    FORMATS,
-    assert_figure_file,
-    assert_pdf_embeds,
-    assert_pdf_has,
-    assert_svg_has,
-    fetch,
-    glyph_warnings,
-)
+from tests.figures import assert_figure_file, assert_pdf_embeds, assert_pdf_has, assert_svg_has, fetch, glyph_warnings
 
 pytestmark = pytest.mark.django_db
 
@@ -30,7 +23,7 @@ def url(run, fmt: str, name: str = "table1") -> str:
     return reverse("artworks:report_figure", args=[run.pk, name, fmt])
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fmt", figures.FORMATS)
 def test_it_draws_table_1_with_intervals_and_n(figure_run, researcher_client, fmt):
     response, caught = fetch(researcher_client, url(figure_run, fmt))
     body = assert_figure_file(response, fmt, filename_end=f"artwork-run-{figure_run.pk}-table1")

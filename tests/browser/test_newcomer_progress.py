@@ -8,7 +8,6 @@ are numbered 1..n within the run, not by their id across every run.
 import queue
 import re
 import threading
-import time
 import types
 
 import pytest
@@ -22,6 +21,7 @@ from evaluation.services.runs import lifecycle as runs_lifecycle
 from llm.providers import Completion
 from tests.browser.conftest import poll_now
 from tests.evaluation.factories import labelled_csv, make_dataset, make_generation_run, make_model
+from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
@@ -56,12 +56,20 @@ class LocalBatches:
 
 def _wait_until_stored(run, finished: int, worker: threading.Thread) -> None:
     """Until the engine (in ``worker``) has stored ``finished`` replies: the page's next poll shows them."""
-    deadline = time.monotonic() + 30
-    while (stored := RunItem.objects.filter(run=run, status=ItemStatus.DONE).count()) < finished:
-        if not worker.is_alive() or time.monotonic() > deadline:
-            statuses = list(RunItem.objects.filter(run=run).values_list("status", "error"))
-            pytest.fail(f"{stored} of {finished} replies stored, the engine alive: {worker.is_alive()}; {statuses}")
-        time.sleep(0.02)
+
+    def stored() -> int:
+        return RunItem.objects.filter(run=run, status=ItemStatus.DONE).count()
+
+    wait_until(
+        lambda: stored() >= finished,
+        timeout=30,
+        interval=0.02,
+        stopped=lambda: not worker.is_alive(),
+        explain=lambda: (
+            f"{stored()} of {finished} replies stored, the engine alive: {worker.is_alive()}; "
+            f"{list(RunItem.objects.filter(run=run).values_list('status', 'error'))}"
+        ),
+    )
 
 
 def test_it_counts_each_reply_of_a_batch_with_its_own_latency_and_numbers_items_from_one(

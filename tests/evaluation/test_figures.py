@@ -6,15 +6,8 @@ from django.urls import reverse
 from evaluation.models import ItemStatus, Run, RunItem, RunKind, RunStatus
 from evaluation.selectors.report import human_report
 from llm.models import ModelConfig
-from tests.figures import (
-    FORMATS,
-    assert_figure_file,
-    assert_pdf_embeds,
-    assert_pdf_has,
-    assert_svg_has,
-    fetch,
-    glyph_warnings,
-)
+from tests import figures
+from tests.figures import assert_figure_file, assert_pdf_embeds, assert_pdf_has, assert_svg_has, fetch, glyph_warnings
 
 from . import test_judge_agreement as data
 from .factories import builtin_prompt, make_generation_run, make_judge_run, numbered_dataset, stored_model
@@ -57,7 +50,7 @@ def results_url(name: str, fmt: str) -> str:
     return reverse("evaluation:results_figure", args=[name, fmt])
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fmt", figures.FORMATS)
 def test_it_draws_tables_3_and_4_with_the_scored_n_of_each_judge_run(judged, researcher_client, fmt):
     for name, title, axis in (
         ("theme", "Table 3 · Mean judge score by theme", "Theme"),
@@ -74,7 +67,7 @@ def test_it_draws_tables_3_and_4_with_the_scored_n_of_each_judge_run(judged, res
             assert_pdf_embeds(body, "DejaVuSans")
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fmt", figures.FORMATS)
 def test_it_draws_table_5_with_n_beside_each_bar(judged, researcher_client, fmt):
     response, caught = fetch(researcher_client, results_url("classification", fmt))
     body = assert_figure_file(response, fmt, filename_end="vivid-results-classification")
@@ -97,7 +90,7 @@ def test_it_keeps_the_pages_filters_in_the_figure(judged, researcher_client):
     assert f'href="{results_url("theme", "svg")}?strategy=aspect"' in page
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fmt", figures.FORMATS)
 def test_it_draws_table_1_with_the_kappa_intervals(rated, researcher_client, fmt):
     judge = make_judge(rated, JUDGE)
     ModelConfig.objects.filter(name="judge-model").update(name=JUDGE_MODEL)

@@ -14,6 +14,7 @@ from llm.services import BatchRunError
 from tests.conftest import celery_overrides, skip_or_fail, start_worker, stop_worker, worker_log
 from tests.evaluation.factories import make_model, make_run, numbered_dataset
 from tests.evaluation.fake_openai import FakeOpenAI
+from tests.waiting import wait_until
 
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/14")
 N_ITEMS = 40
@@ -35,14 +36,8 @@ def redis_queue(settings):
         yield queue
 
 
-def wait_until(condition, *, timeout: float, workers=()) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.1)
-    logs = "\n\n".join(worker_log(w)[-3000:] for w in workers)
-    pytest.fail(f"timed out after {timeout} s\n{logs}")
+def logs_of(*workers) -> str:
+    return "\n\n".join(worker_log(w)[-3000:] for w in workers)
 
 
 def test_it_finishes_a_run_after_its_worker_is_killed(redis_queue, settings):
@@ -55,7 +50,7 @@ def test_it_finishes_a_run_after_its_worker_is_killed(redis_queue, settings):
         try:
             run = make_run(dataset, model)
             done = lambda: RunItem.objects.filter(run=run, status=ItemStatus.DONE).count()  # noqa: E731
-            wait_until(lambda: done() >= 6, timeout=60, workers=[first])
+            wait_until(lambda: done() >= 6, timeout=60, explain=lambda: logs_of(first))
             os.kill(first.pid, signal.SIGKILL)  # no warm shutdown: tasks in flight are lost with it
             first.wait(timeout=10)
             time.sleep(0.5)  # let the server finish answering the dead worker's requests
@@ -70,14 +65,18 @@ def test_it_finishes_a_run_after_its_worker_is_killed(redis_queue, settings):
                 # a researcher's "resume" on the stalled run does not wait for that.
                 with pytest.raises(BatchRunError):
                     run_resume(run=run)  # not stalled yet: a live run is never fanned out twice
-                wait_until(lambda: batch_run_is_stalled(run=Run.objects.get(pk=run.pk)), timeout=30, workers=[second])
+                wait_until(
+                    lambda: batch_run_is_stalled(run=Run.objects.get(pk=run.pk)),
+                    timeout=30,
+                    explain=lambda: logs_of(second),
+                )
                 run_resume(run=Run.objects.get(pk=run.pk))
                 # Until the run itself is done: its last item and the run's own finish commit apart, and a
                 # worker stopped between them (once no item was pending) left a finished run "running".
                 wait_until(
                     lambda: Run.objects.get(pk=run.pk).status == RunStatus.DONE,
                     timeout=120,
-                    workers=[first, second],
+                    explain=lambda: logs_of(first, second),
                 )
             finally:
                 stop_worker(second)

@@ -4,15 +4,8 @@ import pytest
 from django.urls import reverse
 
 from study.selectors.results import study_results
-from tests.figures import (
-    FORMATS,
-    assert_figure_file,
-    assert_pdf_embeds,
-    assert_pdf_has,
-    assert_svg_has,
-    fetch,
-    glyph_warnings,
-)
+from tests import figures
+from tests.figures import assert_figure_file, assert_pdf_embeds, assert_pdf_has, assert_svg_has, fetch, glyph_warnings
 
 from .factories import make_study, package_dict
 from .test_results import _media, build_scenario  # noqa: F401  (_media: by name)
@@ -34,7 +27,7 @@ def url(study, fmt: str, name: str = "preferences") -> str:
     return reverse("study:results_figure", args=[study.slug, name, fmt])
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fmt", figures.FORMATS)
 def test_it_draws_the_preference_rates_with_their_intervals_and_n(scenario, researcher_client, fmt):
     response, caught = fetch(researcher_client, url(scenario, fmt))
     body = assert_figure_file(response, fmt, filename_end="figure-study-preferences")

@@ -32,9 +32,8 @@ def urls(slug: str) -> dict[str, str]:
         "results json": results + "?format=json&include_test=1",
         "export csv": export + "?include_test=1",
         "export csv with ids": export + "?include_test=1&raw_pid=1",
-        # The PDF reads what the SVG reads (study_figure: the results, then the drawing in the format
-        # asked for); drawing it three times more here would only add 4 s of matplotlib a pass.
         "figure svg": reverse("study:results_figure", args=[slug, "preferences", "svg"]) + "?include_test=1",
+        "figure pdf": reverse("study:results_figure", args=[slug, "preferences", "pdf"]) + "?include_test=1",
         "api results": reverse("study_api:results", args=[slug]) + "?include_test=1",
         "api responses": responses + "?include_test=1",
         "api responses page 2": responses + "?include_test=1&page=2&page_size=10",

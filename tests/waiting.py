@@ -1,0 +1,15 @@
+"""Waiting in a test for what another thread or process does, and saying what it did when it does not."""
+
+import time
+
+import pytest
+
+
+def wait_until(condition, *, timeout: float, explain=lambda: "", stopped=lambda: False, interval: float = 0.1) -> None:
+    """Until ``condition()`` holds. Fails after ``timeout`` seconds, or at once when ``stopped()`` says
+    that what would make it hold has ended (a worker thread that died), with ``explain()``."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if stopped() or time.monotonic() > deadline:
+            pytest.fail(f"{'stopped' if stopped() else f'timed out after {timeout} s'}\n{explain()}")
+        time.sleep(interval)
