@@ -9,6 +9,7 @@ import pytest
 
 from tests.conftest import skip_or_fail
 from tests.evaluation.factories import labelled_csv, make_dataset
+from tests.loopback import live_server_without_nagle
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Playwright
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
     from tests.browser.study_helpers import FakeProlific
 
 CHROMIUM = "/usr/bin/chromium"
+live_server_without_nagle()
 # What Playwright's driver disables with its own --disable-features (chromiumSwitches.ts). Chromium
 # keeps only the last of several such switches, so the one below repeats them:
 # test_it_keeps_every_feature_playwright_disables checks the launched browser's command line.

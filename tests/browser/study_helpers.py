@@ -12,15 +12,14 @@ import json
 import re
 import ssl
 import tempfile
-import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlencode
 
 from study.models import Question
 from study.services.participants import prolific_id_for
+from tests.loopback import LoopbackHandler, LoopbackServer, serve_in_thread, stop_serving
 
 PROLIFIC_HOST = "app.prolific.com"
 PROLIFIC_HTML = (
@@ -71,7 +70,7 @@ def fake_prolific():
         tls.load_cert_chain(certificate, key)
     visits: list[str] = []
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(LoopbackHandler):
         def do_GET(self):  # noqa: N802 (the name http.server dispatches to)
             if self.path == "/favicon.ico":
                 self.send_error(404)
@@ -83,20 +82,13 @@ def fake_prolific():
             self.end_headers()
             self.wfile.write(PROLIFIC_HTML)
 
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
+    server = LoopbackServer(("127.0.0.1", 0), Handler)
     server.socket = tls.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    thread = serve_in_thread(server, name="fake-prolific-completion")
     try:
         yield FakeProlific(port=server.server_address[1], visits=visits)
     finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+        stop_serving(server, thread)
 
 
 def participant_pages(browser):

@@ -308,8 +308,10 @@ class FakeOpenAI:
         httpd = _Server((self.host, self.port), Handler)
         self.port = httpd.server_address[1]
         self._httpd = httpd
+        # A short poll: stop() waits until serve_forever next looks (tests/loopback.py; this module
+        # keeps to the standard library so that it runs as a script).
         self._thread = threading.Thread(
-            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, name=f"fake-openai-{self.port}", daemon=True
+            target=httpd.serve_forever, kwargs={"poll_interval": 0.005}, name=f"fake-openai-{self.port}", daemon=True
         )
         self._thread.start()
         return self

@@ -7,8 +7,6 @@ import os
 import re
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx2
 import pytest
@@ -26,6 +24,7 @@ from tests.conftest import ROOT
 from tests.evaluation.factories import stored_model
 from tests.evaluation.fake_openai import FakeOpenAI
 from tests.evaluation.test_model_security import assert_refused_on_every_path
+from tests.loopback import LoopbackHandler, LoopbackServer, serve_in_thread, stop_serving
 from vivid_site.settings import DEFAULT_MODEL_KEY_HOSTS, parse_key_hosts
 
 pytestmark = pytest.mark.django_db
@@ -248,7 +247,7 @@ def redirector():
     """A loopback server on 127.0.0.1 that answers every request with a 307 to ``target`` and
     records the headers it got."""
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(LoopbackHandler):
         def do_POST(self):
             self.rfile.read(int(self.headers.get("Content-Length") or 0))
             server.seen.append({k.lower(): v for k, v in self.headers.items()})
@@ -257,17 +256,11 @@ def redirector():
             self.send_header("Content-Length", "0")
             self.end_headers()
 
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = LoopbackServer(("127.0.0.1", 0), Handler)
     server.seen, server.target = [], ""
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
+    thread = serve_in_thread(server, name="redirector")
     yield server
-    server.shutdown()
-    server.server_close()
-    thread.join(timeout=5)
+    stop_serving(server, thread)
 
 
 @pytest.fixture

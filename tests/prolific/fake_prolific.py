@@ -27,11 +27,12 @@ import json
 import threading
 import time
 from decimal import ROUND_CEILING, Decimal
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 import requests
+
+from tests.loopback import LoopbackHandler, LoopbackServer, serve_in_thread, stop_serving
 
 TOKEN = "fake-prolific-token-0123456789"
 WEBHOOK_SECRET = "fake-webhook-secret-abcdef"
@@ -98,7 +99,7 @@ class FakeProlific:
         self._faults: collections.deque[dict] = collections.deque()
         self._ids = itertools.count(1)
         self._lock = threading.RLock()
-        self._httpd: ThreadingHTTPServer | None = None
+        self._httpd: LoopbackServer | None = None
         self._thread: threading.Thread | None = None
         self.port = 0
 
@@ -442,7 +443,7 @@ class FakeProlific:
     def __enter__(self) -> FakeProlific:
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(LoopbackHandler):
             protocol_version = "HTTP/1.1"
 
             def _handle(self, method: str):
@@ -491,20 +492,13 @@ class FakeProlific:
             def do_DELETE(self):  # noqa: N802
                 self._handle("DELETE")
 
-            def log_message(self, *args):
-                pass
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
+        self._httpd = LoopbackServer(("127.0.0.1", 0), Handler)
         self.port = self._httpd.server_address[1]
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self._thread.start()
+        self._thread = serve_in_thread(self._httpd, name=f"fake-prolific-{self.port}")
         return self
 
     def __exit__(self, *exc):
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(timeout=5)
+        stop_serving(self._httpd, self._thread)
 
 
 @pytest.fixture

@@ -17,10 +17,11 @@ from __future__ import annotations
 import collections
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+
+from tests.loopback import LoopbackHandler, LoopbackServer, serve_in_thread, stop_serving
 
 
 class FakeWikidata:
@@ -30,7 +31,7 @@ class FakeWikidata:
         self.requests: list[dict] = []
         self._faults: collections.deque[dict] = collections.deque()
         self._lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
+        self._httpd: LoopbackServer | None = None
         self._thread: threading.Thread | None = None
         self.port = 0
 
@@ -109,7 +110,7 @@ class FakeWikidata:
     def __enter__(self) -> FakeWikidata:
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(LoopbackHandler):
             def do_GET(self):  # noqa: N802 - the http.server API
                 parts = urlsplit(self.path)
                 params = {key: values[-1] for key, values in parse_qs(parts.query).items()}
@@ -134,19 +135,13 @@ class FakeWikidata:
                 self.end_headers()
                 self.wfile.write(payload)
 
-            def log_message(self, *args):
-                pass
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = LoopbackServer(("127.0.0.1", 0), Handler)
         self.port = self._httpd.server_address[1]
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self._thread.start()
+        self._thread = serve_in_thread(self._httpd, name=f"fake-wikidata-{self.port}")
         return self
 
     def __exit__(self, *exc):
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(timeout=5)
+        stop_serving(self._httpd, self._thread)
 
 
 KNOWN_TERMS = {

@@ -1,9 +1,7 @@
 """Study packages cannot carry script or bombs: SVGs become PNGs, images are served sandboxed, zips are bounded."""
 
-import http.server
 import io
 import json
-import threading
 from pathlib import Path
 
 import pytest
@@ -26,6 +24,7 @@ from tests.bombs import (
     stored,
     zip_entries,
 )
+from tests.loopback import LoopbackHandler, LoopbackServer, serve_in_thread, stop_serving
 
 from .factories import make_study, package_dict, write_package
 from .test_import import _media, media_files  # noqa: F401 - the isolated media folder fixture
@@ -81,7 +80,7 @@ def test_it_stores_an_svg_carrying_script_as_a_png_and_serves_it_as_one(tmp_path
     assert b"".join(response.streaming_content) == stored_bytes
 
 
-class _Recorder(http.server.BaseHTTPRequestHandler):
+class _Recorder(LoopbackHandler):
     requests: list[str] = []
 
     def do_GET(self):  # noqa: N802 (http.server's name)
@@ -93,19 +92,14 @@ class _Recorder(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(red.getvalue())
 
-    def log_message(self, *args):
-        pass
-
 
 @pytest.fixture
 def loopback_server():
     _Recorder.requests = []
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    server = LoopbackServer(("127.0.0.1", 0), _Recorder)
+    thread = serve_in_thread(server, name="svg-reference-recorder")
     yield f"http://127.0.0.1:{server.server_address[1]}", _Recorder.requests
-    server.shutdown()
-    server.server_close()
+    stop_serving(server, thread)
 
 
 def test_it_fetches_nothing_an_svg_points_at(tmp_path, loopback_server):
