@@ -103,7 +103,7 @@ if [ "$1" = scripts/service_up.py ]; then exec {python} "$@"; fi
 case "$2" in
   runserver)
     echo $$ > var/server.pid
-    sleep 1
+    sleep 0.4
     if [ -n "$STUB_SERVER_FAILS" ]; then echo "Error: That port is already in use."; exit 1; fi
     echo "Starting development server at http://$3/"
     exec {python} -m http.server --bind 127.0.0.1 "${{3##*:}}" >/dev/null 2>&1 ;;
@@ -113,7 +113,7 @@ esac
 """
 STUB_CELERY = """#!/usr/bin/env bash
 echo $$ > var/worker.pid
-sleep 1.5
+sleep 0.7
 echo " -------------- [queues]"
 exec sleep 60
 """
@@ -250,7 +250,7 @@ def test_it_stops_the_server_and_the_worker_on_ctrl_c(demo):
         # Bash drops a SIGINT that reaches it as a foreground child exits normally (it takes the
         # child to have handled it): a person's Ctrl-C comes later than the summary's last line,
         # once the script waits in its loop, and so does this one.
-        time.sleep(1.5)
+        time.sleep(0.5)
         # What a terminal does on Ctrl-C: SIGINT to the script's process group.
         os.killpg(process.pid, signal.SIGINT)
         process.wait(timeout=30)
