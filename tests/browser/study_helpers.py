@@ -12,6 +12,7 @@ import json
 import re
 import ssl
 import tempfile
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -191,16 +192,40 @@ _NEXT_PAGE_READY = """() => {
 }"""
 
 
-def send_and_wait(page, send, *, timeout: float = 15_000) -> None:
+# The retry button shows while study.js waits to send the page again (retrying or offline), and
+# hides as an attempt starts: the timer for the next attempt is set by then.
+_WAITING_TO_RETRY = "() => !!document.querySelector('form[data-step-form] [data-send-retry]:not([hidden])')"
+# study.js's longest wait between attempts (8 s) with its jitter (x 1.2).
+_LONGEST_RETRY_MS = 9_600
+
+
+def send_and_wait(page, send, *, timeout: float = 15_000, fake_clock: bool = False) -> None:
     """Run ``send`` (a click that sends the page) and wait until the page that follows is shown,
     with study.js ready on it."""
     page.evaluate(_MARK_SENT)
     send()
-    wait_for_next_page(page, timeout=timeout)
+    wait_for_next_page(page, timeout=timeout, fake_clock=fake_clock)
 
 
-def wait_for_next_page(page, *, timeout: float = 15_000) -> None:
-    page.wait_for_function(_NEXT_PAGE_READY, timeout=timeout)
+def wait_for_next_page(page, *, timeout: float = 15_000, fake_clock: bool = False) -> None:
+    """With ``fake_clock`` (the test installed Playwright's clock on the page), each wait of study.js
+    before it sends the page again is passed at once; a request in flight is left alone, so its
+    45 s watchdog never fires early."""
+    if not fake_clock:
+        page.wait_for_function(_NEXT_PAGE_READY, timeout=timeout)
+        return
+    deadline = time.monotonic() + timeout / 1000
+    while not page.evaluate(_NEXT_PAGE_READY):
+        assert time.monotonic() < deadline, f"no next page after {timeout / 1000:.0f} s"
+        if page.evaluate(_WAITING_TO_RETRY):
+            retry_now(page)
+        else:
+            time.sleep(0.02)
+
+
+def retry_now(page) -> None:
+    """Pass study.js's wait before its next attempt on the page's fake clock: the attempt starts now."""
+    page.clock.run_for(_LONGEST_RETRY_MS)
 
 
 def take_session(page, *, qc_wrong: bool = False, on_page=None, max_pages: int = 200) -> list[str]:
