@@ -6,6 +6,7 @@ from annotation.models import Assignment, Dataset
 from annotation.services import expression_import, round_create
 from core.roles import ANNOTATOR
 from tests.conftest import make_user
+from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
@@ -18,23 +19,27 @@ def test_it_sends_the_seconds_each_item_was_on_screen(context_for, live_server):
     dataset = Dataset.objects.get(name="Đồng hồ")
     round_ = round_create(name="Vòng giờ", dataset=dataset, annotators=[annotator], annotators_per_item=1)
     page = context_for(annotator)
+    # The page's clock is Playwright's: it runs on as usual, and the test moves it on by whole seconds.
+    page.clock.install()
     page.goto(f"{live_server.url}/rounds/{round_.pk}/review/")
     heading = page.locator("#review-expression")
     first = heading.inner_text()
-    page.wait_for_timeout(1200)
+    page.clock.fast_forward(5_000)
     page.keyboard.press("2")
     page.keyboard.press("Enter")
-    page.wait_for_function(f"() => document.querySelector('#review-expression').innerText !== {first!r}")
-    # The second item, answered after its own display (the clock restarted with the htmx swap).
-    # The heading changes a few milliseconds before the clock restarts (after the swap settles), so
-    # the wait is twice the lower bound asserted below.
-    page.wait_for_timeout(600)
+    # The second item, answered after its own display: its clock starts as the swap settles, when
+    # review.js moves the focus to its heading (a few milliseconds after the heading changes).
+    page.wait_for_function(
+        f"() => {{ const h = document.querySelector('#review-expression');"
+        f" return h && h.innerText !== {first!r} && document.activeElement === h; }}"
+    )
+    page.clock.fast_forward(2_000)
     page.keyboard.press("3")
     page.keyboard.press("Enter")
     page.wait_for_function("() => document.querySelectorAll('#review-expression').length === 1")
-    page.wait_for_timeout(500)
-    answered = list(Assignment.objects.filter(item__round=round_, submitted_at__isnull=False).order_by("submitted_at"))
-    assert len(answered) >= 2
-    assert 1.2 <= answered[0].seconds < 30
+    answered = Assignment.objects.filter(item__round=round_, submitted_at__isnull=False).order_by("submitted_at")
+    wait_until(lambda: answered.count() >= 2, timeout=10, explain=lambda: f"{answered.count()} answers stored")
+    first_answer, second_answer = list(answered)[:2]
+    assert 5 <= first_answer.seconds < 30
     # Its own clock: it started when the item appeared, not when the page was first loaded.
-    assert 0.3 <= answered[1].seconds < answered[0].seconds
+    assert 2 <= second_answer.seconds < first_answer.seconds
