@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # About a second of CPU together at every start (scipy.stats 0.5 s, scikit-learn 0.35 s, pandas
@@ -55,6 +57,19 @@ def test_it_imports_them_in_the_web_server_before_it_forks():
     assert _roots(_heavy_modules_after("import vivid_site.wsgi")) == set(WARMED)
 
 
-def test_it_imports_them_in_the_celery_worker_before_its_pool_forks():
-    code = "from vivid_site.celery import app\nfrom celery.signals import worker_init\nworker_init.send(sender=None)"
-    assert _roots(_heavy_modules_after(code)) == set(WARMED)
+def _worker_init(pool: str) -> str:
+    """worker_init as Celery sends it, its sender a worker whose pool is still the name it was given."""
+    worker = "None" if pool == "unknown" else f"type('Worker', (), {{'pool_cls': {pool!r}}})()"
+    return (
+        f"from vivid_site.celery import app\nfrom celery.signals import worker_init\nworker_init.send(sender={worker})"
+    )
+
+
+@pytest.mark.parametrize("pool", ["prefork", "celery.concurrency.prefork:TaskPool", "processes", "unknown"])
+def test_it_imports_them_in_the_celery_worker_before_its_pool_forks(pool):
+    assert _roots(_heavy_modules_after(_worker_init(pool))) == set(WARMED)
+
+
+@pytest.mark.parametrize("pool", ["solo", "threads"])
+def test_it_leaves_them_to_the_first_task_in_a_worker_whose_pool_does_not_fork(pool):
+    assert _heavy_modules_after(_worker_init(pool)) == []
