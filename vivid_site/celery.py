@@ -10,7 +10,7 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
 
-def _pool_forks(worker) -> bool:
+def pool_forks(worker) -> bool:
     """At worker_init the pool is still the name given (``--pool``, ``worker_pool``) or a class."""
     pool = getattr(worker, "pool_cls", "prefork")
     name = pool if isinstance(pool, str) else pool.__module__
@@ -24,7 +24,7 @@ def _import_before_fork(sender=None, **_):
     and the statistics libraries on its first round summary or report (about a second). A pool that
     does not fork (solo, threads: the tests' workers) runs its tasks in this process, which imports
     each on first use at the same cost, and not at all for tasks that never use it."""
-    if sender is not None and not _pool_forks(sender):
+    if sender is not None and not pool_forks(sender):
         return
     import llm.providers.openai_provider  # noqa: F401
     from core.warmup import libraries_import

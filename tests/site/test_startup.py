@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from celery.concurrency.prefork import TaskPool as PreforkTaskPool
+from celery.concurrency.thread import TaskPool as ThreadTaskPool
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -59,17 +61,34 @@ def test_it_imports_them_in_the_web_server_before_it_forks():
 
 def _worker_init(pool: str) -> str:
     """worker_init as Celery sends it, its sender a worker whose pool is still the name it was given."""
-    worker = "None" if pool == "unknown" else f"type('Worker', (), {{'pool_cls': {pool!r}}})()"
+    worker = "None" if pool == "no sender" else f"type('Worker', (), {{'pool_cls': {pool!r}}})()"
     return (
         f"from vivid_site.celery import app\nfrom celery.signals import worker_init\nworker_init.send(sender={worker})"
     )
 
 
-@pytest.mark.parametrize("pool", ["prefork", "celery.concurrency.prefork:TaskPool", "processes", "unknown"])
+@pytest.mark.parametrize("pool", ["prefork", "no sender"])
 def test_it_imports_them_in_the_celery_worker_before_its_pool_forks(pool):
     assert _roots(_heavy_modules_after(_worker_init(pool))) == set(WARMED)
 
 
-@pytest.mark.parametrize("pool", ["solo", "threads"])
-def test_it_leaves_them_to_the_first_task_in_a_worker_whose_pool_does_not_fork(pool):
-    assert _heavy_modules_after(_worker_init(pool)) == []
+def test_it_leaves_them_to_the_first_task_in_a_worker_whose_pool_does_not_fork():
+    assert _heavy_modules_after(_worker_init("solo")) == []
+
+
+@pytest.mark.parametrize(
+    ("pool", "forks"),
+    [
+        ("prefork", True),
+        ("processes", True),
+        ("celery.concurrency.prefork:TaskPool", True),
+        (PreforkTaskPool, True),
+        ("solo", False),
+        ("threads", False),
+        (ThreadTaskPool, False),
+    ],
+)
+def test_it_knows_which_pools_fork(pool, forks):
+    from vivid_site.celery import pool_forks
+
+    assert pool_forks(type("Worker", (), {"pool_cls": pool})()) is forks
