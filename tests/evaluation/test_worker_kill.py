@@ -44,8 +44,10 @@ def test_it_finishes_a_run_after_its_worker_is_killed(redis_queue, settings):
     settings.EVAL_STALL_SECONDS = 3
     dataset = numbered_dataset(N_ITEMS, name="Kill corpus")
     worker_env = {"EVAL_CHUNK_SIZE": "4", "CELERY_VISIBILITY_TIMEOUT": "3"}
-    with FakeOpenAI(latency_ms=150) as server:
-        model = make_model("slow", base_url=server.base_url, model_id="m", max_concurrency=2, timeout=3)
+    with FakeOpenAI(latency_ms=100) as server:
+        # The killed worker's slots stay taken for the model's timeout and a margin (llm.services.throttle):
+        # the fresh worker waits that out, so the timeout is short, though 20 times the latency.
+        model = make_model("slow", base_url=server.base_url, model_id="m", max_concurrency=2, timeout=2)
         first = start_worker(broker_url=REDIS_URL, queue=redis_queue, env=worker_env)
         try:
             run = make_run(dataset, model)
