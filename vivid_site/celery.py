@@ -11,10 +11,12 @@ app.autodiscover_tasks()
 
 
 def pool_forks(worker) -> bool:
-    """At worker_init the pool is still the name given (``--pool``, ``worker_pool``) or a class."""
-    pool = getattr(worker, "pool_cls", "prefork")
-    name = pool if isinstance(pool, str) else pool.__module__
-    return "prefork" in name or name == "processes"
+    """At worker_init the pool is still what was given (``--pool``, ``worker_pool``): an alias, a
+    ``module:Class`` path or a class, which Celery resolves as it will right after."""
+    from celery.concurrency import get_implementation
+    from celery.concurrency.prefork import TaskPool as PreforkPool
+
+    return issubclass(get_implementation(getattr(worker, "pool_cls", "prefork")), PreforkPool)
 
 
 @worker_init.connect

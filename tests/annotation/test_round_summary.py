@@ -3,7 +3,6 @@ from a summary a Celery task stores after answers (issue 29): a draft retires no
 retires everything, a burst of answers queues one refresh, and a real worker over Redis writes it."""
 
 import os
-import time
 import uuid
 from unittest import mock
 
@@ -22,6 +21,7 @@ from annotation.services import (
 )
 from annotation.tasks import round_summary_refresh_task
 from tests.conftest import celery_overrides, skip_or_fail, start_worker, stop_worker, worker_log
+from tests.waiting import wait_until
 
 from .factories import (
     alternating_traits,
@@ -156,16 +156,18 @@ def test_it_refreshes_the_summary_in_a_real_worker_over_redis(annotator_a, annot
             round_.quality_window, round_.quality_threshold = 5, 0.99
             round_.save(update_fields=["quality_window", "quality_threshold"])
             _disagree(round_, annotator_a, annotator_b)
-            deadline = time.monotonic() + 90
-            while time.monotonic() < deadline:
+
+            def stored_summary():
                 summary = RoundQualitySummary.objects.filter(round=round_).first()
-                if summary is not None and summary.stamp == round_stamp(round_id=round_.pk):
-                    break
-                if worker.poll() is not None:
-                    pytest.fail(f"worker exited early:\n{worker_log(worker)}")
-                time.sleep(0.3)
-            else:
-                pytest.fail(f"the worker did not store the summary in time:\n{worker_log(worker)}")
+                return summary if summary is not None and summary.stamp == round_stamp(round_id=round_.pk) else None
+
+            wait_until(
+                lambda: stored_summary() is not None,
+                timeout=90,
+                stopped=lambda: worker.poll() is not None,
+                explain=lambda: f"the worker did not store the summary:\n{worker_log(worker)}",
+            )
+            summary = stored_summary()
         finally:
             stop_worker(worker)
     assert summary.warnings

@@ -472,10 +472,8 @@ class _Handler(BaseHTTPRequestHandler):
     # Keep-alive, as real endpoints do: the client's pool reuses connections.
     protocol_version = "HTTP/1.1"
 
-    def setup(self):
-        super().setup()
-        # Headers and body go out in two writes; with Nagle on, each reply would wait ~40 ms for an ACK.
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    # Headers and body go out in two writes; with Nagle on, each reply would wait ~40 ms for an ACK.
+    disable_nagle_algorithm = True
 
     def log_message(self, format, *args):
         pass

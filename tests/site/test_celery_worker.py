@@ -1,7 +1,6 @@
 """A real Celery worker, over Redis and over the embedded broker, runs an import queued from the web flow."""
 
 import os
-import time
 import uuid
 from pathlib import Path
 
@@ -10,6 +9,7 @@ import pytest
 from annotation.models import Expression, ImportJob, ImportJobStatus
 from annotation.services import import_job_confirm, import_job_create
 from tests.conftest import celery_overrides, skip_or_fail, start_worker, stop_worker, worker_log
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
@@ -49,17 +49,13 @@ def test_it_runs_a_confirmed_import_in_a_real_worker(worker, researcher):
     job = import_job_create(dataset_name="Worker corpus", filename="w.csv", content=content.encode(), user=researcher)
     assert job.status == ImportJobStatus.PREVIEWED
     import_job_confirm(job=job, user=researcher)
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        job.refresh_from_db()
-        if job.status in (ImportJobStatus.DONE, ImportJobStatus.FAILED):
-            break
-        if worker.poll() is not None:
-            pytest.fail(f"worker exited early:\n{worker_log(worker)}")
-        time.sleep(0.3)
-    else:
-        stop_worker(worker)
-        pytest.fail(f"the worker did not finish the import in time:\n{worker_log(worker)}")
+    wait_until(
+        lambda: ImportJob.objects.get(pk=job.pk).status in (ImportJobStatus.DONE, ImportJobStatus.FAILED),
+        timeout=90,
+        stopped=lambda: worker.poll() is not None,
+        explain=lambda: f"the worker did not finish the import:\n{worker_log(worker)}",
+    )
+    job.refresh_from_db()
     assert job.status == ImportJobStatus.DONE, job.report
     assert job.report["summary"] == "created 2, skipped_duplicates 0"
     assert Expression.objects.filter(dataset__name="Worker corpus").count() == 2
@@ -77,10 +73,13 @@ def test_it_starts_the_worker_at_the_niceness_of_worker_niceness(tmp_path, resea
                 dataset_name="Niced", filename="n.csv", content=b"expression,explanation\nA,B\n", user=researcher
             )
             import_job_confirm(job=job, user=researcher)
-            deadline = time.monotonic() + 90
-            while job.status != ImportJobStatus.DONE and time.monotonic() < deadline and process.poll() is None:
-                time.sleep(0.3)
-                job.refresh_from_db()
+            wait_until(
+                lambda: ImportJob.objects.get(pk=job.pk).status == ImportJobStatus.DONE,
+                timeout=90,
+                stopped=lambda: process.poll() is not None,
+                explain=lambda: worker_log(process),
+            )
+            job.refresh_from_db()
             assert job.status == ImportJobStatus.DONE, worker_log(process)
             assert os.getpriority(os.PRIO_PROCESS, process.pid) == min(os.nice(0) + 5, 19)
         finally:

@@ -1,7 +1,6 @@
 """A real Celery worker over Redis prepares an imported study: the import's on-commit task, end to end."""
 
 import os
-import time
 import uuid
 
 import pytest
@@ -9,6 +8,7 @@ import pytest
 from study.models import DescriptionPair, PrepStatus, Study
 from study.services.imports import study_import
 from tests.conftest import celery_overrides, skip_or_fail, start_worker, stop_worker, worker_log
+from tests.waiting import wait_until
 
 from .factories import package_dict, write_package
 
@@ -37,17 +37,17 @@ def redis_worker(settings, tmp_path):
 def test_it_prepares_an_imported_study_in_a_real_worker(redis_worker, researcher, tmp_path):
     folder = write_package(tmp_path / "package", package_dict(n_american=2, n_chinese=2, n_qc=2))
     study = study_import(source=folder, user=researcher)
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
+
+    def prepared() -> bool:
         study.refresh_from_db()
-        if PrepStatus.RUNNING not in (study.highlight_status, study.terms_status):
-            break
-        if redis_worker.poll() is not None:
-            pytest.fail(f"worker exited early:\n{worker_log(redis_worker)}")
-        time.sleep(0.5)
-    else:
-        stop_worker(redis_worker)
-        pytest.fail(f"the worker did not prepare the study in time:\n{worker_log(redis_worker)}")
+        return PrepStatus.RUNNING not in (study.highlight_status, study.terms_status)
+
+    wait_until(
+        prepared,
+        timeout=180,
+        stopped=lambda: redis_worker.poll() is not None,
+        explain=lambda: f"the worker did not prepare the study:\n{worker_log(redis_worker)}",
+    )
     assert study.highlight_status == PrepStatus.READY, study.highlight_error
     assert study.terms_status == PrepStatus.READY, study.terms_error
     pairs = DescriptionPair.objects.filter(artwork__study=study)
