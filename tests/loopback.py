@@ -1,5 +1,7 @@
-"""The tests' loopback HTTP servers (the fakes of Prolific, Wikidata and model endpoints): what makes
-them answer at loopback speed.
+"""The tests' loopback HTTP servers (the fakes of Prolific and Wikidata, the redirector, the SVG
+recorder, Prolific's completion page): what makes them answer at loopback speed. The fake model
+endpoint (tests/evaluation/fake_openai.py) does the same by hand: it runs as a script too, on the
+standard library alone.
 
 - Nagle's algorithm off: http.server writes the headers and the body in two writes, and with
   Nagle on the body waits for the client's delayed ACK, about 40 ms a reply on loopback. The

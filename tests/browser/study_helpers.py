@@ -12,7 +12,6 @@ import json
 import re
 import ssl
 import tempfile
-import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +20,7 @@ from urllib.parse import urlencode
 from study.models import Question
 from study.services.participants import prolific_id_for
 from tests.loopback import LoopbackHandler, LoopbackServer, serve_in_thread, stop_serving
+from tests.waiting import wait_until
 
 PROLIFIC_HOST = "app.prolific.com"
 PROLIFIC_HTML = (
@@ -214,13 +214,20 @@ def wait_for_next_page(page, *, timeout: float = 15_000, fake_clock: bool = Fals
     if not fake_clock:
         page.wait_for_function(_NEXT_PAGE_READY, timeout=timeout)
         return
-    deadline = time.monotonic() + timeout / 1000
-    while not page.evaluate(_NEXT_PAGE_READY):
-        assert time.monotonic() < deadline, f"no next page after {timeout / 1000:.0f} s"
+
+    def shown_passing_retry_waits() -> bool:
+        if page.evaluate(_NEXT_PAGE_READY):
+            return True
         if page.evaluate(_WAITING_TO_RETRY):
             retry_now(page)
-        else:
-            time.sleep(0.02)
+        return False
+
+    wait_until(
+        shown_passing_retry_waits,
+        timeout=timeout / 1000,
+        interval=0.02,
+        explain=lambda: f"no next page; the page is at {current_step(page)}",
+    )
 
 
 def retry_now(page) -> None:
