@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import email.utils
 import hashlib
+import json
 import math
 import os
 import threading
 import time
 
+import httpx2
 import openai
-from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
 from ..guard import EndpointRefused, clean_error_text, guarded_http_client, model_refusal
@@ -94,18 +95,46 @@ def _refusal_in(error: BaseException) -> EndpointRefused | None:
     return None
 
 
-def _logprobs_of(choice) -> list | None:
-    content = getattr(getattr(choice, "logprobs", None), "content", None)
-    if content is None:
+def _logprobs_of(choice: dict) -> list | None:
+    content = _field(choice.get("logprobs"), "content")
+    if not isinstance(content, list):
         return None
     return [
         {
-            "token": entry.token,
-            "logprob": entry.logprob,
-            "top": [{"token": top.token, "logprob": top.logprob} for top in (entry.top_logprobs or [])],
+            "token": entry.get("token"),
+            "logprob": entry.get("logprob"),
+            "top": [
+                {"token": top.get("token"), "logprob": top.get("logprob")}
+                for top in (entry.get("top_logprobs") or [])
+                if isinstance(top, dict)
+            ],
         }
         for entry in content
+        if isinstance(entry, dict)
     ]
+
+
+def _field(value, name: str):
+    """``value[name]`` when the reply put an object there, else None: a server may send anything."""
+    return value.get(name) if isinstance(value, dict) else None
+
+
+def _count(value) -> int:
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _reply_data(response: httpx2.Response):
+    """The reply's JSON, read as the SDK reads it for a typed call: a body labelled JSON must be
+    JSON (a ValueError otherwise); any other body is JSON if it parses, else its text."""
+    try:
+        return json.loads(response.content)
+    except ValueError:
+        if response.headers.get("content-type", "").split(";")[0].strip().endswith("json"):
+            raise
+        return response.text
 
 
 def choice_logprobs_of(completion: Completion, choices: list[str], *, model: str = "") -> dict[str, float]:
@@ -210,7 +239,11 @@ class OpenAIProvider(Provider):
             kwargs["logprobs"] = True
             kwargs["top_logprobs"] = top_logprobs
         try:
-            response = self.client.chat.completions.create(**kwargs)
+            # The raw reply, not the SDK's typed one: building and dumping its pydantic models cost
+            # about as much CPU as the rest of a request (issue 25), and the engine keeps the JSON.
+            # Errors are the SDK's as for a typed call (the README's "undocumented endpoints").
+            response = self.client.post("/chat/completions", body=kwargs, cast_to=httpx2.Response)
+            data = _reply_data(response)
         except openai.APITimeoutError as error:
             raise RetryableError(self._clean(f"Timed out after {self.client.timeout} s: {error.message}")) from error
         except openai.APIConnectionError as error:
@@ -230,12 +263,10 @@ class OpenAIProvider(Provider):
                     f"HTTP {status}: {message}", retry_after=_retry_after_of(error.response), status=status
                 ) from error
             raise ClientError(message, status=status) from error
-        except openai.APIResponseValidationError as error:
-            raise RetryableError(self._clean(f"Invalid reply: {error.message}"), status=error.status_code) from error
         except ValueError as error:
             # The body claimed to be JSON and was not: a proxy hiccup or a truncated reply.
             raise RetryableError(self._clean(f"Reply is not valid JSON: {error}")) from error
-        return self._completion_of(response)
+        return self._completion_of(data)
 
     def choice_logprobs(self, messages: list[dict], choices: list[str]) -> dict[str, float]:
         """One greedy token with its top 20 alternatives; a choice matches a token equal to
@@ -267,32 +298,24 @@ class OpenAIProvider(Provider):
         root = card.get("root")
         return root.strip() if isinstance(root, str) and root.strip() else None
 
-    def _completion_of(self, response) -> Completion:
-        # Without strict validation the client hands back whatever the server sent,
-        # which may be a plain string or an object without choices.
-        choices = getattr(response, "choices", None)
-        if not isinstance(choices, list) or not choices:
-            preview = response if isinstance(response, str) else type(response).__name__
-            raise RetryableError(self._clean(f"Reply has no choices: {str(preview)[:200]}"))
+    def _completion_of(self, data) -> Completion:
+        # Nothing is validated: a server may send a plain string, or an object without choices.
+        choices = _field(data, "choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            raise RetryableError(self._clean(f"Reply has no choices: {str(data)[:200]}"))
         choice = choices[0]
-        message = getattr(choice, "message", None)
-        text = getattr(message, "content", None) if message is not None else None
-        usage = getattr(response, "usage", None)
-        try:
-            raw = response.model_dump(mode="json", exclude_unset=True)
-        except SoftTimeLimitExceeded:
-            raise
-        except Exception:  # noqa: BLE001 - a record of the reply must never lose the reply itself
-            raw = {"text": text}
-        refusal = getattr(message, "refusal", None) if message is not None else None
+        message = _field(choice, "message")
+        text = _field(message, "content")
+        usage = _field(data, "usage")
+        refusal = _field(message, "refusal")
         return Completion(
-            text=text or "",
-            tokens_in=int(getattr(usage, "prompt_tokens", 0) or 0),
-            tokens_out=int(getattr(usage, "completion_tokens", 0) or 0),
-            fingerprint=getattr(response, "system_fingerprint", None) or "",
+            text=text if isinstance(text, str) else "",
+            tokens_in=_count(_field(usage, "prompt_tokens")),
+            tokens_out=_count(_field(usage, "completion_tokens")),
+            fingerprint=str(data.get("system_fingerprint") or ""),
             logprobs=_logprobs_of(choice),
-            raw=raw,
-            finish_reason=str(getattr(choice, "finish_reason", None) or "")[:32],
+            raw=data,
+            finish_reason=str(choice.get("finish_reason") or "")[:32],
             refusal=refusal if isinstance(refusal, str) else "",
         )
 

@@ -12,7 +12,8 @@ In tests::
         assert server.count == 3
 
 Scripted faults are consumed in order, one per request: ``fail(status)``,
-``malformed()`` (a 200 whose body is not JSON), ``html()``, ``drop()`` (the socket is closed
+``malformed()`` (a 200 whose body is not JSON), ``html()``, ``answer(body)`` (a 200 with any JSON),
+``drop()`` (the socket is closed
 without a reply), ``no_choices()`` and ``slow(ms)``. Every request is recorded
 (path, headers, body, what was done), so a test can assert that no request was
 sent twice. ``GET /_stats`` and ``GET /_requests`` expose the same to a process
@@ -132,12 +133,20 @@ def pipeline_top_tokens(body: dict) -> dict[str, float]:
 
 
 class _Fault:
-    __slots__ = ("kind", "status", "message", "retry_after", "ms")
+    __slots__ = ("kind", "status", "message", "retry_after", "ms", "body")
 
     def __init__(
-        self, kind: str, *, status: int | None = None, message: str = "", retry_after: str | None = None, ms: int = 0
+        self,
+        kind: str,
+        *,
+        status: int | None = None,
+        message: str = "",
+        retry_after: str | None = None,
+        ms: int = 0,
+        body=None,
     ):
         self.kind = kind
+        self.body = body
         self.status = status
         self.message = message
         self.retry_after = retry_after
@@ -229,6 +238,10 @@ class FakeOpenAI:
     def no_choices(self, *, times: int = 1):
         """A valid JSON object that is not a chat completion."""
         self._script(times, _Fault("no_choices"))
+
+    def answer(self, body, *, times: int = 1):
+        """A 200 with this JSON body, whatever its shape: the dialect of some server or gateway."""
+        self._script(times, _Fault("answer", body=body))
 
     def drop(self, *, times: int = 1):
         """Read the request, then close the socket without a reply."""
@@ -594,6 +607,8 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             if fault.kind == "no_choices":
                 return self._send_json(200, {"id": "chatcmpl-empty", "object": "chat.completion"})
+            if fault.kind == "answer":
+                return self._send_json(200, fault.body)
             headers = {"Retry-After": fault.retry_after} if fault.retry_after else {}
             error_type = "invalid_request_error" if fault.status < 500 else "server_error"
             return self._send_json(fault.status, {"error": {"message": fault.message, "type": error_type}}, headers)

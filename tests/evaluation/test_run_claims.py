@@ -231,19 +231,21 @@ def test_it_stops_claiming_more_once_a_quarter_of_the_task_time_limit_has_passed
     assert run.items.filter(status=ItemStatus.PENDING, claim_token="").count() == N_ITEMS - 2
 
 
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
-def test_it_never_gives_two_chunks_claiming_at_the_same_instant_the_same_item(claims_dataset, monkeypatch):
+def claim_at_the_same_instant(claims_dataset, monkeypatch, *, limit: int) -> tuple[Run, dict]:
+    """Chunks "a" and "b" read the same claimable items; then "a" claims and loads them before "b" claims."""
     monkeypatch.setattr(runs_lifecycle, "run_execute_enqueue", lambda run_id: None)
     run = make_run(claims_dataset, make_model("split", base_url="http://127.0.0.1:9/v1", model_id="m"))
-    # Both chunks read the same claimable items; then "a" claims and loads them before "b" claims.
     both_read, a_has_them = threading.Barrier(2), threading.Event()
     read, load = runs_execution._claimable_ids, runs_execution._claimed_items
+    reads = {"a": 0, "b": 0}
 
     def read_together(run_id, limit):
         ids = read(run_id, limit)
-        both_read.wait()
-        if threading.current_thread().name == "b":
-            a_has_them.wait(10)
+        reads[threading.current_thread().name] += 1
+        if reads[threading.current_thread().name] == 1:  # only the first pick is a race
+            both_read.wait(10)
+            if threading.current_thread().name == "b":
+                a_has_them.wait(10)
         return ids
 
     def load_then_let_b_go(token, ids=None):
@@ -260,7 +262,7 @@ def test_it_never_gives_two_chunks_claiming_at_the_same_instant_the_same_item(cl
         from django.db import connection
 
         try:
-            claimed[token] = [item.pk for item in run_items_claim_more(run_id=run.pk, token=token, limit=N_ITEMS)]
+            claimed[token] = [item.pk for item in run_items_claim_more(run_id=run.pk, token=token, limit=limit)]
         finally:
             connection.close()
 
@@ -269,8 +271,24 @@ def test_it_never_gives_two_chunks_claiming_at_the_same_instant_the_same_item(cl
         thread.start()
     for thread in threads:
         thread.join()
+    return run, claimed
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_it_never_gives_two_chunks_claiming_at_the_same_instant_the_same_item(claims_dataset, monkeypatch):
+    run, claimed = claim_at_the_same_instant(claims_dataset, monkeypatch, limit=N_ITEMS)
     assert sorted(claimed["a"]) == sorted(run.items.values_list("pk", flat=True))
     assert claimed["b"] == []
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_it_claims_the_next_items_when_another_chunk_took_the_ones_it_picked(claims_dataset, monkeypatch):
+    """Losing a pick is not the end of the run: a chunk told "nothing" stops claiming and ends with
+    the rest of the run waiting for the fan-out's later chunks (a dip in the middle of a run)."""
+    run, claimed = claim_at_the_same_instant(claims_dataset, monkeypatch, limit=N_ITEMS // 2)
+    ids = list(run.items.order_by("id").values_list("pk", flat=True))
+    assert sorted(claimed["a"]) == ids[: N_ITEMS // 2]
+    assert sorted(claimed["b"]) == ids[N_ITEMS // 2 :]
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)

@@ -145,6 +145,44 @@ def test_it_turns_a_malformed_body_into_a_retryable_error(fake_openai):
     assert [r["outcome"] for r in fake_openai.requests] == ["malformed", "no_choices", "html"]
 
 
+def test_it_reads_the_replies_of_servers_that_bend_the_format(fake_openai):
+    fake_openai.answer({"id": "x", "choices": ["just the text"]})
+    fake_openai.answer(
+        {
+            "choices": [{"message": {"content": None, "refusal": "Tôi không thể giúp."}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": "7", "completion_tokens": None},
+            "system_fingerprint": None,
+            "x_gateway": {"route": "b"},
+        }
+    )
+    fake_openai.answer(
+        {
+            "choices": [
+                {
+                    "message": {"content": "4"},
+                    "logprobs": {
+                        "content": [
+                            {"token": "4", "logprob": -0.1, "top_logprobs": [{"token": "4", "logprob": -0.1}, 4]},
+                            "4",
+                        ]
+                    },
+                }
+            ],
+            "usage": "unknown",
+        }
+    )
+
+    with pytest.raises(RetryableError, match="no choices: {'id': 'x'"):
+        complete(fake_openai)
+    refused = complete(fake_openai)
+    assert (refused.text, refused.refusal, refused.finish_reason) == ("", "Tôi không thể giúp.", "stop")
+    assert (refused.tokens_in, refused.tokens_out, refused.fingerprint) == (7, 0, "")
+    assert refused.raw["x_gateway"] == {"route": "b"}  # kept as the server sent it
+    scored = complete(fake_openai, top_logprobs=1)
+    assert scored.text == "4" and (scored.tokens_in, scored.tokens_out) == (0, 0)
+    assert scored.logprobs == [{"token": "4", "logprob": -0.1, "top": [{"token": "4", "logprob": -0.1}]}]
+
+
 def test_it_turns_a_dropped_connection_into_a_retryable_error(fake_openai):
     fake_openai.drop()
 

@@ -132,12 +132,18 @@ def run_items_claim_more(*, run_id: int, token: str, limit: int) -> list[RunItem
     """Claim up to ``limit`` more of a run's claimable items for a live chunk (lowest ids first).
 
     The UPDATE re-checks that each item is still claimable, so two chunks claiming at the same
-    moment split the items between them and never share one."""
-    ids = _claimable_ids(run_id, limit)
-    if not ids:
-        return []
-    RunItem.objects.filter(claimable_items(), pk__in=ids).update(claim_token=token, claimed_at=timezone.now())
-    return _claimed_items(token, ids)
+    moment split the items between them and never share one. A chunk that lost every item of its
+    pick to another looks again: only a run with nothing left to claim returns none (the chunk
+    then stops claiming, and would end early with the rest of the run still waiting)."""
+    while True:
+        ids = _claimable_ids(run_id, limit)
+        if not ids:
+            return []
+        claimed = RunItem.objects.filter(claimable_items(), pk__in=ids).update(
+            claim_token=token, claimed_at=timezone.now()
+        )
+        if claimed:
+            return _claimed_items(token, ids)
 
 
 def _run_claimed(run: Run, token: str) -> None:
@@ -310,6 +316,10 @@ class _RunContext:
         with self._leases_lock:
             self._threads_working += 1
         try:
+            # Connected before the first request, not while storing its reply: the chunk's first
+            # replies all arrive together, and threads each opening a connection then leave their
+            # slots idle for a round (the spare threads cover only a few).
+            connection.ensure_connection()
             batch_size = 1
             while not self.cancelled():
                 batch = []
