@@ -13,8 +13,9 @@ import pytest
 
 from evaluation.models import ItemStatus, Run, RunItem, RunStatus
 from evaluation.services import run_chunk, run_execute
-from evaluation.services.runs.execution import _process_share
+from evaluation.services.runs.execution import SLOT_WAIT_MAX_SECONDS, SLOT_WAIT_SECONDS, _process_share
 from llm.models import ModelSlot, ResponseCache
+from llm.services import SlotLease
 from tests.conftest import celery_overrides
 
 from .factories import make_model, make_run, numbered_dataset
@@ -87,6 +88,33 @@ def test_two_chunks_at_once_keep_the_models_cap_with_one_poller_per_process():
             chunk.join()
         assert_each_item_stored_once_with_its_reply(run, server)
         assert server.refused == 0 and server.max_in_flight <= 3
+
+
+def test_a_chunk_looks_for_a_slot_held_elsewhere_less_and_less_often(monkeypatch):
+    # Another worker holds one of the model's two slots for the whole chunk: each look for it is
+    # a query, and at the first pause's pace a chunk would send fifty a second for nothing.
+    with FakeOpenAI(latency_ms=50, max_concurrent=2) as server:
+        run = running_run(12, cap=2, server=server)
+        elsewhere = SlotLease(run.model)
+        elsewhere.slots_ensure()
+        assert elsewhere.try_acquire()
+        looks = []
+        look = SlotLease.try_acquire
+
+        def counted(lease):
+            looks.append(time.monotonic())
+            return look(lease)
+
+        monkeypatch.setattr(SlotLease, "try_acquire", counted)
+        started = time.monotonic()
+        run_chunk(run_id=run.pk, item_ids=list(run.items.values_list("id", flat=True)))
+        elapsed = time.monotonic() - started
+        elsewhere.release()
+        assert_each_item_stored_once_with_its_reply(run, server)
+    # 12 requests of 50 ms in one slot: 0.6 s or more, with looks 20, 40, 80 ms apart, then 160 ms.
+    assert elapsed >= 0.6
+    assert len(looks) <= 4 + elapsed / SLOT_WAIT_MAX_SECONDS < elapsed / SLOT_WAIT_SECONDS
+    assert max(b - a for a, b in zip(looks, looks[1:], strict=False)) >= SLOT_WAIT_MAX_SECONDS
 
 
 def post_chat(server: FakeOpenAI, results: list, n: int) -> None:

@@ -31,6 +31,8 @@ from ...models import ItemStatus, Run, RunItem, RunKind, RunPhase, RunStatus
 
 # How often a chunk that wants more threads looks for a slot another chunk has freed.
 SLOT_WAIT_SECONDS = 0.02
+# ... and how often at the least, while every slot stays taken.
+SLOT_WAIT_MAX_SECONDS = 0.16
 # See chunk_size: a chunk of EVAL_CHUNK_SIZE items for each this many slots of the cap.
 CHUNK_SLOTS = 16
 # A chunk runs one thread more than the slots it holds for each this many slots: while a thread
@@ -177,6 +179,7 @@ def _run_claimed(run: Run, token: str) -> None:
     leases: list[SlotLease] = []
     SlotLease(run.model).slots_ensure()
     share = _process_share(workers)
+    wait = SLOT_WAIT_SECONDS
     try:
         while queue and len(leases) < workers and not context.cancelled():
             if len(leases) >= share:
@@ -187,8 +190,12 @@ def _run_claimed(run: Run, token: str) -> None:
                 time.sleep(SLOT_WAIT_SECONDS)
             lease = SlotLease(run.model)
             if not lease.try_acquire():
-                time.sleep(SLOT_WAIT_SECONDS)
+                # Every slot is taken, most likely for as long as the other chunks have work: look
+                # again less and less often (each look is a query), up to SLOT_WAIT_MAX_SECONDS.
+                time.sleep(wait)
+                wait = min(2 * wait, SLOT_WAIT_MAX_SECONDS)
                 continue
+            wait = SLOT_WAIT_SECONDS
             leases.append(lease)
             context.lease_add(lease)
             while len(threads) < len(leases) + len(leases) // SLOTS_PER_SPARE_THREAD:
