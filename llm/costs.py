@@ -161,15 +161,31 @@ def _tiktoken_counter(model_id: str):
 
 
 def _hf_tokenizer(name: str):
-    """A Hugging Face tokenizer by local directory or hub id, from the disk only (nothing is downloaded)."""
-    from transformers import AutoTokenizer
+    """A Hugging Face tokenizer by local directory or hub id, from the disk only (nothing is downloaded).
 
+    transformers is imported only once there is a tokenizer to load: it brings torch with it, 3-4 s
+    of CPU in a web process or a ``run_generation`` before its run starts, only to find nothing."""
     path = Path(name).expanduser()
     if path.is_dir():
+        from transformers import AutoTokenizer
+
         return AutoTokenizer.from_pretrained(str(path), local_files_only=True)
     if name.startswith(("/", ".", "~")) or name.count("/") != 1:
         return None  # neither a directory here nor a hub id ("org/name")
+    if not _in_hub_cache(name):
+        return None
+    from transformers import AutoTokenizer
+
     return AutoTokenizer.from_pretrained(name, local_files_only=True)
+
+
+def _in_hub_cache(repo_id: str) -> bool:
+    from huggingface_hub import try_to_load_from_cache
+
+    return any(
+        isinstance(try_to_load_from_cache(repo_id, filename), str)
+        for filename in ("tokenizer_config.json", "tokenizer.json")
+    )
 
 
 @functools.lru_cache(maxsize=32)

@@ -9,7 +9,11 @@ pages say which way the tokens were counted, and a missing price reads "price un
 """
 
 import importlib.util
+import os
+import subprocess
+import sys
 from io import StringIO
+from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -199,6 +203,31 @@ def test_it_counts_with_the_tokenizer_the_endpoint_declares_when_it_is_installed
     estimate = run.estimate
     run = executed(run)
     assert estimate["count_method"] == COUNT_TOKENIZER and off_by(estimate["tokens_in"], run.tokens_in) <= GOAL
+
+
+@pytest.mark.model  # the built-in model's tokenizer and no database: one pass is enough
+def test_it_counts_with_a_tokenizer_of_the_local_hub_cache(server_tokenizer, tmp_path):
+    # A hub id ("org/name") whose tokenizer Hugging Face's cache holds, as a download left it.
+    repo = tmp_path / "hub" / "models--Org--served"
+    server_tokenizer.save_pretrained(repo / "snapshots" / "0123abcd")
+    (repo / "snapshots" / "0123abcd" / "config.json").write_text('{"model_type": "llama"}')
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("0123abcd")
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "VIVID_TEST_SQLITE"}}
+    env.update(HF_HUB_CACHE=str(tmp_path / "hub"), HF_HUB_OFFLINE="1", DJANGO_ENV="test")
+    env.update(DJANGO_SETTINGS_MODULE="vivid_site.settings", PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+    code = (
+        "import django; django.setup()\n"
+        "from llm.costs import _installed_tokenizer\n"
+        "count_all, method = _installed_tokenizer('openai', 'Org/served', '')\n"
+        "print(method, count_all([[{'role': 'user', 'content': 'Ăn cháo đá bát'}]])[0])\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    method, _, counted = result.stdout.strip().splitlines()[-1].rpartition(" ")
+    assert method == "tokenizer: Org/served"
+    # The chat template's tokens around the idiom's: more than the few the words alone take.
+    assert int(counted.strip("[]")) > len(server_tokenizer.encode("Ăn cháo đá bát", add_special_tokens=False))
 
 
 def test_it_estimates_from_bytes_when_the_declared_tokenizer_is_not_here(fake_openai, dataset):

@@ -55,6 +55,19 @@ def test_it_starts_django_its_urls_and_its_tasks_without_the_statistics_and_tabl
     assert loaded == [], f"imported at start: {loaded}"
 
 
+def test_it_finds_no_tokenizer_for_an_endpoints_model_without_loading_torch():
+    # A run's estimate looks for the model's tokenizer on this machine: a name that is no directory
+    # here, or a hub id that is not in the local cache, must not cost the import of transformers.
+    loaded = _heavy_modules_after(
+        "import django\n"
+        "django.setup()\n"
+        "from llm.costs import _installed_tokenizer\n"
+        "assert _installed_tokenizer('openai', 'bench', '') is None\n"
+        "assert _installed_tokenizer('openai', 'Org/not-in-the-local-cache', '/srv/models/elsewhere') is None\n"
+    )
+    assert loaded == [], f"imported to find no tokenizer: {sorted(_roots(loaded))}"
+
+
 def test_it_imports_them_in_the_web_server_before_it_forks():
     assert _roots(_heavy_modules_after("import vivid_site.wsgi")) == set(WARMED)
 
