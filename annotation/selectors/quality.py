@@ -17,7 +17,6 @@ import numpy as np
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db.models import Count
-from scipy import sparse
 
 from core import statistics
 from core.stamps import Shown, cached, cached_with_latest, shown
@@ -338,6 +337,8 @@ def _window_intervals(groups, first, second, *, n_groups: int, n_categories: int
     linear = statistics.cohen_kappa_linear(np.asarray(first)[order], np.asarray(second)[order], n_categories)
     width = linear.sums.shape[1]
     rows, columns = np.nonzero(linear.sums)
+    from scipy import sparse  # not at the top: see core.statistics
+
     spread = sparse.csr_matrix(
         (linear.sums[rows, columns], (groups[rows] * width + columns, rows)), shape=(n_groups * width, groups.size)
     )

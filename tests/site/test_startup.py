@@ -14,9 +14,21 @@ from celery.concurrency.thread import TaskPool as ThreadTaskPool
 ROOT = Path(__file__).resolve().parents[2]
 
 # About a second of CPU together at every start (scipy.stats 0.5 s, scikit-learn 0.35 s, pandas
-# 0.25 s, statsmodels): imported where a statistic is computed or a table read.
-HEAVY = ("scipy.stats", "sklearn", "pandas", "statsmodels", "krippendorff", "matplotlib", "torch")
-WARMED = ("scipy.stats", "sklearn", "pandas", "statsmodels", "krippendorff")
+# 0.25 s, statsmodels, scipy.sparse 0.13 s, pyarrow 0.05 s): imported where a statistic is computed, a
+# table read or a file written.
+HEAVY = (
+    "scipy.stats",
+    "scipy.sparse",
+    "sklearn",
+    "pandas",
+    "statsmodels",
+    "krippendorff",
+    "matplotlib",
+    "torch",
+    "pyarrow",
+)
+# What the warm-up imports (core/warmup.py), with what scipy.stats and pandas bring along.
+WARMED = ("scipy.stats", "sklearn", "pandas", "statsmodels", "krippendorff", "scipy.sparse", "pyarrow")
 
 LOADED = """
 import json, sys
