@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import email.utils
 import hashlib
-import json
 import math
 import os
 import threading
@@ -130,7 +129,7 @@ def _reply_data(response: httpx2.Response):
     """The reply's JSON, read as the SDK reads it for a typed call: a body labelled JSON must be
     JSON (a ValueError otherwise); any other body is JSON if it parses, else its text."""
     try:
-        return json.loads(response.content)
+        return response.json()
     except ValueError:
         if response.headers.get("content-type", "").split(";")[0].strip().endswith("json"):
             raise
