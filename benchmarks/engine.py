@@ -84,9 +84,12 @@ class FakeServer:
     def stats(self) -> dict:
         return json.load(urllib.request.urlopen(f"http://127.0.0.1:{self.port}/_stats", timeout=5))
 
-    def reset(self) -> None:
+    def reset(self, *, keep_as: str | None = None) -> None:
+        """Clear the counters and the request log (kept under ``keep_as`` beside it, to read later)."""
         request = urllib.request.Request(f"http://127.0.0.1:{self.port}/_reset", method="POST")
         urllib.request.urlopen(request, timeout=5)
+        if keep_as:
+            shutil.copyfile(self.log, self.log.with_name(keep_as))
         self.log.write_text("")
 
     def cpu_seconds(self) -> float:
@@ -372,7 +375,11 @@ def main():
     parser.add_argument("--worker-args", default="", help="Extra arguments for each worker, e.g. '--pool=threads'.")
     parser.add_argument("--eager", action="store_true", help="The old in-process mode: run_generation --inline.")
     parser.add_argument("--no-peer", action="store_true", help="Skip lm-evaluation-harness.")
-    parser.add_argument("--keep", action="store_true", help="Keep the temporary folder (worker logs, request log).")
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="Keep the temporary folder (worker logs, request logs: requests-run1.jsonl is the first run's).",
+    )
     args = parser.parse_args()
 
     var = Path(tempfile.mkdtemp(prefix="vivid-bench-engine-"))
@@ -421,7 +428,7 @@ def main():
                 f"  database: {check['done']}/{check['items']} items done, {check['sent']} requests, "
                 f"{check['lost']} lost, {check['wrong']} wrong, {check['sent_twice']} sent twice"
             )
-            server.reset()
+            server.reset(keep_as="requests-run1.jsonl" if args.keep else None)
             wall, _, summary, _ = cli_generation(env, inline=args.eager)
             print(f"  cached rerun: {server.stats()['requests']} requests sent, whole command {wall:.2f} s ({summary})")
             workers_stop(workers)

@@ -65,6 +65,7 @@ def main() -> None:
     parser.add_argument("--answers", type=int, default=300, help="answers measured (and as many to warm up)")
     parser.add_argument("--top", type=int, default=25, help="functions listed by their own time")
     parser.add_argument("--items", type=int, default=2000)
+    parser.add_argument("--save", metavar="PATH", help="also write the profile (pstats) there, to read its callers")
     parser.add_argument("--redis-url", default=os.environ.get("BENCH_REVIEW_REDIS_URL", DEFAULT_REDIS_URL))
     parser.add_argument("--database-url", default=os.environ.get("BENCH_REVIEW_DATABASE_URL", DEFAULT_DATABASE_URL))
     args = parser.parse_args()
@@ -112,6 +113,8 @@ def main() -> None:
     profile.enable()
     _, panel = answer_loop(client, queue, panel, corpus.themes, answers=args.answers, rng=rng)
     profile.disable()
+    if args.save:
+        profile.dump_stats(args.save)
 
     print(f"\nreview page, one answer (htmx POST, next panel rendered), {args.answers} answers measured:")
     print(f"  CPU {cpu * 1000:.2f} ms per answer in this process (wall {wall * 1000:.2f} ms, database and Redis waits)")

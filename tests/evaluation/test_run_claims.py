@@ -231,6 +231,44 @@ def test_it_stops_claiming_more_once_a_quarter_of_the_task_time_limit_has_passed
     assert run.items.filter(status=ItemStatus.PENDING, claim_token="").count() == N_ITEMS - 2
 
 
+def test_it_leaves_the_other_chunks_their_part_of_the_runs_last_items(run):
+    """Once fewer than a claim's worth are left, a chunk takes its part of them (its share of the
+    model's slots, at least one): a chunk that took them all would work its last rounds alone
+    while the others' slots sat idle."""
+    ids = list(run.items.order_by("id").values_list("id", flat=True))
+
+    def claim(token, *, limit=64, share=0.5):
+        return [item.pk for item in run_items_claim_more(run_id=run.pk, token=token, limit=limit, share=share)]
+
+    assert claim("a") == ids[:3]
+    assert claim("b") == ids[3:5]
+    assert claim("a", share=0.01) == ids[5:]
+    assert claim("b") == []
+
+
+def test_it_claims_a_whole_claim_while_more_than_that_is_left(run):
+    ids = list(run.items.order_by("id").values_list("id", flat=True))
+    assert [item.pk for item in run_items_claim_more(run_id=run.pk, token="a", limit=4, share=0.25)] == ids[:4]
+
+
+def test_it_tops_a_chunks_queue_up_only_once_it_holds_less_than_half_a_round(run, monkeypatch):
+    """A chunk holding rounds of queued items at the end of a run keeps them from the slots of the
+    chunks that have run out: it claims more only once its queue is below half its slots."""
+    import collections
+
+    ModelConfig.objects.filter(pk=run.model_id).update(max_concurrency=32)
+    run.refresh_from_db()
+    context = runs_execution._RunContext(run, claim_token="a")
+    for _ in range(16):
+        context.lease_add(SlotLease(run.model))
+    calls = []
+    monkeypatch.setattr(runs_execution, "run_items_claim_more", lambda **kwargs: calls.append(kwargs) or [])
+    assert context.claim_more(collections.deque(range(8)), wait=False)
+    assert calls == []
+    assert context.claim_more(collections.deque(range(7)), wait=False)
+    assert [(call["limit"], call["share"]) for call in calls] == [(64, 0.5)]
+
+
 def claim_at_the_same_instant(claims_dataset, monkeypatch, *, limit: int) -> tuple[Run, dict]:
     """Chunks "a" and "b" read the same claimable items; then "a" claims and loads them before "b" claims."""
     monkeypatch.setattr(runs_lifecycle, "run_execute_enqueue", lambda run_id: None)

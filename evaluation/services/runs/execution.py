@@ -8,6 +8,7 @@ nothing half done and a resume sends no request twice.
 
 import collections
 import json
+import math
 import os
 import threading
 import time
@@ -130,8 +131,12 @@ def _claimable_ids(run_id: int, limit: int) -> list[int]:
     )
 
 
-def run_items_claim_more(*, run_id: int, token: str, limit: int) -> list[RunItem]:
+def run_items_claim_more(*, run_id: int, token: str, limit: int, share: float = 1.0) -> list[RunItem]:
     """Claim up to ``limit`` more of a run's claimable items for a live chunk (lowest ids first).
+
+    Once fewer than ``limit`` are left, only ``share`` of them (at least one): the chunk's part of
+    the model's slots. The chunks working a run then run out at about the same moment, instead
+    of one holding the last rounds while the others' slots go idle.
 
     The UPDATE re-checks that each item is still claimable, so two chunks claiming at the same
     moment split the items between them and never share one. A chunk that lost every item of its
@@ -141,6 +146,8 @@ def run_items_claim_more(*, run_id: int, token: str, limit: int) -> list[RunItem
         ids = _claimable_ids(run_id, limit)
         if not ids:
             return []
+        if len(ids) < limit:
+            ids = ids[: max(1, math.ceil(len(ids) * share))]
         claimed = RunItem.objects.filter(claimable_items(), pk__in=ids).update(
             claim_token=token, claimed_at=timezone.now()
         )
@@ -393,8 +400,11 @@ class _RunContext:
         """Top the queue up with more of the run's items; whether the queue has any now.
 
         Without ``wait``, only when no other thread of the chunk is already at it (the caller
-        still has an item to work on). Cached items are written at once, as at the chunk's start."""
-        enough = 1 if wait else self._claim_size // 2
+        still has an item to work on), and only once the queue holds less than half a round of
+        the chunk's slots: a chunk sitting on rounds of items at the end of a run keeps them from
+        the slots of chunks that have run out. Cached items are written at once, as at the
+        chunk's start."""
+        enough = 1 if wait else max(1, self._largest_batch // 2, self._leases_held // 2)
         if len(queue) >= enough or self._claims_exhausted:
             return bool(queue)
         if not self._claim_lock.acquire(blocking=wait):
@@ -403,7 +413,12 @@ class _RunContext:
             while len(queue) < enough:
                 if self._claims_exhausted or time.monotonic() > self._claim_until or self.cancelled():
                     break
-                items = run_items_claim_more(run_id=self.run.pk, token=self.claim_token, limit=self._claim_size)
+                items = run_items_claim_more(
+                    run_id=self.run.pk,
+                    token=self.claim_token,
+                    limit=self._claim_size,
+                    share=min(1.0, self._leases_held / max(1, self.model.max_concurrency)),
+                )
                 if not items:
                     self._claims_exhausted = True
                     break
