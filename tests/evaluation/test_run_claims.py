@@ -1,6 +1,7 @@
 """Chunks claim their items: a redelivered fan-out sends nothing a live chunk works on, a dead
 chunk's claims expire, a failing chunk frees its claims, and fingerprints are recorded atomically."""
 
+import collections
 import threading
 from datetime import timedelta
 
@@ -254,8 +255,6 @@ def test_it_claims_a_whole_claim_while_more_than_that_is_left(run):
 def test_it_tops_a_chunks_queue_up_only_once_it_holds_less_than_half_a_round(run, monkeypatch):
     """A chunk holding rounds of queued items at the end of a run keeps them from the slots of the
     chunks that have run out: it claims more only once its queue is below half its slots."""
-    import collections
-
     ModelConfig.objects.filter(pk=run.model_id).update(max_concurrency=32)
     run.refresh_from_db()
     context = runs_execution._RunContext(run, claim_token="a")
