@@ -14,7 +14,9 @@ its file belongs to (sessions, auth, CSRF, the other middleware, URL routing, te
 ORM, the database driver, the cache, Celery's enqueue, the app's own code, the rest of Django, the
 standard library), so the shares add up to the whole.
 
-    .venv/bin/python benchmarks/review_profile.py [--answers 300] [--top 25] [--database-url URL]
+    .venv/bin/python benchmarks/review_profile.py [--answers 300] [--top 25] [--save PATH] [--database-url URL]
+
+``--save`` writes the profile for ``pstats`` (``print_callers``: which code calls a costly function).
 """
 
 import argparse
