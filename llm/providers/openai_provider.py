@@ -104,7 +104,7 @@ def _logprobs_of(choice: dict) -> list | None:
             "logprob": entry.get("logprob"),
             "top": [
                 {"token": top.get("token"), "logprob": top.get("logprob")}
-                for top in (entry.get("top_logprobs") or [])
+                for top in _list(entry.get("top_logprobs"))
                 if isinstance(top, dict)
             ],
         }
@@ -116,6 +116,10 @@ def _logprobs_of(choice: dict) -> list | None:
 def _field(value, name: str):
     """``value[name]`` when the reply put an object there, else None: a server may send anything."""
     return value.get(name) if isinstance(value, dict) else None
+
+
+def _list(value) -> list:
+    return value if isinstance(value, list) else []
 
 
 def _count(value) -> int:

@@ -164,6 +164,7 @@ def test_it_reads_the_replies_of_servers_that_bend_the_format(fake_openai):
                         "content": [
                             {"token": "4", "logprob": -0.1, "top_logprobs": [{"token": "4", "logprob": -0.1}, 4]},
                             "4",
+                            {"token": ".", "logprob": -0.2, "top_logprobs": 3},
                         ]
                     },
                 }
@@ -180,7 +181,10 @@ def test_it_reads_the_replies_of_servers_that_bend_the_format(fake_openai):
     assert refused.raw["x_gateway"] == {"route": "b"}  # kept as the server sent it
     scored = complete(fake_openai, top_logprobs=1)
     assert scored.text == "4" and (scored.tokens_in, scored.tokens_out) == (0, 0)
-    assert scored.logprobs == [{"token": "4", "logprob": -0.1, "top": [{"token": "4", "logprob": -0.1}]}]
+    assert scored.logprobs == [
+        {"token": "4", "logprob": -0.1, "top": [{"token": "4", "logprob": -0.1}]},
+        {"token": ".", "logprob": -0.2, "top": []},
+    ]
 
 
 def test_it_turns_a_dropped_connection_into_a_retryable_error(fake_openai):
