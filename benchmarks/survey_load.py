@@ -47,7 +47,7 @@ PostgreSQL does not answer.
         [--workers N] [--threads N] [--database-url URL]
     .venv/bin/python benchmarks/survey_load.py --quick     # 20 participants, pause 0.2, 10 saturated, burst 20,
                                                            # open loop 20 participants for 5 s
-    .venv/bin/python benchmarks/survey_load.py --profile 4
+    .venv/bin/python benchmarks/survey_load.py --profile 4 [--save PATH]   # PATH: the profile, for pstats
     .venv/bin/python benchmarks/survey_load.py --burst 0 --saturated-participants 0 --participants 0 \
         --open-fraction 0                                    # the page weight table alone
 """
@@ -377,7 +377,7 @@ def check_stored(results) -> dict:
 # --- profile -------------------------------------------------------------------------------
 
 
-def profile_pages(study, *, n: int) -> None:
+def profile_pages(study, *, n: int, save: str | None = None) -> None:
     """``n`` participants in this process through Django's test client (every middleware and view,
     no HTTP): each kind of page's queries and CPU time, the cost that bounds saturated capacity."""
     from django.db import connection
@@ -441,6 +441,8 @@ def profile_pages(study, *, n: int) -> None:
     profile.disable()
     print("  a page's CPU by layer (cProfile own thread CPU, scaled to the unprofiled mean above):")
     layers_print(profile, cpu_ms=1000 * total_cpu / total_n)
+    if save:
+        profile.dump_stats(save)
 
 
 # --- report ----------------------------------------------------------------------------------
@@ -513,6 +515,7 @@ def main() -> int:
         "--profile", type=int, default=0, metavar="N",
         help="No server: N participants in this process; each kind of page's queries and CPU time.",
     )  # fmt: skip
+    parser.add_argument("--save", metavar="PATH", help="with --profile: also write the profile (pstats) there")
     args = parser.parse_args()
     if args.quick:
         args.participants, args.pause, args.saturated_participants = 20, 0.2, 10
@@ -540,7 +543,7 @@ def main() -> int:
     if args.profile:
         study = new_study("profile", args.profile)
         print(f"\nProfile: {args.profile} participants in-process (Django test client), study {study.slug}")
-        profile_pages(study, n=args.profile)
+        profile_pages(study, n=args.profile, save=args.save)
         shutil.rmtree(var_dir, ignore_errors=True)
         return 0
 

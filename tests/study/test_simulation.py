@@ -94,3 +94,27 @@ def test_it_sends_participants_from_several_processes():
     )
     statuses = Counter(Participant.objects.filter(study=study).values_list("status", flat=True))
     assert statuses == {ParticipantStatus.COMPLETED: 3, ParticipantStatus.EXCLUDED_QC: 3}
+
+
+def test_it_posts_a_page_url_encoded_as_the_pages_script_does():
+    """study.js sends ``URLSearchParams(new FormData(form))``: the in-process transport (the survey
+    benchmark's profile) must make the server parse the same body, not the test client's multipart."""
+    study = make_study()
+    client = Client()
+    transport = DjangoClientTransport(client)
+    transport.get(entry_url("", study.slug, pid=prolific_id_for("ENCODED"), group=study.groups[0]))
+    run = reverse("study:run", args=[study.slug])
+    step = parse_form(transport.get(run).html).step
+    seen = []
+    original = client.post
+
+    def post(path, data=None, content_type=None, **extra):
+        seen.append((content_type, data))
+        return original(path, data, **({"content_type": content_type} if content_type else {}), **extra)
+
+    client.post = post
+    page = transport.post(run, {"step": step, "consent": "yes", "note": ["a b", "c&d"]})
+
+    assert seen == [("application/x-www-form-urlencoded", f"step={step}&consent=yes&note=a+b&note=c%26d")]
+    assert page.status == 200
+    assert Participant.objects.get(prolific_pid=prolific_id_for("ENCODED")).consented_at is not None
