@@ -30,6 +30,7 @@ def tiny_gguf(tmp_path):
     writer.add_head_count_kv(2)
     writer.add_layer_norm_rms_eps(1e-5)
     writer.add_vocab_size(4)
+    writer.add_token_list(["<s>", "xin", "chào", "Việt"])
     writer.add_tensor("token_embd.weight", np.zeros((4, 8), dtype=np.float32))
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
@@ -74,3 +75,18 @@ def test_it_reads_the_file_afresh_after_the_conversion(tiny_gguf, readers_built)
     load_gguf_checkpoint(str(tiny_gguf), return_tensors=False)
     # Outside a conversion every read is the library's own: a file replaced on disk is read as it now is.
     assert len(readers_built) == 3
+
+
+def test_it_reads_the_same_fields_and_tensors_as_the_library_from_a_plain_array(tiny_gguf):
+    plain = gguf.GGUFReader(str(tiny_gguf))
+    with gguf_read_once():
+        reader = gguf.GGUFReader(str(tiny_gguf))
+    # Slicing a memmap runs Python code for each of the millions of slices a tokenizer's strings take.
+    assert type(plain.data) is np.memmap and type(reader.data) is np.ndarray
+    assert np.shares_memory(reader.data, reader.data.base) and not reader.data.flags.writeable
+    assert list(reader.fields) == list(plain.fields)
+    for name, field in plain.fields.items():
+        assert reader.fields[name].contents() == field.contents(), name
+    assert [(t.name, t.shape.tolist(), t.data.tolist()) for t in reader.tensors] == [
+        (t.name, t.shape.tolist(), t.data.tolist()) for t in plain.tensors
+    ]
