@@ -19,7 +19,12 @@ from tests.browser.conftest import assert_polling_stopped, poll_now
 from tests.evaluation.factories import NOWHERE, make_model, make_run
 from tests.evaluation.fake_openai import FakeOpenAI
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
+# In the PostgreSQL pass of `make test` (pg_pass), so that the two passes take about as long.
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.pg_pass,
+    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+]
 
 
 @pytest.fixture
