@@ -11,9 +11,10 @@ def wait_until(condition, *, timeout: float, explain=lambda: "", stopped=lambda:
     deadline = time.monotonic() + timeout
     while not condition():
         ended, late = stopped(), time.monotonic() > deadline
-        # What was awaited may have happened between the two looks, as the worker's last act before
-        # it ended (a run of `make test` on 7 December: "5 of 5 replies stored, the engine alive: False").
-        if (ended or late) and not condition():
+        if ended or late:
+            # What was awaited may have happened between the two looks, as the worker's last act before it
+            # ended (a run of `make test` on 7 December: "5 of 5 replies stored, the engine alive: False").
+            if condition():
+                return
             pytest.fail(f"{'stopped' if ended else f'timed out after {timeout} s'}\n{explain()}")
-        if not (ended or late):
-            time.sleep(interval)
+        time.sleep(interval)

@@ -189,8 +189,9 @@ def gguf_read_once():
     the weights) and rebuilds gguf's tensor-name table for each of the model's ~400 modules: more than
     half of the conversion's CPU (SmolLM2: 16.4 s to 7.2 s, the same bytes saved; 5.0-5.6 s since the
     reader slices a plain array). Within the conversion one reader serves every read of a file and one
-    table every module; both are read-only, so another thread reading a GGUF meanwhile only shares them. transformers imports both names from
-    ``gguf`` at each call, so the module's attributes are where they are swapped."""
+    table every module; both are read-only, so another thread reading a GGUF meanwhile only shares
+    them. transformers imports both names from ``gguf`` at each call, so the module's attributes are
+    where they are swapped."""
     import gguf
     import numpy
 
