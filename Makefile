@@ -66,8 +66,9 @@ test: install browser-deps
 # What gives the same answer on every engine runs once: the pages in Chromium and the built-in
 # model on the CPU in the SQLite pass; the tests that touch no database (marked `once`) in the
 # PostgreSQL pass, which balances the two, with the browser tests marked `pg_pass` (the network,
-# phone, round, run-page and Prolific walks, the tables at every width) and, the other way, the permission
-# matrix (whose cases SQLite answers in-process) and half of the `once` modules (`sqlite_pass`).
+# phone, round, run-page and Prolific walks, the tables at every width) and, the other way, the
+# permission matrix (whose cases SQLite answers in-process) and half of the `once` modules
+# (`sqlite_pass`).
 # SQLITE_MARKERS= PG_MARKERS= run everything on both.
 SQLITE_MARKERS ?= (not once or browser or model or sqlite_pass) and not pg_pass
 # Each pass ends with its slowest tests (setup, call and teardown apart): where the next minute is.
