@@ -120,6 +120,12 @@ class FuzzReport:
         return "\n".join(lines)
 
 
+@dataclass
+class Sender:
+    headers: dict
+    report: FuzzReport
+
+
 @contextmanager
 def in_process_requests():
     """Keep the test transaction open across WSGI requests, as Django's test client does."""
@@ -136,24 +142,29 @@ def load_schema(app, headers: dict):
     return schemathesis.openapi.from_wsgi("/api/schema/?format=json", app, headers=headers)
 
 
-def fuzz_api(*, persona: str, token: str, max_examples: int, app, coverage: str = "containers") -> FuzzReport:
-    headers = {"Authorization": f"Token {token}"}
-    schema = load_schema(app, headers)
-    report = FuzzReport(persona=persona)
+def fuzz_api(*, tokens: dict[str, str], max_examples: int, app, coverage: str = "containers") -> list[FuzzReport]:
+    """Every operation fuzzed as each persona of ``tokens`` (persona: API token), one report each.
+
+    Each case is drawn once and sent as every persona in turn: drawing the cases is most of the run,
+    and a derandomized draw gives every persona the same cases anyway."""
+    senders = [
+        Sender(headers={"Authorization": f"Token {token}"}, report=FuzzReport(persona=persona))
+        for persona, token in tokens.items()
+    ]
+    schema = load_schema(app, senders[0].headers)
     only = os.environ.get("VIVID_FUZZ_ONLY", "")
     for result in schema.get_all_operations():
         operation = result.ok()
         if only and only not in operation.label:
             continue
-        report.operations += 1
+        for sender in senders:
+            sender.report.operations += 1
         for case in coverage_cases(operation, coverage):
-            _send(case, operation, headers=headers, report=report)
-        _fuzz_operation(operation, GenerationMode.POSITIVE, headers=headers, max_examples=max_examples, report=report)
+            _send(case, operation, senders=senders)
+        _fuzz_operation(operation, GenerationMode.POSITIVE, senders=senders, max_examples=max_examples)
         if _has_negative_cases(operation):
-            _fuzz_operation(
-                operation, GenerationMode.NEGATIVE, headers=headers, max_examples=max_examples, report=report
-            )
-    return report
+            _fuzz_operation(operation, GenerationMode.NEGATIVE, senders=senders, max_examples=max_examples)
+    return [sender.report for sender in senders]
 
 
 def coverage_cases(operation, coverage: str) -> list:
@@ -209,7 +220,7 @@ def _free_string(schema: dict) -> bool:
     return schema.get("type") == "string" and set(schema) <= {"type", "description"}
 
 
-def _fuzz_operation(operation, mode, *, headers, max_examples, report) -> None:
+def _fuzz_operation(operation, mode, *, senders, max_examples) -> None:
     @settings(
         max_examples=max_examples,
         derandomize=True,
@@ -220,7 +231,7 @@ def _fuzz_operation(operation, mode, *, headers, max_examples, report) -> None:
     )
     @given(case=operation.as_strategy(generation_mode=mode))
     def run(case):
-        _send(case, operation, headers=headers, report=report)
+        _send(case, operation, senders=senders)
 
     try:
         run()
@@ -230,10 +241,17 @@ def _fuzz_operation(operation, mode, *, headers, max_examples, report) -> None:
             raise
 
 
-def _send(case, operation, *, headers, report) -> None:
+def _send(case, operation, *, senders) -> None:
+    for sender in senders:
+        _send_as(case, operation, headers=sender.headers, report=sender.report)
+
+
+def _send_as(case, operation, *, headers, report) -> None:
     # A failed request must not leave the transaction aborted for the cases after it (PostgreSQL).
     savepoint = transaction.savepoint()
     response = case.call(headers=headers)
+    # The case was drawn once for every persona: this request went out as this one.
+    assert response.request.headers["Authorization"] == headers["Authorization"], case.formatted_path
     if response.status_code >= 500:
         transaction.savepoint_rollback(savepoint)
         report.server_errors += 1
