@@ -146,7 +146,9 @@ def fuzz_api(*, tokens: dict[str, str], max_examples: int, app, coverage: str = 
     """Every operation fuzzed as each persona of ``tokens`` (persona: API token), one report each.
 
     Each case is drawn once and sent as every persona in turn: drawing the cases is most of the run,
-    and a derandomized draw gives every persona the same cases anyway."""
+    and a derandomized draw gives every persona the same cases anyway. The personas share the test's
+    transaction, so a later persona's request may find what an earlier one's created (an id that
+    exists, a name already taken), as two people using the app at once would."""
     senders = [
         Sender(headers={"Authorization": f"Token {token}"}, report=FuzzReport(persona=persona))
         for persona, token in tokens.items()

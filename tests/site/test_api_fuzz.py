@@ -46,11 +46,8 @@ def test_it_answers_every_operation_within_the_schema(seeded, researcher, annota
         reports = fuzz_api(tokens=tokens, max_examples=fuzz_examples(), app=app, coverage=fuzz_coverage())
     for report in reports:
         print(report.summary())
-    researcher_report, annotator_report = reports
-    # Every operation of the schema, unless VIVID_FUZZ_ONLY narrows the run to reproduce a finding.
-    assert researcher_report.operations > 50 or os.environ.get("VIVID_FUZZ_ONLY")
-    # The same cases as each persona.
-    assert researcher_report.cases == annotator_report.cases > 0
     for report in reports:
+        # Every operation of the schema, unless VIVID_FUZZ_ONLY narrows the run to reproduce a finding.
+        assert report.operations > 50 or os.environ.get("VIVID_FUZZ_ONLY")
         assert report.server_errors == 0, report.summary()
         assert report.failures == 0, report.summary()
