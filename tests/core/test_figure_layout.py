@@ -15,7 +15,6 @@ from types import SimpleNamespace
 import pytest
 from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
-from matplotlib.text import Text
 
 from annotation.selectors import figures as round_figures
 from artworks.selectors import figures as artwork_figures
@@ -199,18 +198,6 @@ def test_it_covers_every_figure_the_app_serves():
     assert set(every_chart()) == served_figures()
 
 
-def _texts(figure) -> list[Text]:
-    """Every text drawn: visible, not empty, and for tick labels only those of ticks in view."""
-    out_of_view = set()
-    for ax in figure.axes:
-        for axis, limits in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
-            low, high = sorted(limits)
-            for tick in axis.get_major_ticks():
-                if not low - 1e-9 <= tick.get_loc() <= high + 1e-9:
-                    out_of_view.update({id(tick.label1), id(tick.label2)})
-    return [t for t in figure.findobj(Text) if t.get_visible() and t.get_text().strip() and id(t) not in out_of_view]
-
-
 def _markers(figure) -> dict:
     """Display coordinates of every marker, by what tells a series apart (its colour and shape)."""
     by_look = {}
@@ -241,7 +228,7 @@ def test_it_draws_each_chart_inside_its_canvas_with_bars_apart_in_the_safe_palet
 def assert_texts_inside_canvas(name: str, figure) -> None:
     renderer = figure.canvas.get_renderer()
     canvas = figure.bbox
-    texts = _texts(figure)
+    texts = figures.drawn_texts(figure)
     assert any(t.get_text() == figure.get_suptitle() for t in texts), name
     for text in texts:
         box = text.get_window_extent(renderer)
