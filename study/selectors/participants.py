@@ -26,6 +26,7 @@ from ..models import (
     Phase,
     Speaker,
     Study,
+    Term,
     TermStatus,
 )
 from ..rules import FIRST_ANSWER_STEP, UNFINISHED, participant_abandon_cutoff, participant_hold_cutoff
@@ -251,9 +252,21 @@ def artwork_glosses(*, artwork: Artwork) -> dict[str, str]:
     """
     if artwork.culture != Culture.CHINESE:
         return {}
-    return {
-        term.term: term.zh for term in artwork.terms.all() if term.status == TermStatus.CONFIRMED and term.zh.strip()
-    }
+    return {term: zh for term, zh in _CONFIRMED_TERMS(artwork_id=artwork.pk) if zh.strip()}
+
+
+def _confirmed_terms(*, artwork_id: int):
+    # By term, as before (two spellings of one term: the later one's label wins in gloss_html), and
+    # without Term's default ordering, which joins the artwork and its study to sort by them.
+    return (
+        Term.objects.filter(artwork_id=artwork_id, status=TermStatus.CONFIRMED)
+        .order_by("term")
+        .values_list("term", "zh")
+    )
+
+
+# Read on every page that shows a description.
+_CONFIRMED_TERMS = CompiledRead(_confirmed_terms)
 
 
 def description_pair_find(*, artwork: Artwork, listener: str) -> DescriptionPair | None:
@@ -263,4 +276,11 @@ def description_pair_find(*, artwork: Artwork, listener: str) -> DescriptionPair
 
 def assignment_answers_by_question(*, assignment: Assignment, phase: str) -> dict[int, Answer]:
     """Question id -> the answer stored in this phase of the assignment."""
-    return {answer.question_id: answer for answer in Answer.objects.filter(assignment=assignment, phase=phase)}
+    return {answer.question_id: answer for answer in _ASSIGNMENT_ANSWERS(assignment_id=assignment.pk, phase=str(phase))}
+
+
+# Read on every second questions page (the pre answers beside the post questions). Unordered: a
+# dict by question, and Answer's default ordering joins the assignment to sort by it.
+_ASSIGNMENT_ANSWERS = CompiledRead(
+    lambda *, assignment_id, phase: Answer.objects.filter(assignment_id=assignment_id, phase=phase).order_by()
+)
