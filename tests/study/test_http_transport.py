@@ -52,6 +52,8 @@ class Server:
                         ("Set-Cookie", "csrftoken=tok1; Path=/; SameSite=Lax"),
                         ("Set-Cookie", "vivid_participant_a=p7; HttpOnly; Path=/s/a/; SameSite=Lax"),
                     ]
+                elif self.path == "/s/a/narrow":
+                    headers = [("Set-Cookie", "narrow=1; Path=/s/a")]
                 elif self.path == "/s/a/leave":
                     headers = [
                         (
@@ -101,6 +103,16 @@ def test_it_sends_each_cookie_under_its_path_until_the_server_deletes_it():
         "csrftoken=tok1; vivid_participant_a=p7",
         "csrftoken=tok1",
     ]
+
+
+def test_it_keeps_a_cookie_of_a_path_without_its_slash_from_a_longer_name():
+    with Server() as server:
+        transport = HttpTransport()
+        transport.get(f"{server.base}/s/a/narrow")
+        for path in ("/s/a", "/s/a/run/", "/s/ab/", "/s/"):
+            transport.get(f"{server.base}{path}")
+
+    assert [request["cookie"] for request in server.seen[1:]] == ["narrow=1", "narrow=1", "", ""]
 
 
 def test_it_posts_the_form_url_encoded_with_the_csrf_cookie_in_its_header():
