@@ -22,7 +22,8 @@ The server side is the deployment's: gunicorn, PostgreSQL, Redis as the shared c
 broker (``--redis-url``, a db no test uses, flushed), and a real ``celery -A vivid_site worker``
 refreshing the round pages' stored summaries after answers; its CPU is printed per answer too. Each prints answers/s, the save's p50/p95/max, errors,
 server CPU per answer (CPU time of every gunicorn process during the run / answers), and checks
-every answer the server accepted against the database: 0 lost, 0 wrong, 0 stored twice.
+every answer the server accepted against the database: 0 lost, 0 wrong, 0 stored twice. Under each
+saturated row: how busy the cores were, and the busiest server process's share of the server's CPU.
 
 The peer: Potato (potato-annotation 2.12.1, installed on first run into var/potato-venv, run with
 ``potato start config.yaml`` as its documentation says), configured with the same 2,000 items,
@@ -60,6 +61,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 # The same database set-up, server environment and statistics as the survey benchmark.
 from serving import (  # noqa: E402
     Server,
+    Spread,
     ensure_database,
     free_port,
     gunicorn,
@@ -492,6 +494,7 @@ def run_clients(server, n, work, *, duration, check) -> dict:
     window = {}
 
     def go():  # runs once, when the last client reaches the barrier
+        window["spread"] = Spread([server]).start()
         window["cpu"] = server.cpu()
         window["worker_cpu"] = WORKER.cpu() if WORKER else 0.0
         window["deadline"] = time.monotonic() + duration
@@ -509,6 +512,7 @@ def run_clients(server, n, work, *, duration, check) -> dict:
         thread.join()
     elapsed = (tally.last or time.perf_counter()) - tally.first
     cpu = server.cpu() - window["cpu"]
+    spread = window["spread"].stop()
     # The worker refreshes the round's figures ROUND_SUMMARY_DELAY_SECONDS after answers, as deployed:
     # what it spends during the window is counted here (a refresh may land in the next scenario's).
     worker_cpu = (WORKER.cpu() - window["worker_cpu"]) if WORKER else 0.0
@@ -523,6 +527,7 @@ def run_clients(server, n, work, *, duration, check) -> dict:
         "error_sample": tally.errors[:3],
         "cpu_ms": 1000 * cpu / answers if answers else float("nan"),
         "worker_cpu_ms": 1000 * worker_cpu / answers if answers else float("nan"),
+        "spread": spread,
     }
     result.update(check(tally))
     return result
@@ -674,6 +679,7 @@ def row(name: str, result: dict | None) -> str:
         + f"  answers {result['answers']:>5}  lost {result['lost']} wrong {result['wrong']} twice {result['twice']}"
         f" unexpected {result['unexpected']}"
         + (f"  items over the 2-annotator cap {result['over_cap']}" if "over_cap" in result else "")
+        + (f"\n         {result['spread']}" if result.get("spread") else "")
     )
 
 

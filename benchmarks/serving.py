@@ -172,7 +172,12 @@ def free_port() -> int:
 
 def group_cpu_seconds(pgid: int) -> float:
     """CPU time (user + system, with reaped children) of every process in a process group."""
-    total = 0
+    return sum(group_cpu_by_process(pgid).values())
+
+
+def group_cpu_by_process(pgid: int) -> dict[int, float]:
+    """Each process of a process group: its CPU time (user + system, with reaped children)."""
+    seconds = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -183,8 +188,45 @@ def group_cpu_seconds(pgid: int) -> float:
         # The command name is in parentheses and may hold spaces: split after it.
         fields = raw[raw.rindex(")") + 2 :].split()
         if int(fields[2]) == pgid:  # field 5 of stat: the process group
-            total += sum(int(v) for v in fields[11:15])  # utime, stime, cutime, cstime
-    return total / TICKS
+            seconds[int(entry)] = sum(int(v) for v in fields[11:15]) / TICKS  # utime, stime, cutime, cstime
+    return seconds
+
+
+def machine_cpu_seconds() -> tuple[float, float]:
+    """The machine's busy and total CPU seconds so far, every core (the first line of /proc/stat)."""
+    with open("/proc/stat") as stat:
+        user, nice, system, idle, iowait, irq, softirq, steal = (int(v) for v in stat.readline().split()[1:9])
+    busy = user + nice + system + irq + softirq + steal
+    return busy / TICKS, (busy + idle + iowait) / TICKS
+
+
+class Spread:
+    """How the cores were used between ``start()`` and ``stop()``: the machine's busy share, and the
+    share of the servers' CPU that their busiest process did. A server whose work piles on one
+    process leaves cores idle however many it has (gthread workers holding every kept-alive
+    connection in one process did: README, "Sync workers")."""
+
+    def __init__(self, servers):
+        self.servers = servers
+
+    def start(self) -> "Spread":
+        self._machine = machine_cpu_seconds()
+        self._processes = self._by_process()
+        return self
+
+    def stop(self) -> str:
+        busy, total = (after - before for after, before in zip(machine_cpu_seconds(), self._machine, strict=True))
+        used = {pid: cpu - self._processes.get(pid, 0.0) for pid, cpu in self._by_process().items()}
+        spent = sum(used.values())
+        busiest = max(used.values()) / spent if spent else 0.0
+        return f"the cores busy {100 * busy / total if total else 0:.0f} % of the run; " + (
+            f"the busiest of the server's {len(used)} processes did {100 * busiest:.0f} % of their CPU"
+            if len(used) > 1
+            else "the server is one process"
+        )
+
+    def _by_process(self) -> dict[int, float]:
+        return {pid: cpu for server in self.servers for pid, cpu in server.cpu_by_process().items()}
 
 
 class Server:
@@ -216,6 +258,9 @@ class Server:
 
     def cpu(self) -> float:
         return group_cpu_seconds(self.process.pid)
+
+    def cpu_by_process(self) -> dict[int, float]:
+        return group_cpu_by_process(self.process.pid)
 
     def log_tail(self, n: int = 4000) -> str:
         return Path(self.log.name).read_text(errors="replace")[-n:]

@@ -14,7 +14,9 @@ participant: a session is 56 pages) under a new slug for each phase, then:
    that differ from the database, sessions without all their assignments: QUOTA CHECK ok or not.
 2. saturated run: ``--saturated-participants`` at once with no pause: the CAPACITY (pages per
    second), answers stored per second, and the CPU time per request of every gunicorn process
-   and of this load generator (the most stable figure from day to day).
+   and of this load generator (the most stable figure from day to day); then how busy the cores
+   were and the busiest gunicorn process's share of gunicorn's CPU (spread evenly over 5 workers
+   and the master: about 20 %).
 3. paced run: ``--participants`` at once (one thread each), each waiting ``--pause`` seconds
    before sending a page, as people reading the page would: the OFFERED LOAD next to the
    saturated capacity, p50/p95/max latency per kind of request.
@@ -74,7 +76,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from layers import layers_print, profiler  # noqa: E402
-from serving import Server, ensure_database, gunicorn, migrate, open_loop, percentile, server_env  # noqa: E402
+from serving import Server, Spread, ensure_database, gunicorn, migrate, open_loop, percentile, server_env  # noqa: E402
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/vivid_bench"
 # The instructions, 10 artworks of 5 pages and 2 quality-control artworks of 2, the consent.
@@ -673,9 +675,11 @@ def run(args, servers: list[Server], stop: threading.Event) -> None:
     if args.saturated_participants > 0:
         study = new_study("saturated", args.saturated_participants)
         print(f"\nSaturated run: {args.saturated_participants} participants at once, no pause, study {study.slug}")
+        spread = Spread(servers).start()
         results, wall, server_cpu, own_cpu = crowd_measured(
             servers, study, n=args.saturated_participants, pause=0.0, stop=stop
         )
+        spread = spread.stop()
         close_old_connections()
         report = check_stored(results)
         rows = report["answers"] + report["preferences"]
@@ -687,6 +691,7 @@ def run(args, servers: list[Server], stop: threading.Event) -> None:
         print(f"  CPU per request: server {1000 * server_cpu / requests_made:.1f} ms (every gunicorn process), "
               f"load generator {1000 * own_cpu / requests_made:.1f} ms; PostgreSQL and the rest share the same "
               f"{os.cpu_count()} cores")  # fmt: skip
+        print(f"  {spread}")
         print_latencies(results)
         print_outcomes(results, report)
 
