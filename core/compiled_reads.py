@@ -7,7 +7,8 @@ shape never changes and substitutes only its parameters, then reads the rows thr
 queryset's own iterable, so what comes back (model instances with their ``select_related`` rows,
 ``values`` dicts, ``values_list`` tuples) is what iterating the queryset gives.
 
-The queryset is built by a function of keyword arguments that are ``int`` or ``str`` and are only
+The queryset is built by a function of keyword arguments that are ``int`` or ``str`` (or a choices
+member of either, read as its value) and are only
 passed on to lookups (never branched on): the statement is compiled with two sets of stand-in
 values, and each argument's positions among the parameters are where its stand-ins appear. Both
 compilations must agree (the same SQL, the same constant parameters, the same positions), or the
@@ -19,6 +20,7 @@ import copy
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import Enum
 
 from django.db import connections
 from django.db.models import QuerySet
@@ -69,6 +71,8 @@ class CompiledRead:
         return rows[0] if rows else None
 
     def __call__(self, **arguments) -> list:
+        # A choices member (``Phase.PRE``) is its value, as a queryset's lookup takes it.
+        arguments = {name: value.value if isinstance(value, Enum) else value for name, value in arguments.items()}
         for name, value in arguments.items():
             if type(value) not in (int, str):
                 raise CompiledReadError(f"{name}={value!r}: a compiled read takes int or str arguments only")

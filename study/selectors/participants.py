@@ -276,7 +276,7 @@ def description_pair_find(*, artwork: Artwork, listener: str) -> DescriptionPair
 
 def assignment_answers_by_question(*, assignment: Assignment, phase: str) -> dict[int, Answer]:
     """Question id -> the answer stored in this phase of the assignment."""
-    return {answer.question_id: answer for answer in _ASSIGNMENT_ANSWERS(assignment_id=assignment.pk, phase=str(phase))}
+    return {answer.question_id: answer for answer in _ASSIGNMENT_ANSWERS(assignment_id=assignment.pk, phase=phase)}
 
 
 # Read on every second questions page (the pre answers beside the post questions). Unordered: a

@@ -10,11 +10,12 @@ Django's test client through every middleware and template, or HTTP against a ru
 """
 
 import http.client
-import http.cookies
+import http.cookiejar
 import multiprocessing
 import random
 import re
 import time
+import urllib.request
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from urllib.parse import parse_qs, urlencode, urljoin, urlsplit
@@ -374,14 +375,15 @@ class ServiceTransport:
 class HttpTransport:
     """Real HTTP with a cookie session, for a server started elsewhere (gunicorn in the load benchmark).
 
-    One keep-alive connection and the cookies a browser would keep (by name and path), written on
-    the standard library's ``http.client``: a load generator shares the machine's cores with the
-    server it measures. With ``parse_form`` reading the step form alone, the survey benchmark's
-    generator went from 3.3-4.1 ms of CPU a request (``requests``, the whole page parsed) to 1.0-1.5.
+    One keep-alive connection on the standard library's ``http.client``, and its ``CookieJar`` for
+    the cookies a browser would keep and send (by path, deleted when the server says so): a load
+    generator shares the machine's cores with the server it measures. With ``parse_form`` reading the
+    step form alone, the survey benchmark's generator went from 3.3-4.1 ms of CPU a request
+    (``requests``, the whole page parsed) to 1.0-1.5.
     """
 
     def __init__(self):
-        self.cookies: dict[tuple[str, str], str] = {}  # (name, path) -> value
+        self.cookies = http.cookiejar.CookieJar()
         self._connection: http.client.HTTPConnection | None = None
         self._address: tuple[str, int] | None = None
 
@@ -389,22 +391,17 @@ class HttpTransport:
         return self._send("GET", url, None, {})
 
     def post(self, url: str, data: dict) -> Page:
-        headers = {
-            "Referer": url,
-            "X-CSRFToken": self.cookie("csrftoken"),
-            "Content-Type": "application/x-www-form-urlencoded",
-        }
+        csrf = next((cookie.value for cookie in self.cookies if cookie.name == "csrftoken"), "")
+        headers = {"Referer": url, "X-CSRFToken": csrf, "Content-Type": "application/x-www-form-urlencoded"}
         return self._send("POST", url, urlencode(data, doseq=True).encode(), headers)
 
-    def cookie(self, name: str) -> str:
-        return next((value for (cookie, _path), value in self.cookies.items() if cookie == name), "")
-
     def _send(self, method: str, url: str, body: bytes | None, headers: dict) -> Page:
+        request = urllib.request.Request(url, method=method)
+        self.cookies.add_cookie_header(request)
+        if request.has_header("Cookie"):
+            headers["Cookie"] = request.get_header("Cookie")
         parts = urlsplit(url)
         target = parts.path + (f"?{parts.query}" if parts.query else "")
-        sent = [f"{name}={value}" for (name, path), value in self.cookies.items() if _path_matches(parts.path, path)]
-        if sent:
-            headers["Cookie"] = "; ".join(sent)
         for attempt in (1, 2):
             connection = self._connect(parts.hostname or "127.0.0.1", parts.port or 80)
             try:
@@ -421,7 +418,7 @@ class HttpTransport:
                     raise
         if response.will_close:
             self._close()
-        self._remember(response.headers.get_all("Set-Cookie") or [])
+        self.cookies.extract_cookies(response, request)
         return Page(response.status, url, html, response.headers.get("Location", ""))
 
     def _connect(self, host: str, port: int) -> http.client.HTTPConnection:
@@ -435,22 +432,6 @@ class HttpTransport:
         if self._connection is not None:
             self._connection.close()
         self._connection = None
-
-    def _remember(self, headers: list[str]) -> None:
-        for header in headers:
-            cookies = http.cookies.SimpleCookie()
-            cookies.load(header)
-            for name, morsel in cookies.items():
-                key = (name, morsel["path"] or "/")
-                if morsel["max-age"] in ("0", 0):
-                    self.cookies.pop(key, None)  # deleted (Django's delete_cookie)
-                else:
-                    self.cookies[key] = morsel.value
-
-
-def _path_matches(path: str, cookie_path: str) -> bool:
-    """A cookie's path covers the request's (RFC 6265, 5.1.4): "/s/a/" covers "/s/a/run/", "/s/a" not "/s/ab"."""
-    return path == cookie_path or path.startswith(cookie_path if cookie_path.endswith("/") else cookie_path + "/")
 
 
 # -- the service ------------------------------------------------------------------------------------

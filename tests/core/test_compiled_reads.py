@@ -115,6 +115,8 @@ def test_it_reads_values_lists_and_string_arguments_as_the_queryset_does(review_
                 as_dicts(status=status, round_id=review_round.pk)
             )
     assert read_status(status=AssignmentStatus.SUBMITTED.value)
+    # A choices member is its value, as the queryset's lookup reads it.
+    assert read_status(status=AssignmentStatus.SUBMITTED) == read_status(status=AssignmentStatus.SUBMITTED.value)
 
 
 def test_it_compiles_once_and_runs_one_statement_a_call(review_round, annotator_a, monkeypatch):

@@ -3,13 +3,12 @@ send (by path, deleted when the server says so), the CSRF header and the URL-enc
 POST, and a kept-alive connection the server closed while the transport held it."""
 
 import http.client
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs
 
 import pytest
 
 from study.services.simulation import HttpTransport, parse_form
+from tests.loopback import LoopbackHandler, LoopbackServer, serve_in_thread, stop_serving
 
 
 class Server:
@@ -19,11 +18,8 @@ class Server:
         self.seen: list[dict] = []
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(LoopbackHandler):
             protocol_version = "HTTP/1.1"  # keep-alive, as gunicorn's gthread workers
-
-            def log_message(self, *args):
-                pass
 
             def do_GET(self):
                 self.handle_request(b"")
@@ -72,17 +68,15 @@ class Server:
                 # Closed without saying so, as a server whose keep-alive ran out between two requests.
                 self.close_connection = drop_after_response
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = LoopbackServer(("127.0.0.1", 0), Handler)
         self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     def __enter__(self):
-        self.thread.start()
+        self.thread = serve_in_thread(self.httpd)
         return self
 
     def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        stop_serving(self.httpd, self.thread)
 
 
 def test_it_sends_each_cookie_under_its_path_until_the_server_deletes_it():
@@ -96,11 +90,12 @@ def test_it_sends_each_cookie_under_its_path_until_the_server_deletes_it():
 
     assert (entered.status, entered.location) == (302, "/s/a/run/")
     assert (page.status, page.html) == (200, "<p>été</p>")
+    # The cookie of the longer path first, as RFC 6265 (5.4) has a browser send them.
     assert [request["cookie"] for request in server.seen] == [
         "",
-        "csrftoken=tok1; vivid_participant_a=p7",
+        "vivid_participant_a=p7; csrftoken=tok1",
         "csrftoken=tok1",
-        "csrftoken=tok1; vivid_participant_a=p7",
+        "vivid_participant_a=p7; csrftoken=tok1",
         "csrftoken=tok1",
     ]
 
