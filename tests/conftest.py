@@ -32,6 +32,23 @@ def skip_or_fail(reason: str):
     pytest.skip(reason)
 
 
+# The two passes of `make test` run side by side against one Redis: a test that flushes its
+# database, or a worker whose short visibility timeout hands back every unacknowledged message of
+# its database, must not reach the other pass's. (A cache test's flush once emptied the broker
+# database under the other pass's worker-kill test, whose fresh worker then waited for a task.)
+_REDIS_DATABASES = {"broker": (15, 10), "cache": (14, 9), "killed worker's broker": (8, 7)}
+
+
+def redis_test_url(role: str) -> str:
+    """This pass's Redis database for one role; ``TEST_REDIS_URL`` names another server."""
+    sqlite_db, postgres_db = _REDIS_DATABASES[role]
+    on_postgres = os.environ.get("DATABASE_URL", "").startswith("postgres")
+    server = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379").rstrip("/")
+    if server.rsplit("/", 1)[-1].isdigit():
+        server = server.rsplit("/", 1)[0]
+    return f"{server}/{postgres_db if on_postgres else sqlite_db}"
+
+
 # pytest-django refuses the database to a test that asks for none of these, so a test without
 # them gives the same answer on every engine.
 DATABASE_FIXTURES = frozenset(

@@ -2,7 +2,6 @@
 from a summary a Celery task stores after answers (issue 29): a draft retires nothing, an answer
 retires everything, a burst of answers queues one refresh, and a real worker over Redis writes it."""
 
-import os
 import uuid
 from unittest import mock
 
@@ -20,7 +19,7 @@ from annotation.services import (
     round_summary_schedule,
 )
 from annotation.tasks import round_summary_refresh_task
-from tests.conftest import celery_overrides, skip_or_fail, start_worker, stop_worker, worker_log
+from tests.conftest import celery_overrides, redis_test_url, skip_or_fail, start_worker, stop_worker, worker_log
 from tests.waiting import wait_until
 
 from .factories import (
@@ -35,7 +34,7 @@ from .factories import (
     submit_disagreeing,
 )
 
-REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+REDIS_URL = redis_test_url("broker")
 
 
 @pytest.fixture
@@ -134,7 +133,7 @@ def test_it_reads_no_quality_figure_on_the_round_page(world):
 def test_it_refreshes_the_summary_in_a_real_worker_over_redis(annotator_a, annotator_b, researcher, settings):
     import redis
 
-    cache_url = REDIS_URL.rsplit("/", 1)[0] + "/14"
+    cache_url = redis_test_url("cache")
     try:
         redis.Redis.from_url(cache_url, socket_connect_timeout=2).flushdb()
     except redis.exceptions.ConnectionError:

@@ -1,13 +1,11 @@
 """The Redis cache backend reuses one client per pool and behaves as Django's (services marker: a real Redis)."""
 
-import os
-
 import pytest
 
 from core.cache import RedisCache
-from tests.conftest import skip_or_fail
+from tests.conftest import redis_test_url, skip_or_fail
 
-REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15").rsplit("/", 1)[0] + "/14"
+REDIS_URL = redis_test_url("cache")
 
 pytestmark = pytest.mark.services
 

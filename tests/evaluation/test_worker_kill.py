@@ -11,12 +11,13 @@ from evaluation.models import ItemStatus, Run, RunItem, RunStatus
 from evaluation.services import run_resume
 from llm.selectors import batch_run_is_stalled
 from llm.services import BatchRunError
-from tests.conftest import celery_overrides, skip_or_fail, start_worker, stop_worker, worker_log
+from tests.conftest import celery_overrides, redis_test_url, skip_or_fail, start_worker, stop_worker, worker_log
 from tests.evaluation.factories import make_model, make_run, numbered_dataset
 from tests.evaluation.fake_openai import FakeOpenAI
 from tests.waiting import wait_until
 
-REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/14")
+# Its own database: the worker's 3 s visibility timeout hands back any unacknowledged message in it.
+REDIS_URL = redis_test_url("killed worker's broker")
 N_ITEMS = 40
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True, serialized_rollback=True)]

@@ -8,11 +8,11 @@ import pytest
 
 from annotation.models import Expression, ImportJob, ImportJobStatus
 from annotation.services import import_job_confirm, import_job_create
-from tests.conftest import celery_overrides, skip_or_fail, start_worker, stop_worker, worker_log
+from tests.conftest import celery_overrides, redis_test_url, skip_or_fail, start_worker, stop_worker, worker_log
 from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
-REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+REDIS_URL = redis_test_url("broker")
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 

@@ -1,18 +1,17 @@
 """A real Celery worker over Redis prepares an imported study: the import's on-commit task, end to end."""
 
-import os
 import uuid
 
 import pytest
 
 from study.models import DescriptionPair, PrepStatus, Study
 from study.services.imports import study_import
-from tests.conftest import celery_overrides, skip_or_fail, start_worker, stop_worker, worker_log
+from tests.conftest import celery_overrides, redis_test_url, skip_or_fail, start_worker, stop_worker, worker_log
 from tests.waiting import wait_until
 
 from .factories import package_dict, write_package
 
-REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+REDIS_URL = redis_test_url("broker")
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
