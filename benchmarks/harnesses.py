@@ -17,13 +17,16 @@ INSPECT_VENV = ROOT / "var" / "inspect-venv"
 
 
 def venv_install(venv: Path, requirements: list[str], *, marker: str) -> Path:
-    """The venv's bin folder, after installing ``requirements`` into it unless ``marker`` says it was done."""
+    """The venv's bin folder, after installing ``requirements`` into it unless ``marker`` says it was done
+    with this interpreter: a peer measured beside the app runs on the app's Python (`make install`
+    may have moved the app to another one), else the ratio measures the interpreters."""
     done = venv / marker
-    if not done.exists():
+    interpreter = f"{sys.base_prefix} {sys.version.split()[0]}"
+    if not done.exists() or done.read_text() != interpreter:
         print(f"installing {' '.join(requirements)} into {venv.relative_to(ROOT)} ...", flush=True)
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
         subprocess.run([str(venv / "bin" / "pip"), "install", "-q", *requirements], check=True)
-        done.write_text("")
+        done.write_text(interpreter)
     return venv / "bin"
 
 

@@ -46,7 +46,6 @@ import queue
 import random
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -59,6 +58,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 # The same database set-up, server environment and statistics as the survey benchmark.
+from harnesses import venv_install  # noqa: E402
 from serving import (  # noqa: E402
     Server,
     Spread,
@@ -537,17 +537,10 @@ def run_clients(server, n, work, *, duration, check) -> dict:
 
 
 def potato_install() -> Path:
-    binary = POTATO_VENV / "bin" / "potato"
-    marker = POTATO_VENV / f".potato-{POTATO_VERSION}"
-    if binary.exists() and marker.exists():
-        return binary
-    print(f"installing potato-annotation=={POTATO_VERSION} into {POTATO_VENV} (first run only)")
-    subprocess.run([sys.executable, "-m", "venv", str(POTATO_VENV)], check=True)
-    subprocess.run(
-        [str(POTATO_VENV / "bin" / "pip"), "install", "-q", f"potato-annotation=={POTATO_VERSION}"], check=True
+    return (
+        venv_install(POTATO_VENV, [f"potato-annotation=={POTATO_VERSION}"], marker=f".potato-{POTATO_VERSION}")
+        / "potato"
     )
-    marker.touch()
-    return binary
 
 
 def potato_server(binary: Path, corpus: Corpus, task_dir: Path) -> Server:
