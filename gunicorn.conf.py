@@ -13,9 +13,9 @@ however busy it is, and a client that keeps its connection open sends every requ
 that accepted it. Under the survey benchmark's 50 participants one gthread process of five served
 all of them (one core busy, the other mostly idle: 84-98 pages/s at 10.4-11.7 ms of CPU a page);
 sync workers take a connection only when free, the kernel's queue feeds whichever is, and in the
-same hour they served 167 pages/s at 8.2 ms a page (README, "Sync workers"). A sync worker closes the connection after each answer; in production the
-proxy in front (which terminates HTTPS) keeps the browser's connection, so only the loopback hop to
-gunicorn is opened per request.
+same hour they served 167 pages/s at 8.2 ms a page (README, "Sync workers"). A sync worker closes
+the connection after each answer; in production the proxy in front (which terminates HTTPS) keeps
+the browser's connection, so only the loopback hop to gunicorn is opened per request.
 """
 
 import multiprocessing

@@ -58,7 +58,6 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 # The same database set-up, server environment and statistics as the survey benchmark.
-from harnesses import venv_install  # noqa: E402
 from serving import (  # noqa: E402
     Server,
     Spread,
@@ -70,6 +69,8 @@ from serving import (  # noqa: E402
     percentile,
     server_env,
 )
+
+from benchmarks.harnesses import venv_install  # noqa: E402
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/vivid_bench_review"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/12"
