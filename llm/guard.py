@@ -479,6 +479,17 @@ def _key_binding_hook(*, api_key_env: str, api_key: str):
     return check
 
 
+@functools.cache
+def model_tls_context():
+    """The TLS settings of every model client in this process: httpx's own default (certifi's
+    certificates, or SSL_CERT_FILE / SSL_CERT_DIR as at the first client), read once. Reading the
+    certificates took 56 ms of CPU, paid again by each new client (one per endpoint and key); an
+    SSLContext is safe to share between threads and connections."""
+    import httpx2
+
+    return httpx2.create_ssl_context()
+
+
 def guarded_http_client(*, timeout: float, api_key_env: str = "", api_key: str = ""):
     """An HTTP client for the openai SDK that checks the address of every connection it opens and,
     given the key and its variable, the host of every request that would carry the key.
@@ -498,7 +509,7 @@ def guarded_http_client(*, timeout: float, api_key_env: str = "", api_key: str =
 
     hooks = {"request": [_key_binding_hook(api_key_env=api_key_env, api_key=api_key)]} if api_key_env else {}
     if {"http", "https", "all"} & set(urllib.request.getproxies()):
-        return openai.DefaultHttpxClient(timeout=timeout, event_hooks=hooks)
+        return openai.DefaultHttpxClient(timeout=timeout, event_hooks=hooks, verify=model_tls_context())
 
     class GuardedBackend(httpcore2.SyncBackend):
         def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
@@ -519,7 +530,9 @@ def guarded_http_client(*, timeout: float, api_key_env: str = "", api_key: str =
                     last_error = exc
             raise last_error
 
-    transport = httpx2.HTTPTransport(limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=100))
+    transport = httpx2.HTTPTransport(
+        verify=model_tls_context(), limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=100)
+    )
     # httpx offers no public way to hand its pool a network backend; the pool reads this attribute
     # for every new connection.
     transport._pool._network_backend = GuardedBackend()
