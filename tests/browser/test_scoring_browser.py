@@ -32,14 +32,8 @@ from llm.models import ModelConfig, Provider
 from tests.conftest import make_user
 
 # The live server reads the database from another thread, so the test cannot hide
-# inside a transaction; serialized_rollback restores what the data migrations wrote. In the PostgreSQL
-# pass of `make test` (pg_pass), so that the two passes take about as long: what the raters' scores
-# become in the database is its point.
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.pg_pass,
-    pytest.mark.django_db(transaction=True, serialized_rollback=True),
-]
+# inside a transaction; serialized_rollback restores what the data migrations wrote.
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
 GENERATION_MODEL = "mo-hinh-bi-mat-4821"
 JUDGE_MODEL = "trong-tai-bi-mat-5530"
